@@ -1,0 +1,1 @@
+"""The ``contam`` command line (Typer), thin over the Python API."""

@@ -1,0 +1,349 @@
+"""Streaming readers for corpora and benchmark files.
+
+Formats: JSONL (plain, ``.gz``, ``.zst``), JSON (a list of objects, or ``{"data": [...]}``),
+CSV (with a header row), Parquet, and Hugging Face ``datasets`` (a local ``save_to_disk``
+folder, or a hub id when online, spelled ``hf:NAME[:SPLIT]``).
+
+Every problem is an :class:`~contam.errors.InputError` naming file, line and field. With
+``skip_bad=True`` bad records are counted in a :class:`BadInputStats` and skipped instead.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from contam.data.items import Document, Item
+from contam.errors import ConfigError, InputError
+
+#: Largest accepted single record; beyond it the input is almost certainly not a corpus line.
+MAX_RECORD_BYTES = 64 * 1024 * 1024
+
+
+@dataclass
+class BadInputStats:
+    """Counts of records skipped under ``skip_bad``, by reason, with the first few messages."""
+
+    skipped: int = 0
+    reasons: dict[str, int] = field(default_factory=dict)
+    examples: list[str] = field(default_factory=list)
+
+    def add(self, err: InputError, reason: str) -> None:
+        self.skipped += 1
+        self.reasons[reason] = self.reasons.get(reason, 0) + 1
+        if len(self.examples) < 5:
+            self.examples.append(str(err))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"skipped": self.skipped, "reasons": dict(self.reasons), "examples": list(self.examples)}
+
+
+def _open_binary(path: Path) -> IO[bytes]:
+    name = path.name.lower()
+    if name.endswith(".gz"):
+        return gzip.open(path, "rb")
+    if name.endswith(".zst") or name.endswith(".zstd"):
+        import zstandard
+
+        return zstandard.ZstdDecompressor().stream_reader(open(path, "rb"), closefd=True)  # type: ignore[return-value]
+    return open(path, "rb")
+
+
+def _base_suffix(path: Path) -> str:
+    name = path.name.lower()
+    for comp in (".gz", ".zst", ".zstd"):
+        if name.endswith(comp):
+            name = name[: -len(comp)]
+    return Path(name).suffix
+
+
+def _check_readable(path: Path) -> None:
+    if not path.exists():
+        raise InputError("no such file or folder", path=path)
+    if path.is_file() and not os.access(path, os.R_OK):
+        raise InputError("file is not readable", path=path)
+
+
+def iter_records(
+    path: str | os.PathLike[str],
+    *,
+    skip_bad: bool = False,
+    stats: BadInputStats | None = None,
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line_number, record)`` from any supported file; line numbers start at 1.
+
+    For CSV the header is line 1 and records start at line 2; for JSON arrays and Parquet the
+    "line" is the record's 1-based index.
+    """
+    p = Path(path)
+    if str(path).startswith("hf:"):
+        yield from _iter_hf(str(path)[3:])
+        return
+    _check_readable(p)
+    if p.is_dir():
+        yield from _iter_hf(str(p))
+        return
+    suffix = _base_suffix(p)
+    if suffix in (".jsonl", ".ndjson", ""):
+        yield from _iter_jsonl(p, skip_bad, stats)
+    elif suffix == ".json":
+        yield from _iter_json(p, skip_bad, stats)
+    elif suffix in (".csv", ".tsv"):
+        yield from _iter_csv(p, "\t" if suffix == ".tsv" else ",")
+    elif suffix == ".parquet":
+        yield from _iter_parquet(p)
+    else:
+        raise InputError(f"unsupported file type {suffix!r} (expected .jsonl, .json, .csv, .parquet, optionally .gz/.zst)", path=p)
+
+
+def _iter_jsonl(p: Path, skip_bad: bool, stats: BadInputStats | None) -> Iterator[tuple[int, dict[str, Any]]]:
+    try:
+        fh = _open_binary(p)
+    except OSError as e:
+        raise InputError(f"cannot open: {e.strerror or e}", path=p) from None
+    with fh:
+        buffered = io.BufferedReader(fh) if not isinstance(fh, io.BufferedReader) else fh  # type: ignore[arg-type]
+        try:
+            for lineno, raw in enumerate(buffered, start=1):
+                if not raw.strip():
+                    continue
+                try:
+                    if len(raw) > MAX_RECORD_BYTES:
+                        raise InputError(f"record is {len(raw) / 1e6:.0f} MB, over the {MAX_RECORD_BYTES // 2**20} MiB limit", path=p, line=lineno)
+                    try:
+                        text = raw.decode("utf-8")
+                    except UnicodeDecodeError as e:
+                        raise InputError(f"not valid UTF-8 (byte {e.start})", path=p, line=lineno) from None
+                    try:
+                        rec = json.loads(text)
+                    except json.JSONDecodeError as e:
+                        raise InputError(f"not valid JSON ({e.msg} at column {e.colno})", path=p, line=lineno) from None
+                    if not isinstance(rec, dict):
+                        raise InputError(f"expected a JSON object, found {type(rec).__name__}", path=p, line=lineno)
+                except InputError as err:
+                    if skip_bad:
+                        if stats is not None:
+                            stats.add(err, err.message.split(" (")[0])
+                        continue
+                    raise
+                yield lineno, rec
+        except (OSError, EOFError) as e:
+            raise InputError(f"cannot read (corrupt or truncated compressed file?): {e}", path=p) from None
+
+
+def _iter_json(p: Path, skip_bad: bool, stats: BadInputStats | None) -> Iterator[tuple[int, dict[str, Any]]]:
+    try:
+        with _open_binary(p) as fh:
+            data = json.loads(fh.read().decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise InputError(f"not valid UTF-8 (byte {e.start})", path=p) from None
+    except json.JSONDecodeError as e:
+        raise InputError(f"not valid JSON ({e.msg})", path=p, line=e.lineno) from None
+    if isinstance(data, dict):
+        for key in ("data", "records", "items", "rows"):
+            if isinstance(data.get(key), list):
+                data = data[key]
+                break
+        else:
+            # A mapping of id -> record (as the τ-bench databases are).
+            data = [dict(v, id=v.get("id", k)) if isinstance(v, dict) else {"id": k, "value": v} for k, v in data.items()]
+    if not isinstance(data, list):
+        raise InputError("expected a JSON list of objects", path=p)
+    for i, rec in enumerate(data, start=1):
+        if not isinstance(rec, dict):
+            err = InputError(f"record {i} is {type(rec).__name__}, expected an object", path=p, line=i)
+            if skip_bad:
+                if stats is not None:
+                    stats.add(err, "not an object")
+                continue
+            raise err
+        yield i, rec
+
+
+def _iter_csv(p: Path, delimiter: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    with _open_binary(p) as fh:
+        text = io.TextIOWrapper(fh, encoding="utf-8", newline="")
+        reader = csv.DictReader(text, delimiter=delimiter)
+        try:
+            for rec in reader:
+                yield reader.line_num, dict(rec)
+        except UnicodeDecodeError as e:
+            raise InputError(f"not valid UTF-8 (byte {e.start})", path=p, line=reader.line_num + 1) from None
+        except csv.Error as e:
+            raise InputError(f"bad CSV: {e}", path=p, line=reader.line_num) from None
+
+
+def _iter_parquet(p: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:  # pragma: no cover - pyarrow is a core dependency
+        raise ConfigError("reading Parquet needs pyarrow: pip install pyarrow") from None
+    try:
+        pf = pq.ParquetFile(p)
+    except Exception as e:  # pyarrow raises several unrelated types for a bad file
+        raise InputError(f"not a readable Parquet file: {e}", path=p) from None
+    n = 0
+    for batch in pf.iter_batches(batch_size=4096):
+        for rec in batch.to_pylist():
+            n += 1
+            yield n, rec
+
+
+def _iter_hf(spec: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    try:
+        import datasets
+    except ImportError:
+        raise ConfigError("reading Hugging Face datasets needs the 'datasets' extra: pip install 'contam[datasets]'") from None
+    name, _, split = spec.partition(":")
+    try:
+        if Path(name).is_dir():
+            ds = datasets.load_from_disk(name)
+        else:
+            ds = datasets.load_dataset(name, split=split or None)
+    except Exception as e:  # datasets raises many types (FileNotFoundError, ConnectionError, ...)
+        raise InputError(f"cannot load Hugging Face dataset: {str(e).splitlines()[0] if str(e) else type(e).__name__}", path=name) from None
+    if isinstance(ds, datasets.DatasetDict):
+        if split:
+            ds = ds[split]
+        elif len(ds) == 1:
+            ds = next(iter(ds.values()))
+        else:
+            raise ConfigError(f"{name} has splits {sorted(ds)}: name one as {name}:SPLIT")
+    for i, rec in enumerate(ds, start=1):
+        yield i, dict(rec)
+
+
+def read_documents(
+    path: str | os.PathLike[str],
+    *,
+    text_field: str = "text",
+    id_field: str | None = None,
+    skip_bad: bool = False,
+    stats: BadInputStats | None = None,
+) -> Iterator[Document]:
+    """Stream :class:`Document` records from a corpus file.
+
+    ``id_field`` defaults to ``id`` when present, else the line number. A missing or non-string
+    text field is an error naming file, line and field (or a skip under ``skip_bad``).
+    """
+    src = str(path)
+    for lineno, rec in iter_records(path, skip_bad=skip_bad, stats=stats):
+        text = _get(rec, text_field)
+        if not isinstance(text, str):
+            found = "missing" if text is None else f"{type(text).__name__}, expected a string"
+            err = InputError(f"text field is {found}", path=src, line=lineno, field=text_field)
+            if skip_bad:
+                if stats is not None:
+                    stats.add(err, f"missing field {text_field!r}" if text is None else f"non-string field {text_field!r}")
+                continue
+            raise err
+        key = _get(rec, id_field) if id_field else rec.get("id")
+        doc_id = str(key) if key is not None else str(lineno)
+        meta = {k: v for k, v in rec.items() if k not in (text_field, id_field or "id")}
+        yield Document(id=doc_id, text=text, metadata=meta, source=src, line=lineno)
+
+
+def _get(rec: dict[str, Any], dotted: str | None) -> Any:
+    """Field lookup; ``a.b`` reaches into nested objects."""
+    if dotted is None:
+        return None
+    cur: Any = rec
+    for part in dotted.split("."):
+        if not isinstance(cur, dict) or part not in cur:
+            return None
+        cur = cur[part]
+    return cur
+
+
+@dataclass(frozen=True)
+class FieldMap:
+    """Which record fields hold an item's parts. ``None`` means: guess from common names."""
+
+    question: str | None = None
+    answer: str | None = None
+    solution: str | None = None
+    choices: str | None = None
+    id: str | None = None
+
+    _GUESS = {
+        "question": ("question", "prompt", "problem", "problem_statement", "input", "instruction", "text"),
+        "answer": ("answer", "target", "label", "gold", "output"),
+        "solution": ("solution", "canonical_solution", "patch", "reasoning", "rationale", "explanation"),
+        "choices": ("choices", "options"),
+        "id": ("id", "task_id", "instance_id", "idx", "uid"),
+    }
+
+    def resolve(self, part: str, rec: dict[str, Any]) -> str | None:
+        chosen = getattr(self, part)
+        if chosen is not None:
+            return chosen
+        for name in self._GUESS[part]:  # type: ignore[index]
+            if name in rec and not (part == "answer" and name == self.question):
+                return name
+        return None
+
+
+def load_items(
+    path: str | os.PathLike[str],
+    *,
+    fields: FieldMap | None = None,
+    benchmark: str | None = None,
+    skip_bad: bool = False,
+    stats: BadInputStats | None = None,
+) -> list[Item]:
+    """Load a user-supplied benchmark file as :class:`Item` records.
+
+    The question field is required; answer, solution, choices and id are optional. Duplicate
+    ids are an error (they would make flags ambiguous).
+    """
+    fields = fields or FieldMap()
+    bench = benchmark or Path(str(path)).name.split(".")[0]
+    items: list[Item] = []
+    seen: dict[str, int] = {}
+    for lineno, rec in iter_records(path, skip_bad=skip_bad, stats=stats):
+        qf = fields.resolve("question", rec)
+        q = _get(rec, qf) if qf else None
+        if not isinstance(q, str) or not q.strip():
+            err = InputError("question is missing or empty", path=path, line=lineno, field=qf or fields.question or "question")
+            if skip_bad:
+                if stats is not None:
+                    stats.add(err, "missing question")
+                continue
+            raise err
+        af, sf, cf, idf = (fields.resolve(k, rec) for k in ("answer", "solution", "choices", "id"))
+        choices = _get(rec, cf) if cf else None
+        if choices is not None and not isinstance(choices, (list, tuple)):
+            raise InputError("choices must be a list of strings", path=path, line=lineno, field=cf)
+        raw_id = _get(rec, idf) if idf else None
+        item_id = str(raw_id) if raw_id is not None else f"{bench}/{lineno}"
+        if item_id in seen:
+            raise InputError(f"duplicate item id {item_id!r} (first on line {seen[item_id]})", path=path, line=lineno, field=idf or "id")
+        seen[item_id] = lineno
+        used = {qf, af, sf, cf, idf}
+        items.append(
+            Item(
+                id=item_id,
+                question=q,
+                answer=_as_text(_get(rec, af) if af else None),
+                solution=_as_text(_get(rec, sf) if sf else None),
+                choices=tuple(str(c) for c in choices) if choices else (),
+                benchmark=bench,
+                metadata={k: v for k, v in rec.items() if k not in used},
+            )
+        )
+    if not items:
+        raise InputError("no items found", path=path)
+    return items
+
+
+def _as_text(value: Any) -> str:
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False) if isinstance(value, (dict, list)) else str(value)

@@ -1,0 +1,111 @@
+"""The small protocols every backend implements, and the records they return.
+
+Probes depend on :class:`LanguageModel` and :class:`Embedder` only, never on a backend class;
+:func:`contam.models.load` turns a spec string (``smollm2``, ``llamacpp:PATH``, ``hf:PATH``,
+``openai:BASE_URL#MODEL``, ``vllm:NAME``) into one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from contam.records import Record
+
+#: A chat conversation: ``[{"role": "user", "content": "..."}, ...]``.
+Messages = list[dict[str, str]]
+#: What ``generate`` accepts: raw text to continue, or a conversation to answer.
+Prompt = str | Messages
+
+
+@dataclass(frozen=True)
+class TokenScores(Record):
+    """Teacher-forced log-probabilities of a continuation given a prompt.
+
+    ``offsets[i]`` is the character offset of ``tokens[i]`` inside the continuation.
+    ``vocab_mean[i]`` / ``vocab_std[i]`` are the mean and standard deviation of
+    log p(z) over the vocabulary at that position, under p itself (what Min-K%++ needs);
+    ``None`` when not requested or not available from the backend.
+    """
+
+    tokens: tuple[str, ...]
+    logprobs: tuple[float, ...]
+    offsets: tuple[int, ...] = ()
+    token_ids: tuple[int, ...] = ()
+    vocab_mean: tuple[float, ...] | None = None
+    vocab_std: tuple[float, ...] | None = None
+    truncated: int = 0  # prompt tokens dropped from the left to fit the context window
+
+    @property
+    def total(self) -> float:
+        return float(sum(self.logprobs))
+
+    @property
+    def mean(self) -> float:
+        return float(np.mean(self.logprobs)) if self.logprobs else float("nan")
+
+
+@dataclass(frozen=True)
+class Completion(Record):
+    """One generated continuation; ``logprobs`` per generated token where the backend gives them."""
+
+    text: str
+    tokens: tuple[str, ...] = ()
+    logprobs: tuple[float, ...] | None = None
+    finish_reason: str = ""
+
+
+@runtime_checkable
+class LanguageModel(Protocol):
+    """A causal language model, local or remote."""
+
+    #: The spec it was loaded from, e.g. ``smollm2``.
+    spec: str
+    #: Stable identity for caching: backend, model name and a hash of the weights file.
+    identity: str
+    #: Whether ``generate(prefill=...)`` can continue a partial assistant message.
+    supports_prefill: bool
+    #: Whether ``score`` works (remote APIs often cannot score a given continuation).
+    supports_scoring: bool
+
+    def score(self, pairs: Sequence[tuple[str, str]], *, vocab_stats: bool = False) -> list[TokenScores]:
+        """Log-probs of each ``continuation`` given its ``prompt`` (plain strings; use
+        :meth:`format_chat` first to score inside a chat turn)."""
+        ...
+
+    def generate(
+        self,
+        prompts: Sequence[Prompt],
+        *,
+        max_new_tokens: int = 256,
+        temperature: float = 0.0,
+        n: int = 1,
+        seed: int = 0,
+        stop: Sequence[str] | None = None,
+        prefill: str | None = None,
+        logprobs: bool = False,
+    ) -> list[list[Completion]]:
+        """``n`` completions per prompt. A :data:`Messages` prompt goes through the model's chat
+        template; ``prefill`` starts the assistant's reply with given text (open weights)."""
+        ...
+
+    def format_chat(self, messages: Messages, prefill: str | None = None) -> str:
+        """The prompt string the model sees for ``messages`` with the generation prompt added,
+        followed by ``prefill`` when given."""
+        ...
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """A sentence embedder returning L2-normalised float32 rows."""
+
+    spec: str
+    identity: str
+    dim: int
+
+    def embed(self, texts: Sequence[str], *, batch_size: int = 64) -> np.ndarray:
+        """``(len(texts), dim)`` float32 matrix with unit-norm rows."""
+        ...

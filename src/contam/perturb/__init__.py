@@ -1,0 +1,1 @@
+"""Reference sets and variants with computed answers: symbolic templating, MC permutation, paraphrase, audit."""

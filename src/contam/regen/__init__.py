@@ -1,0 +1,1 @@
+"""Evergreen tool-agent tasks: worlds, tools, replay oracle, regeneration operators and audit."""

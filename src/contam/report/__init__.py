@@ -1,0 +1,1 @@
+"""Rendering of result records as JSON, Markdown and HTML (everything shown is escaped)."""

@@ -1,0 +1,1 @@
+"""Data-side detectors (token, semantic, reasoning levels), the level cascade, decontamination."""
