@@ -23,6 +23,7 @@ app = typer.Typer(
     help="Find out whether an evaluation benchmark has leaked, and make fresh instances a leak cannot help with.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    add_completion=False,
     rich_markup_mode="rich",
 )
 
