@@ -1,0 +1,183 @@
+"""CDD: contamination detection from the peakedness of a model's output distribution.
+
+Dong et al. 2024, "Generalization or Memorization: Data Contamination and Trustworthy
+Evaluation for Large Language Models" (ACL Findings), Section 3. For each item the model answers
+once greedily (``s_0``) and ``n`` times at temperature 0.8 (``s_1 .. s_n``). With ``ED`` the
+*token-level* edit distance between the first 100 tokens of ``s_i`` and ``s_0``, and ``l`` the
+length in tokens of the longest of those (truncated) outputs,
+
+    Peak(M; x) = (1/n) · #{ i : ED(s_i, s_0) ≤ α·l },      CDD(M; x) = [ Peak > ξ ].
+
+A memorized item makes the sampled outputs collapse onto the greedy one, so the share of
+near-identical samples (the peak of the edit-distance distribution) is high. Defaults α = 0.05,
+ξ = 0.01 (Section 4); the paper's "real-world" setting uses α = 0, ξ = 0.2
+(:meth:`CDDConfig.real_world`). Distances are in tokens and the peak is a *share* of the n
+samples, as in the original; a character-level, unnormalised count is a different statistic.
+
+Tokens are the backend's own (``Completion.tokens`` or the model's ``tokenize``); only when a
+backend gives neither (some remote APIs) do we fall back to lexical tokens, and the record says so.
+
+>>> cfg = CDDConfig(n_samples=4)
+>>> peak_share([0, 0, 3, 9], max_length=40, alpha=cfg.alpha)
+0.5
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from contam.data.items import Item
+from contam.models.base import Completion, LanguageModel, Messages
+from contam.outputs import JsonlCheckpoint
+from contam.probe.itemloop import run_items
+from contam.probe.textsim import lexical_tokens, token_edit_distance
+from contam.records import Record
+
+
+@dataclass(frozen=True)
+class CDDConfig:
+    """Settings of CDD (Dong et al. 2024, §3–4): ``n_samples`` samples at ``temperature``
+    against the greedy answer, edit distance on the first ``max_tokens`` tokens, peak threshold
+    ``alpha`` (share of the longest output's length), verdict threshold ``xi``.
+
+    ``chat=True`` asks the question as a user turn; ``False`` feeds it as raw text to continue.
+
+    >>> CDDConfig().alpha, CDDConfig.real_world().xi
+    (0.05, 0.2)
+    """
+
+    n_samples: int = 50
+    temperature: float = 0.8
+    max_tokens: int = 100
+    alpha: float = 0.05
+    xi: float = 0.01
+    chat: bool = True
+    seed: int = 0
+
+    @classmethod
+    def real_world(cls, **kw: Any) -> CDDConfig:
+        """The paper's real-world setting: exact agreement only (α = 0), verdict at ξ = 0.2."""
+        return cls(alpha=0.0, xi=0.2, **kw)
+
+    def __post_init__(self) -> None:
+        if self.n_samples < 1:
+            raise ValueError("n_samples must be at least 1")
+        if not 0.0 <= self.alpha <= 1.0 or not 0.0 <= self.xi < 1.0:
+            raise ValueError("alpha must be in [0, 1] and xi in [0, 1)")
+        if self.max_tokens < 1:
+            raise ValueError("max_tokens must be at least 1")
+
+
+@dataclass(frozen=True)
+class CDDItem(Record):
+    """One item's CDD reading: ``peak`` in [0, 1], ``contaminated`` = peak > ξ."""
+
+    key: str
+    id: str
+    group: str
+    peak: float
+    contaminated: bool
+    distances: tuple[int, ...]
+    max_length: int
+    greedy: str
+    token_source: str = "model"
+
+
+@dataclass(frozen=True)
+class CDDResult(Record):
+    """Benchmark-level CDD: the share of items flagged, per group (``original``, ``reference``),
+    and when a reference set is given a one-sided two-proportion test original > reference."""
+
+    config: dict[str, Any]
+    items: tuple[CDDItem, ...]
+    flagged: dict[str, float] = field(default_factory=dict)
+    mean_peak: dict[str, float] = field(default_factory=dict)
+    n: dict[str, int] = field(default_factory=dict)
+    test: dict[str, Any] | None = None
+
+
+def peak_share(distances: Sequence[int], *, max_length: int, alpha: float) -> float:
+    """Share of ``distances`` at most ``alpha * max_length`` (0 for no samples)."""
+    if not distances:
+        return 0.0
+    limit = alpha * max_length
+    return sum(1 for d in distances if d <= limit) / len(distances)
+
+
+def completion_tokens(model: LanguageModel, completion: Completion) -> tuple[list[Any], str]:
+    """The token sequence of a completion and where it came from (``model`` or ``lexical``)."""
+    if completion.tokens:
+        return list(completion.tokens), "model"
+    tokenize = getattr(model, "tokenize", None)
+    if callable(tokenize):
+        return list(tokenize(completion.text)), "model"
+    return lexical_tokens(completion.text), "lexical"
+
+
+class CDD:
+    """Run CDD over items (and optionally a reference set).
+
+    >>> # result = CDD(CDDConfig(n_samples=50)).run(load("smollm2"), items)
+    """
+
+    def __init__(self, config: CDDConfig | None = None) -> None:
+        self.config = config or CDDConfig()
+
+    def prompt(self, item: Item) -> str | Messages:
+        return [{"role": "user", "content": item.question}] if self.config.chat else item.question
+
+    def score_item(self, model: LanguageModel, item: Item, group: str = "original") -> CDDItem:
+        cfg = self.config
+        prompt = self.prompt(item)
+        greedy = model.generate([prompt], max_new_tokens=cfg.max_tokens, temperature=0.0, n=1, seed=cfg.seed)[0][0]
+        samples = model.generate([prompt], max_new_tokens=cfg.max_tokens, temperature=cfg.temperature, n=cfg.n_samples, seed=cfg.seed)[0]
+        g_tokens, source = completion_tokens(model, greedy)
+        g_tokens = g_tokens[: cfg.max_tokens]
+        lengths = [len(g_tokens)]
+        dists: list[int] = []
+        for s in samples:
+            toks, src = completion_tokens(model, s)
+            if src != "model":
+                source = src
+            toks = toks[: cfg.max_tokens]
+            lengths.append(len(toks))
+            dists.append(token_edit_distance(toks, g_tokens))
+        l_max = max(lengths)
+        peak = peak_share(dists, max_length=l_max, alpha=cfg.alpha)
+        return CDDItem(
+            key=f"{group}/{item.id}", id=item.id, group=group, peak=peak, contaminated=peak > cfg.xi,
+            distances=tuple(dists), max_length=l_max, greedy=greedy.text, token_source=source,
+        )
+
+    def run(
+        self,
+        model: LanguageModel,
+        items: Sequence[Item],
+        reference: Sequence[Item] | None = None,
+        *,
+        checkpoint: JsonlCheckpoint | None = None,
+    ) -> CDDResult:
+        """Score every item; with ``reference``, also the reference items and the test between them."""
+        from contam.stats.tests import two_proportion_ztest
+
+        groups = [("original", items)] + ([("reference", reference)] if reference else [])
+        records: list[CDDItem] = []
+        for group, its in groups:
+            records += run_items(
+                its, lambda it, g=group: self.score_item(model, it, g), CDDItem,
+                key=lambda it, g=group: f"{g}/{it.id}", checkpoint=checkpoint, description=f"CDD {group}",
+            )
+        flagged, mean_peak, n = {}, {}, {}
+        for group, _ in groups:
+            rs = [r for r in records if r.group == group]
+            n[group] = len(rs)
+            flagged[group] = sum(r.contaminated for r in rs) / len(rs) if rs else float("nan")
+            mean_peak[group] = sum(r.peak for r in rs) / len(rs) if rs else float("nan")
+        test = None
+        if reference:
+            k1 = sum(r.contaminated for r in records if r.group == "original")
+            k2 = sum(r.contaminated for r in records if r.group == "reference")
+            test = two_proportion_ztest(k1, n["original"], k2, n["reference"], alternative="greater").to_dict()
+        return CDDResult(config=asdict(self.config), items=tuple(records), flagged=flagged, mean_peak=mean_peak, n=n, test=test)

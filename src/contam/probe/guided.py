@@ -1,0 +1,162 @@
+"""Guided vs general instruction (Golchin & Surdeanu, "Time Travel in LLMs: Tracing Data
+Contamination in Large Language Models", ICLR 2024, §3).
+
+Each item is split into a first piece (a random-length initial segment) and a second piece. The
+model completes the first piece twice, greedily: once under the *guided* instruction, which names
+the dataset and split the instance comes from and asks for the second piece "as exactly appeared
+in the dataset", and once under the *general* instruction, which only asks for a plausible
+ending. A model that saw the partition reproduces more of the true second piece when reminded of
+its source, so the per-item ROUGE-L difference (guided − general) is tested with a paired
+bootstrap (10,000 resamples, one-sided); the partition is flagged when p < ``alpha``.
+
+>>> GuidedConfig().n_resamples
+10000
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from contam.data.items import Item
+from contam.models.base import LanguageModel
+from contam.outputs import JsonlCheckpoint
+from contam.probe.itemloop import run_items
+from contam.probe.reconstruct import item_part
+from contam.probe.textsim import rouge_l, word_prefix
+from contam.records import Record
+
+GUIDED = (
+    "Instruction: You are provided with the first piece of an instance from the {split} split of the {dataset} dataset. "
+    "Finish the second piece of the instance as exactly appeared in the dataset. Only rely on the original form of the "
+    "instance in the dataset to finish the second piece.\n\n{label}First Piece: {first}\n\nSecond Piece:"
+)
+GENERAL = (
+    "Instruction: Finish the second piece based on the first piece, such that these two pieces become a single "
+    "instance{with_label}.\n\n{label}First Piece: {first}\n\nSecond Piece:"
+)
+
+#: Dataset and split names the guided prompt uses for the built-in benchmarks.
+KNOWN_NAMES: dict[str, tuple[str, str]] = {
+    "gsm8k": ("GSM8K", "test"),
+    "gsm8k-train": ("GSM8K", "train"),
+    "humaneval": ("HumanEval", "test"),
+    "mmlu": ("MMLU", "test"),
+    "swebench-lite": ("SWE-bench Lite", "test"),
+    "swebench-verified": ("SWE-bench Verified", "test"),
+}
+
+
+@dataclass(frozen=True)
+class GuidedConfig:
+    """Guided-instruction settings (Golchin & Surdeanu 2024 §3).
+
+    ``dataset``/``split`` fill the guided prompt. ``split_low``/``split_high`` bound the random
+    length of the first piece (share of the words, drawn per item from ``seed``).
+    ``use_label`` adds the item's short answer as ``Label:`` (the paper does for classification).
+    """
+
+    dataset: str = "the benchmark"
+    split: str = "test"
+    part: str = "question"
+    split_low: float = 0.3
+    split_high: float = 0.7
+    use_label: bool = False
+    max_new_tokens: int = 0  # 0: 2 tokens per word of the second piece + 16
+    n_resamples: int = 10_000
+    alpha: float = 0.05
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if not 0.0 < self.split_low <= self.split_high < 1.0:
+            raise ValueError("need 0 < split_low <= split_high < 1")
+
+    @classmethod
+    def for_benchmark(cls, name: str, **kw: Any) -> GuidedConfig:
+        """Config with the dataset and split names of a built-in benchmark (else the spec itself)."""
+        dataset, split = KNOWN_NAMES.get(name, (name, "test"))
+        return cls(dataset=kw.pop("dataset", None) or dataset, split=kw.pop("split", None) or split, **kw)
+
+
+@dataclass(frozen=True)
+class GuidedItem(Record):
+    key: str
+    id: str
+    first: str
+    second: str
+    guided: str
+    general: str
+    rouge_guided: float
+    rouge_general: float
+    skipped: str = ""
+
+
+@dataclass(frozen=True)
+class GuidedResult(Record):
+    config: dict[str, Any]
+    items: tuple[GuidedItem, ...]
+    mean_guided: float
+    mean_general: float
+    n: int
+    test: dict[str, Any] | None
+    contaminated: bool
+
+
+class Guided:
+    """>>> # Guided(GuidedConfig.for_benchmark("gsm8k")).run(model, items)"""
+
+    def __init__(self, config: GuidedConfig | None = None) -> None:
+        self.config = config or GuidedConfig()
+
+    def split_item(self, item: Item) -> tuple[str, str]:
+        cfg = self.config
+        h = int.from_bytes(hashlib.sha256(f"{cfg.seed}:{item.id}".encode()).digest()[:8], "big")
+        frac = random.Random(h).uniform(cfg.split_low, cfg.split_high)
+        return word_prefix(item_part(item, cfg.part), frac)
+
+    def prompts(self, item: Item, first: str) -> tuple[str, str]:
+        cfg = self.config
+        label = f"Label: {item.answer}\n\n" if cfg.use_label and item.answer else ""
+        with_label = " with the following label" if label else ""
+        return (
+            GUIDED.format(split=cfg.split, dataset=cfg.dataset, label=label, first=first),
+            GENERAL.format(with_label=with_label, label=label, first=first),
+        )
+
+    def score_item(self, model: LanguageModel, item: Item) -> GuidedItem:
+        first, second = self.split_item(item)
+        key = f"original/{item.id}"
+        if not second.strip():
+            return GuidedItem(key, item.id, first, second, "", "", 0.0, 0.0, skipped="fewer than two words")
+        budget = self.config.max_new_tokens or 2 * len(second.split()) + 16
+        g_prompt, n_prompt = self.prompts(item, first)
+        outs = model.generate(
+            [[{"role": "user", "content": g_prompt}], [{"role": "user", "content": n_prompt}]],
+            max_new_tokens=budget, temperature=0.0, seed=self.config.seed,
+        )
+        guided, general = outs[0][0].text, outs[1][0].text
+        ref = second.strip()
+        return GuidedItem(key, item.id, first, second, guided, general, rouge_l(guided, ref), rouge_l(general, ref))
+
+    def run(self, model: LanguageModel, items: Sequence[Item], *, checkpoint: JsonlCheckpoint | None = None) -> GuidedResult:
+        from contam.stats.tests import paired_bootstrap
+
+        cfg = self.config
+        records = run_items(
+            items, lambda it: self.score_item(model, it), GuidedItem,
+            key=lambda it: f"original/{it.id}", checkpoint=checkpoint, description="guided vs general",
+        )
+        rs = [r for r in records if not r.skipped]
+        test = None
+        if len(rs) >= 2:
+            test = paired_bootstrap(
+                [r.rouge_guided for r in rs], [r.rouge_general for r in rs], alternative="greater",
+                n_resamples=cfg.n_resamples, seed=cfg.seed,
+            ).to_dict()
+        mean_g = sum(r.rouge_guided for r in rs) / len(rs) if rs else float("nan")
+        mean_n = sum(r.rouge_general for r in rs) / len(rs) if rs else float("nan")
+        flagged = bool(test is not None and test["p_value"] < cfg.alpha and mean_g > mean_n)
+        return GuidedResult(asdict(cfg), tuple(records), mean_g, mean_n, len(rs), test, flagged)

@@ -1,0 +1,158 @@
+"""Reconstruction (prefix completion): can the model finish an item it was only shown the start of?
+
+Following the data-reconstruction probes (Carlini et al. 2023; Wu et al. 2025) as paper 004
+§3.2 runs them as a baseline: give the model the first 40% of an item's question, sample 16
+completions, and compare each with the true rest. Per item: the maximum ROUGE-L F over the
+samples, whether any sample equals the rest (exact) and whether any reproduces it word for word
+at its start (verbatim). At benchmark level the same is done on a reference set (rewritten or
+post-cutoff items a model cannot have seen) and the two are compared: Mann–Whitney on the
+per-item max ROUGE-L (original > reference) and a two-proportion z-test on the verbatim rate.
+
+The prompt is the raw prefix for the model to continue (``chat=False``, what base models and
+memorized text respond to); ``chat=True`` asks an instruct model to continue it instead.
+
+>>> ReconstructConfig().prefix_fraction, ReconstructConfig().n_samples
+(0.4, 16)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from contam.data.items import Item
+from contam.models.base import LanguageModel, Prompt
+from contam.outputs import JsonlCheckpoint
+from contam.probe.itemloop import run_items
+from contam.probe.textsim import exact_match, max_rouge_l, rouge_l, verbatim_match, word_prefix
+from contam.records import Record
+
+CHAT_INSTRUCTION = "Continue the following text exactly as it continues in its original source. Output only the continuation.\n\n"
+
+
+@dataclass(frozen=True)
+class ReconstructConfig:
+    """Prefix completion settings (paper 004 §3.2: 40% prefix, 16 samples).
+
+    ``part`` picks the text: ``question`` (the default, as in the paper), ``text`` (question,
+    options and solution as a leaked document would show them) or ``solution``.
+    ``max_new_tokens=0`` sizes the budget from the length of the rest (2 tokens a word + 16).
+    ``n_samples=1`` decodes greedily.
+    """
+
+    prefix_fraction: float = 0.4
+    n_samples: int = 16
+    temperature: float = 0.8
+    part: str = "question"
+    max_new_tokens: int = 0
+    chat: bool = False
+    code: bool = False  # ROUGE-L with the lexical (code) tokenizer
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if not 0.0 < self.prefix_fraction < 1.0:
+            raise ValueError("prefix_fraction must be between 0 and 1")
+        if self.n_samples < 1:
+            raise ValueError("n_samples must be at least 1")
+        if self.part not in ("question", "text", "solution"):
+            raise ValueError("part must be question, text or solution")
+
+
+@dataclass(frozen=True)
+class ReconstructItem(Record):
+    key: str
+    id: str
+    group: str
+    prefix: str
+    rest: str
+    max_rouge_l: float
+    exact: bool
+    verbatim: bool
+    best: str
+    skipped: str = ""  # why the item could not be probed (too short), else empty
+
+
+@dataclass(frozen=True)
+class ReconstructResult(Record):
+    config: dict[str, Any]
+    items: tuple[ReconstructItem, ...]
+    mean_rouge_l: dict[str, float] = field(default_factory=dict)
+    exact_rate: dict[str, float] = field(default_factory=dict)
+    verbatim_rate: dict[str, float] = field(default_factory=dict)
+    n: dict[str, int] = field(default_factory=dict)
+    rouge_test: dict[str, Any] | None = None
+    verbatim_test: dict[str, Any] | None = None
+
+
+def item_part(item: Item, part: str) -> str:
+    return {"question": item.question, "text": item.text, "solution": item.answer_text}[part]
+
+
+class Reconstruct:
+    """>>> # Reconstruct(ReconstructConfig(n_samples=16)).run(model, items, reference=ref_items)"""
+
+    def __init__(self, config: ReconstructConfig | None = None) -> None:
+        self.config = config or ReconstructConfig()
+
+    def _prompt(self, prefix: str) -> Prompt:
+        if self.config.chat:
+            return [{"role": "user", "content": CHAT_INSTRUCTION + prefix}]
+        return prefix
+
+    def score_item(self, model: LanguageModel, item: Item, group: str = "original") -> ReconstructItem:
+        cfg = self.config
+        prefix, rest = word_prefix(item_part(item, cfg.part), cfg.prefix_fraction)
+        key = f"{group}/{item.id}"
+        if not rest.strip():
+            return ReconstructItem(key, item.id, group, prefix, rest, 0.0, False, False, "", skipped="fewer than two words")
+        budget = cfg.max_new_tokens or 2 * len(rest.split()) + 16
+        temp = cfg.temperature if cfg.n_samples > 1 else 0.0
+        outs = model.generate([self._prompt(prefix)], max_new_tokens=budget, temperature=temp, n=cfg.n_samples, seed=cfg.seed)[0]
+        texts = [o.text for o in outs]
+        # The rest starts where the prefix stopped; the model may or may not emit the joining space.
+        ref = rest.strip()
+        scores = [rouge_l(t, ref, code=cfg.code) for t in texts]
+        best = max(range(len(texts)), key=lambda i: scores[i]) if texts else 0
+        return ReconstructItem(
+            key=key, id=item.id, group=group, prefix=prefix, rest=rest,
+            max_rouge_l=max_rouge_l(texts, ref, code=cfg.code),
+            exact=any(exact_match(t, ref) for t in texts),
+            verbatim=any(verbatim_match(t, ref) for t in texts),
+            best=texts[best] if texts else "",
+        )
+
+    def run(
+        self,
+        model: LanguageModel,
+        items: Sequence[Item],
+        reference: Sequence[Item] | None = None,
+        *,
+        checkpoint: JsonlCheckpoint | None = None,
+    ) -> ReconstructResult:
+        from contam.stats.tests import mann_whitney, two_proportion_ztest
+
+        groups = [("original", items)] + ([("reference", reference)] if reference else [])
+        records: list[ReconstructItem] = []
+        for group, its in groups:
+            records += run_items(
+                its, lambda it, g=group: self.score_item(model, it, g), ReconstructItem,
+                key=lambda it, g=group: f"{g}/{it.id}", checkpoint=checkpoint, description=f"reconstruct {group}",
+            )
+        by = {g: [r for r in records if r.group == g and not r.skipped] for g, _ in groups}
+        mean = {g: _mean([r.max_rouge_l for r in rs]) for g, rs in by.items()}
+        exact = {g: _mean([float(r.exact) for r in rs]) for g, rs in by.items()}
+        verb = {g: _mean([float(r.verbatim) for r in rs]) for g, rs in by.items()}
+        rouge_test = verbatim_test = None
+        if reference and by["original"] and by["reference"]:
+            o, r = by["original"], by["reference"]
+            rouge_test = mann_whitney([x.max_rouge_l for x in o], [x.max_rouge_l for x in r], alternative="greater").to_dict()
+            verbatim_test = two_proportion_ztest(sum(x.verbatim for x in o), len(o), sum(x.verbatim for x in r), len(r)).to_dict()
+        return ReconstructResult(
+            config=asdict(self.config), items=tuple(records), mean_rouge_l=mean, exact_rate=exact, verbatim_rate=verb,
+            n={g: len(rs) for g, rs in by.items()}, rouge_test=rouge_test, verbatim_test=verbatim_test,
+        )
+
+
+def _mean(xs: Sequence[float]) -> float:
+    return sum(xs) / len(xs) if xs else float("nan")
