@@ -1,0 +1,283 @@
+"""The level cascade of paper 001 (Algorithm 1): token → semantic → reasoning, plus a benchmark-level L4 hook.
+
+Each candidate goes through the levels in order and stops at the first that flags it
+(Algorithm 1's ``continue``); the :class:`~contam.scan.flags.DocResult` says which level fired,
+the nearest benchmark item, and every score computed on the way. Level 1 is the n-gram scan
+(:mod:`contam.scan.ngram`, IDF-weighted 13-gram coverage), level 2 :mod:`contam.scan.semantic`,
+level 3 :mod:`contam.scan.reasoning`. Level 4 (performance cliff) judges the benchmark, not a
+document: pass any callable as ``cliff`` and :meth:`Hierarchy.check_benchmark` calls it.
+
+Thresholds are the paper's defaults unless calibrated (:mod:`contam.scan.calibrate`) on a
+labelled validation set: ``Hierarchy(config.with_thresholds(calibration.thresholds))``.
+
+>>> from contam.data import Document, load_benchmark                         # doctest: +SKIP
+>>> items = load_benchmark("gsm8k")                                           # doctest: +SKIP
+>>> h = Hierarchy(HierarchyConfig(levels=("token", "semantic"))).fit(items)   # doctest: +SKIP
+>>> [r.level for r in h.scan([Document("d0", items[0].text)])]                # doctest: +SKIP
+['token']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from contam.data import Document, Item
+from contam.errors import ConfigError
+from contam.models.base import Embedder
+from contam.records import Record
+from contam.scan.flags import LEVELS, DocResult, Evidence, Flag
+from contam.scan.reasoning import ReasoningConfig, ReasoningMatch, ReasoningMatcher
+from contam.scan.semantic import SemanticConfig, SemanticScanner, SemanticScores, semantic_score_dict
+
+#: Least n-gram coverage the token level records at all (its own τ1 is applied afterwards).
+TOKEN_FLOOR = 0.05
+
+
+def parse_levels(levels: str | Sequence[str]) -> tuple[str, ...]:
+    """``"all"``, ``"token,semantic"`` or a sequence, validated and put in cascade order.
+
+    >>> parse_levels("reasoning,token")
+    ('token', 'reasoning')
+    """
+    names = [s.strip() for s in (levels.split(",") if isinstance(levels, str) else levels) if s.strip()]
+    if names == ["all"]:
+        return LEVELS
+    bad = [n for n in names if n not in LEVELS]
+    if bad or not names:
+        raise ConfigError(f"unknown level(s) {bad or names}: choose from {', '.join(LEVELS)} or 'all'")
+    return tuple(lv for lv in LEVELS if lv in names)
+
+
+@dataclass(frozen=True)
+class Thresholds(Record):
+    """One threshold per level and the semantic rule; the output of calibration."""
+
+    token: float = 0.5
+    semantic: float = 0.75
+    reasoning: float = 0.6
+    semantic_rule: str = "sim+cluster+anomaly"
+
+
+@dataclass(frozen=True)
+class HierarchyConfig:
+    """Which levels run and their settings (paper 001 Algorithm 1, Table 3 defaults).
+
+    ``token`` is an :class:`~contam.scan.ngram.NGramConfig` (13-grams by default); ``stop_at_first``
+    follows Algorithm 1 (a document flagged at one level skips the later ones).
+
+    >>> HierarchyConfig(levels="all").levels
+    ('token', 'semantic', 'reasoning')
+    """
+
+    levels: tuple[str, ...] | str = LEVELS
+    token: Any = None
+    semantic: SemanticConfig = field(default_factory=SemanticConfig)
+    reasoning: ReasoningConfig = field(default_factory=ReasoningConfig)
+    stop_at_first: bool = True
+    chunk_size: int = 200_000
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "levels", parse_levels(self.levels))
+
+    @property
+    def thresholds(self) -> Thresholds:
+        tok = self.token.threshold if self.token is not None else 0.5
+        return Thresholds(tok, self.semantic.threshold, self.reasoning.threshold, self.semantic.rule)
+
+    def with_thresholds(self, t: Thresholds) -> HierarchyConfig:
+        """A copy using calibrated thresholds."""
+        from contam.scan.ngram import NGramConfig
+
+        token = replace(self.token or NGramConfig(), threshold=max(min(t.token, 1.0), 1e-6))
+        return replace(
+            self,
+            token=token,
+            semantic=replace(self.semantic, threshold=t.semantic, rule=t.semantic_rule),
+            reasoning=replace(self.reasoning, threshold=t.reasoning),
+        )
+
+
+@dataclass
+class LevelScores:
+    """Every level's scores for every document (no early exit): what calibration and evaluation need."""
+
+    token: np.ndarray  # (n,) best n-gram coverage, 0 when nothing matched
+    token_results: list[DocResult]
+    semantic: SemanticScores | None
+    reasoning: list[ReasoningMatch] | None
+
+    def decisions(self, t: Thresholds, levels: Sequence[str]) -> tuple[np.ndarray, list[str]]:
+        """Cascade verdict and first firing level per document under thresholds ``t``."""
+        n = len(self.token)
+        hit = np.zeros(n, dtype=bool)
+        level = [""] * n
+        for lv in levels:
+            fired = self.level_decision(lv, t)
+            new = fired & ~hit
+            for i in np.flatnonzero(new):
+                level[i] = lv
+            hit |= fired
+        return hit, level
+
+    def level_decision(self, lv: str, t: Thresholds) -> np.ndarray:
+        n = len(self.token)
+        if lv == "token":
+            return self.token >= t.token
+        if lv == "semantic" and self.semantic is not None:
+            return self.semantic.flagged(t.semantic, t.semantic_rule)
+        if lv == "reasoning" and self.reasoning is not None:
+            return np.array([m.index >= 0 and m.sim.total > t.reasoning for m in self.reasoning], dtype=bool)
+        return np.zeros(n, dtype=bool)
+
+
+@dataclass(frozen=True)
+class BenchmarkVerdict(Record):
+    """Level 4's answer about the whole benchmark (filled by a performance-cliff probe)."""
+
+    level: str
+    contaminated: bool
+    p_value: float | None = None
+    delta: float | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+#: Level-4 hook: called with the benchmark items, returns an object or dict with ``p_value``
+#: (and optionally ``delta``/``contaminated``), e.g. a :mod:`contam.probe.cliff` result.
+BenchmarkCheck = Callable[[Sequence[Item]], Any]
+
+
+class Hierarchy:
+    """The cascade: ``Hierarchy(HierarchyConfig(levels=...)).fit(items).scan(docs)``."""
+
+    def __init__(self, config: HierarchyConfig | None = None, embedder: Embedder | None = None, cliff: BenchmarkCheck | None = None) -> None:
+        self.config = config or HierarchyConfig()
+        self.embedder = embedder
+        self.cliff = cliff
+        self.items: list[Item] = []
+
+    def fit(self, items: Iterable[Item], reference: Sequence[str] | None = None, item_embeddings: np.ndarray | None = None) -> Hierarchy:
+        """Index the benchmark for every configured level (``reference``: clean text for L2's anomaly model)."""
+        from contam.scan.ngram import NGramConfig, NGramScanner
+
+        self.items = list(items)
+        if not self.items:
+            raise ConfigError("the cascade needs at least one benchmark item")
+        cfg = self.config
+        self.token = self.semantic = self.reasoning = None
+        if "token" in cfg.levels:
+            # Record coverage from a low floor so calibration sees scores below τ1 too.
+            self.token = NGramScanner(replace(cfg.token or NGramConfig(), threshold=TOKEN_FLOOR)).fit(self.items)
+        if "semantic" in cfg.levels:
+            self.semantic = SemanticScanner(cfg.semantic, self.embedder).fit(self.items, reference=reference, item_embeddings=item_embeddings)
+        if "reasoning" in cfg.levels:
+            self.reasoning = ReasoningMatcher(cfg.reasoning).fit([it.solution or it.text for it in self.items])
+        return self
+
+    # -- scoring ------------------------------------------------------------------------
+    def _token_scores(self, docs: Sequence[Document]) -> tuple[np.ndarray, list[DocResult]]:
+        if self.token is None:
+            return np.zeros(len(docs)), [DocResult(doc_id=d.id, contaminated=False) for d in docs]
+        res = list(self.token.scan(docs))
+        return np.array([r.flags[0].score if r.flags else 0.0 for r in res], dtype=np.float64), res
+
+    def score_levels(self, docs: Sequence[Document], embeddings: np.ndarray | None = None) -> LevelScores:
+        """Every configured level on every document (for calibration and evaluation)."""
+        tok, tres = self._token_scores(docs)
+        sem = self.semantic.score([d.text for d in docs], embeddings) if self.semantic is not None else None
+        rea = None
+        if self.reasoning is not None:
+            extra = sem.nearest if sem is not None else None
+            rea = self.reasoning.match([d.text for d in docs], extra=extra)
+        return LevelScores(tok, tres, sem, rea)
+
+    def scan(self, docs: Iterable[Document]) -> Iterator[DocResult]:
+        """Verdicts in input order. Documents are taken in chunks of ``chunk_size`` (DBSCAN
+        clusters a chunk at once); within a chunk each level only sees what earlier levels passed."""
+        chunk: list[Document] = []
+        for d in docs:
+            chunk.append(d)
+            if len(chunk) >= self.config.chunk_size:
+                yield from self._scan_chunk(chunk)
+                chunk = []
+        if chunk:
+            yield from self._scan_chunk(chunk)
+
+    def _scan_chunk(self, docs: list[Document]) -> list[DocResult]:
+        cfg = self.config
+        th = cfg.thresholds
+        n = len(docs)
+        scores: list[dict[str, Any]] = [{} for _ in range(n)]
+        flags: list[tuple[Flag, ...]] = [() for _ in range(n)]
+        level = [""] * n
+        todo = np.ones(n, dtype=bool)
+        nearest: list[np.ndarray | None] = [None] * n
+        if self.token is not None:
+            tok, tres = self._token_scores(docs)
+            for i in range(n):
+                scores[i]["token_coverage"] = round(float(tok[i]), 6)
+                if tok[i] >= th.token:
+                    level[i], flags[i] = "token", tuple(f for f in tres[i].flags if f.score >= th.token)
+                    todo[i] = not cfg.stop_at_first
+        if self.semantic is not None and todo.any():
+            idx = np.flatnonzero(todo)
+            sem = self.semantic.score([docs[i].text for i in idx])
+            hit = sem.flagged(th.semantic, th.semantic_rule)
+            for k, i in enumerate(idx):
+                scores[i].update(semantic_score_dict(sem, k))
+                scores[i]["nearest_item"] = self.items[int(sem.nearest[k, 0])].id
+                nearest[i] = sem.nearest[k]
+                if hit[k]:
+                    if not level[i]:
+                        level[i] = "semantic"
+                    flags[i] = flags[i] + (self.semantic.flag(docs[i].id, k, sem, th.semantic, th.semantic_rule),)
+                    todo[i] = not cfg.stop_at_first
+        if self.reasoning is not None and todo.any():
+            idx = np.flatnonzero(todo)
+            extra = [nearest[i] if nearest[i] is not None else () for i in idx]
+            matches = self.reasoning.match([docs[i].text for i in idx], extra=extra)
+            for k, i in enumerate(idx):
+                m = matches[k]
+                scores[i].update({"reasoning": m.sim.total, "struct": m.sim.struct, "step": m.sim.step, "arg": m.sim.arg, "steps": float(m.n_steps)})
+                if m.index >= 0 and m.sim.total > th.reasoning:
+                    if not level[i]:
+                        level[i] = "reasoning"
+                    flags[i] = flags[i] + (self._reasoning_flag(docs[i].id, m, th.reasoning),)
+        out = []
+        for i, d in enumerate(docs):
+            for f in flags[i]:  # every flag carries every score computed for the document
+                f.scores.update({k: v for k, v in scores[i].items() if isinstance(v, float)})
+            out.append(DocResult(doc_id=d.id, contaminated=bool(level[i]), level=level[i], flags=flags[i], source=d.source, line=d.line, scores=scores[i]))
+        return out
+
+    def _reasoning_flag(self, doc_id: str, m: ReasoningMatch, threshold: float) -> Flag:
+        item = self.items[m.index]
+        return Flag(
+            doc_id=doc_id, item_id=item.id, level="reasoning", score=m.sim.total, threshold=threshold, part="answer",
+            benchmark=item.benchmark, scores={"struct": m.sim.struct, "step": m.sim.step, "arg": m.sim.arg},
+            evidence=(
+                Evidence(kind="struct", weight=m.sim.struct), Evidence(kind="step", weight=m.sim.step),
+                Evidence(kind="arg", text=(item.solution or item.text)[:200], weight=m.sim.arg),
+            ),
+        )
+
+    # -- level 4 ------------------------------------------------------------------------
+    def check_benchmark(self, alpha: float = 0.05) -> BenchmarkVerdict | None:
+        """Run the level-4 hook on the fitted benchmark; ``None`` when no hook was given."""
+        if self.cliff is None:
+            return None
+        res = self.cliff(self.items)
+        get = res.get if isinstance(res, dict) else (lambda k, d=None: getattr(res, k, d))
+        p = get("p_value")
+        delta = get("delta")
+        contaminated = get("contaminated")
+        if contaminated is None:
+            contaminated = p is not None and float(p) < alpha
+        details = res.to_dict() if hasattr(res, "to_dict") else (dict(res) if isinstance(res, dict) else {})
+        return BenchmarkVerdict(
+            level="performance", contaminated=bool(contaminated), p_value=None if p is None else float(p),
+            delta=None if delta is None else float(delta), details=details,
+        )
