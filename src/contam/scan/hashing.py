@@ -1,0 +1,201 @@
+"""Vectorised word and n-gram hashing: the fast path of the token-level (L1) scan.
+
+Text is normalised the GPT-3 / lm-eval way (lowercase, punctuation dropped, split on what is
+left) and every word and every window of ``n`` consecutive words is hashed to a 64-bit integer
+with numpy, over a whole batch of documents at once, so the per-byte work runs in C.
+
+A *word* is a maximal run of characters that are ASCII letters or digits or non-ASCII
+characters other than the common Unicode punctuation and spaces in :data:`SEPARATORS`.
+:data:`WORD_RE` spells the same rule as a regular expression; the slow path (spans of the
+words of a flagged document) uses it, and it finds exactly the words the fast path hashes.
+
+>>> wh, starts, ends, doc = word_hashes(["Janet’s ducks lay 16 eggs!", "Janet's DUCKS"])
+>>> len(wh), [int(d) for d in doc]
+(9, [0, 0, 0, 0, 0, 0, 1, 1, 1])
+>>> bool(wh[0] == wh[6]) and bool(wh[2] == wh[8])  # janet == janet, ducks == ducks
+True
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+#: Non-ASCII characters treated as separators (curly quotes, dashes, ellipsis, odd spaces,
+#: bullets, the minus sign). Everything else non-ASCII counts as a word character.
+SEPARATORS = "\u00a0\u00ab\u00b7\u00bb\u2002\u2003\u2009\u200b\u2010\u2011\u2012\u2013\u2014\u2015\u2018\u2019\u201a\u201c\u201d\u201e\u2022\u2026\u2032\u2033\u2212\u3000\ufeff"
+
+#: Regular-expression twin of the fast path's word rule (used for spans in the original text).
+WORD_RE = re.compile("[^\\x00-\\x2f\\x3a-\\x40\\x5b-\\x60\\x7b-\\x7f" + SEPARATORS + "]+")
+
+# ASCII: letters and digits stay (already lowercased), every other ASCII byte becomes a space.
+_ASCII_TABLE = bytes(c if (48 <= c <= 57 or 97 <= c <= 122 or c >= 128) else 32 for c in range(256))
+# UTF-8 codes of the separators, as integers, by encoded length (all are 2 or 3 bytes long).
+_SEP2 = np.array(sorted(int.from_bytes(s.encode("utf-8"), "big") for s in SEPARATORS if len(s.encode("utf-8")) == 2), dtype=np.int64)
+_SEP3 = np.array(sorted(int.from_bytes(s.encode("utf-8"), "big") for s in SEPARATORS if len(s.encode("utf-8")) == 3), dtype=np.int64)
+assert len(_SEP2) + len(_SEP3) == len(SEPARATORS)
+
+_SPACE = 32
+_rng = np.random.default_rng(0x5EED_C0DE)
+#: Random 64-bit code per byte value (0 for the space so separators add nothing).
+_BYTE_CODE = _rng.integers(1, 2**63 - 1, size=256, dtype=np.uint64) | np.uint64(1)
+_BYTE_CODE[_SPACE] = 0
+_MIX = np.uint64(0xD6E8FEB86659FD93)
+_BASE = np.uint64(0x9E3779B97F4A7C15)  # odd, so it is invertible modulo 2**64
+_BASE_INV = np.uint64(pow(int(_BASE), -1, 2**64))
+
+
+class _Powers:
+    """Cached ``BASE**i`` and ``BASE**-i`` modulo 2**64, grown on demand."""
+
+    def __init__(self) -> None:
+        self.pow = np.ones(1, dtype=np.uint64)
+        self.inv = np.ones(1, dtype=np.uint64)
+
+    def get(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        if n > len(self.pow):
+            size = max(1 << 16, 1 << (n - 1).bit_length())  # next power of two: few regrowths
+            with np.errstate(over="ignore"):
+                p = np.full(size, _BASE, dtype=np.uint64)
+                p[0] = 1
+                self.pow = np.cumprod(p, dtype=np.uint64)
+                q = np.full(size, _BASE_INV, dtype=np.uint64)
+                q[0] = 1
+                self.inv = np.cumprod(q, dtype=np.uint64)
+        return self.pow[:n], self.inv[:n]
+
+    def trim(self, limit: int = 1 << 23) -> None:
+        """Drop arrays grown for one huge document so memory stays flat."""
+        if len(self.pow) > limit:
+            self.pow = self.pow[:limit].copy()
+            self.inv = self.inv[:limit].copy()
+
+
+_POWERS = _Powers()
+
+
+class _Workspace:
+    """Scratch arrays reused from batch to batch: fresh multi-megabyte arrays cost page faults."""
+
+    def __init__(self) -> None:
+        self.size = 0
+        self.isw = np.zeros(0, dtype=bool)
+        self.flips = np.zeros(0, dtype=bool)
+        self.prefix = np.zeros(0, dtype=np.uint64)
+
+    def get(self, n: int) -> _Workspace:
+        if n > self.size or (self.size > (1 << 23) and n <= (1 << 23)):
+            self.size = max(n, 1 << 16)
+            self.isw = np.empty(self.size, dtype=bool)
+            self.flips = np.empty(self.size, dtype=bool)
+            self.prefix = np.empty(self.size + 1, dtype=np.uint64)
+        return self
+
+
+_WORK = _Workspace()
+
+
+def normalize_batch(texts: list[str]) -> tuple[bytes, np.ndarray]:
+    """Lowercase and encode ``texts``, separators turned to spaces, joined by one space.
+
+    Returns the buffer and the byte offset where each text starts (plus the end offset).
+    """
+    encoded = [t.lower().encode("utf-8", "surrogatepass") for t in texts]
+    lengths = np.fromiter((len(e) + 1 for e in encoded), dtype=np.int64, count=len(encoded))
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    buf = (b" ".join(encoded) + b" ").translate(_ASCII_TABLE)
+    if buf.isascii():
+        return buf, offsets
+    # Blank the UTF-8 bytes of separator characters in place (same length, offsets stay valid).
+    b = np.frombuffer(buf, dtype=np.uint8).copy()
+    lead = np.flatnonzero(b >= 0xC2)
+    lead = lead[lead + 2 < len(b)]
+    c2 = (b[lead].astype(np.int64) << 8) | b[lead + 1]
+    c3 = (c2 << 8) | b[lead + 2]
+    hit2 = lead[np.isin(c2, _SEP2)]
+    hit3 = lead[np.isin(c3, _SEP3)]
+    for k in range(2):
+        b[hit2 + k] = _SPACE
+    for k in range(3):
+        b[hit3 + k] = _SPACE
+    return b.tobytes(), offsets
+
+
+def word_hashes(texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Hash every word of every text.
+
+    Returns ``(hashes, starts, ends, doc)``: uint64 word hashes in reading order, their byte
+    start/end in the normalised batch buffer, and the index of the text each word belongs to.
+    """
+    buf, offsets = normalize_batch(texts)
+    b = np.frombuffer(buf, dtype=np.uint8)
+    ws = _WORK.get(len(b) + 1)
+    isw = np.not_equal(b, _SPACE, out=ws.isw[: len(b)])
+    flips = np.not_equal(isw[1:], isw[:-1], out=ws.flips[: len(b) - 1])
+    edges = np.flatnonzero(flips) + 1  # alternating word starts and ends
+    if len(isw) and isw[0]:
+        edges = np.concatenate([np.zeros(1, dtype=edges.dtype), edges])
+    starts, ends = edges[0::2], edges[1::2]  # the buffer ends with a space, so every word ends
+    if len(starts) == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return np.zeros(0, dtype=np.uint64), empty, empty, empty
+    pw, inv = _POWERS.get(len(b) + 1)
+    # Prefix sums of byte * BASE**i; a word's hash is its slice of the sum, shifted back to
+    # position 0 by BASE**-start so equal words hash equal wherever they are. The byte values
+    # are below 256 and BASE is odd, so distinct words only collide by modular accident.
+    with np.errstate(over="ignore"):
+        s = ws.prefix[: len(b) + 1]
+        s[0] = 0
+        np.multiply(b, pw[: len(b)], out=s[1:], dtype=np.uint64)
+        np.cumsum(s[1:], out=s[1:])
+        wh = (s[ends] - s[starts]) * inv[starts]
+        wh *= _MIX  # spread the bits: word hashes of short words differ only in low bits
+        wh ^= wh >> np.uint64(29)
+    # Words per text from the text offsets (both sorted): no per-word search needed.
+    first_word = np.searchsorted(starts, offsets[:-1])
+    doc = np.repeat(np.arange(len(texts), dtype=np.int64), np.diff(np.append(first_word, len(starts))))
+    if len(b) > (1 << 23):
+        _POWERS.trim()
+    return wh, starts.astype(np.int64), ends.astype(np.int64), doc
+
+
+def window_hashes(wh: np.ndarray, doc: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Hash every window of ``n`` consecutive words that lies inside one document.
+
+    Returns ``(hashes, first_word_index)``; windows crossing a document boundary are dropped.
+    """
+    w = len(wh)
+    if w < n:
+        return np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int64)
+    pw, inv = _POWERS.get(w + 1)
+    with np.errstate(over="ignore"):
+        q = np.empty(w + 1, dtype=np.uint64)
+        q[0] = 0
+        np.cumsum(wh * pw[:w], out=q[1:])
+        h = (q[n:] - q[: w - n + 1]) * inv[: w - n + 1]
+        h ^= h >> np.uint64(31)
+    first = np.arange(w - n + 1, dtype=np.int64)
+    inside = doc[: w - n + 1] == doc[n - 1 :]
+    if not inside.all():
+        h, first = h[inside], first[inside]
+    return h, first
+
+
+def text_words(text: str) -> list[tuple[int, int]]:
+    """Character spans of the words of ``text`` (the same words :func:`word_hashes` hashes).
+
+    >>> text_words("Hi, Bob’s")
+    [(0, 2), (4, 7), (8, 9)]
+    """
+    return [m.span() for m in WORD_RE.finditer(text)]
+
+
+def normalized_words(text: str) -> list[str]:
+    """The normalised words of ``text``.
+
+    >>> normalized_words("Janet’s ducks: 3,000!")
+    ['janet', 's', 'ducks', '3', '000']
+    """
+    return [m.group(0).lower() for m in WORD_RE.finditer(text)]

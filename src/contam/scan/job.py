@@ -1,0 +1,306 @@
+"""The scan job the ``contam scan`` command is a thin layer over: stream a corpus through the
+detectors on every core and write per-document JSONL plus a summary JSON, atomically.
+
+Outputs in ``out``: ``flags.jsonl`` (one :class:`~contam.scan.flags.DocResult` per flagged
+document, in corpus order; every document with ``keep_all``) and ``summary.json`` (counts,
+flag rate, by benchmark and part, skipped bad input, speed). Both appear only when the whole
+corpus has been scanned; an error leaves ``out`` as it was.
+
+>>> import tempfile, os
+>>> from contam.data.webtext import build_demo_corpus
+>>> d = tempfile.mkdtemp(); truth = build_demo_corpus(os.path.join(d, "c.jsonl"), seed=0)
+>>> s = run_scan(os.path.join(d, "c.jsonl"), ["gsm8k", "humaneval", "mmlu"], os.path.join(d, "out"))
+>>> s["documents"], s["flagged"] >= len(truth) - 2
+(200, True)
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing as mp
+import os
+import time
+from collections import Counter, deque
+from collections.abc import Iterator
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from contam.data import BadInputStats, Item, load_benchmarks, read_documents
+from contam.data.items import Document
+from contam.data.loaders import MAX_RECORD_BYTES, _base_suffix, _check_readable, _get, _open_binary
+from contam.errors import ConfigError, InputError
+from contam.outputs import atomic_write, dumps_line, ensure_dir, write_json
+from contam.progress import make_progress
+from contam.scan.flags import LEVELS, DocResult
+from contam.scan.ngram import NGramConfig, NGramScanner
+
+#: Corpora smaller than this are scanned in-process (starting workers would cost more).
+PARALLEL_MIN_BYTES = 16 << 20
+
+
+def run_scan(
+    corpus: str | os.PathLike[str],
+    benchmarks: list[str] | list[Item],
+    out: str | os.PathLike[str],
+    *,
+    config: NGramConfig | None = None,
+    text_field: str = "text",
+    id_field: str | None = None,
+    skip_bad: bool = False,
+    keep_all: bool = False,
+    levels: tuple[str, ...] = ("token",),
+    workers: int = 0,
+) -> dict[str, Any]:
+    """Scan ``corpus`` against ``benchmarks`` (names/paths, or items) and write ``out``; returns the summary."""
+    config = config or NGramConfig()
+    out_dir = ensure_dir(out)  # fail on an unwritable folder before any work
+    _check_readable(Path(corpus)) if not str(corpus).startswith("hf:") else None
+    items = benchmarks if benchmarks and isinstance(benchmarks[0], Item) else load_benchmarks(list(benchmarks))  # type: ignore[arg-type]
+    levels = _check_levels(levels)
+    t0, cpu0 = time.perf_counter(), time.process_time()
+    stats = BadInputStats()
+    counts: Counter[str] = Counter()
+    by_bench: dict[str, Counter[str]] = {}
+    by_part: Counter[str] = Counter()
+    items_hit: set[str] = set()
+    with atomic_write(out_dir / "flags.jsonl") as fh:
+        if levels == ("token",):
+            stream = _token_scan(corpus, items, config, text_field, id_field, skip_bad, keep_all, workers, stats, counts)
+        else:
+            stream = _hierarchy_scan(corpus, items, levels, text_field, id_field, skip_bad, keep_all, stats, counts)
+        for res in stream:
+            fh.write(dumps_line(res.to_dict()) + "\n")
+            if res.contaminated:
+                counts["flagged"] += 1
+                for f in res.flags:
+                    counts["flags"] += 1
+                    items_hit.add(f.item_id)
+                    by_part[f.part] += 1
+                    bench = by_bench.setdefault(f.benchmark or "?", Counter())
+                    bench["flags"] += 1
+                for b in {f.benchmark or "?" for f in res.flags}:
+                    by_bench[b]["documents"] += 1
+    wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0 + counts.pop("worker_cpu_ms", 0) / 1000
+    summary = {
+        "schema": 1,
+        "corpus": str(corpus),
+        "benchmarks": sorted({i.benchmark for i in items}),
+        "items": len(items),
+        "levels": list(levels),
+        "config": asdict(config),
+        "documents": counts["documents"],
+        "bytes": counts["bytes"],
+        "flagged": counts["flagged"],
+        "flag_rate": counts["flagged"] / counts["documents"] if counts["documents"] else 0.0,
+        "flags": counts["flags"],
+        "items_flagged": len(items_hit),
+        "by_benchmark": {k: dict(v) for k, v in sorted(by_bench.items())},
+        "by_part": dict(sorted(by_part.items())),
+        "empty_documents": counts["empty"],
+        "bad_input": stats.to_dict(),
+        "seconds": round(wall, 3),
+        "cpu_seconds": round(cpu, 3),
+        "mb_per_s": round(counts["bytes"] / 1e6 / wall, 2) if wall > 0 else None,
+        "workers": counts["workers"] or 1,
+        "outputs": {"flags": "flags.jsonl", "all_documents": keep_all},
+    }
+    write_json(out_dir / "summary.json", summary)
+    return summary
+
+
+def _check_levels(levels: tuple[str, ...]) -> tuple[str, ...]:
+    wanted = tuple(LEVELS) if "all" in levels else tuple(dict.fromkeys(levels))
+    bad = [lv for lv in wanted if lv not in LEVELS]
+    if bad or not wanted:
+        raise ConfigError(f"unknown level(s) {bad}: choose from {', '.join(LEVELS)} or all")
+    return wanted
+
+
+# -- the token level on every core ----------------------------------------------------------
+
+_STATE: dict[str, Any] = {}
+
+
+def _init_worker(scanner: NGramScanner, text_field: str, id_field: str | None, skip_bad: bool, keep_all: bool, source: str) -> None:
+    _STATE.update(scanner=scanner, text_field=text_field, id_field=id_field, skip_bad=skip_bad, keep_all=keep_all, source=source)
+
+
+def _work(task: tuple[str, int, list[Any]]) -> tuple[list[DocResult], dict[str, Any], Counter[str]]:
+    """Parse (raw JSONL lines) or take (documents) one chunk and scan it."""
+    cpu0 = time.process_time()
+    kind, first_line, payload = task
+    stats = BadInputStats()
+    counts: Counter[str] = Counter()
+    docs = _parse_lines(payload, first_line, stats, counts) if kind == "lines" else _check_docs(payload, stats, counts)
+    results = _STATE["scanner"].scan_batch(docs, keep_all=_STATE["keep_all"]) if docs else []
+    counts["worker_cpu_ms"] += int((time.process_time() - cpu0) * 1000)
+    return results, stats.to_dict(), counts
+
+
+def _reject(err: InputError, reason: str, stats: BadInputStats) -> None:
+    if not _STATE["skip_bad"]:
+        raise err
+    stats.add(err, reason)
+
+
+def _parse_lines(lines: list[bytes], first_line: int, stats: BadInputStats, counts: Counter[str]) -> list[Document]:
+    """Documents of raw JSONL lines, with the loader's checks and messages."""
+    src, tf, idf = _STATE["source"], _STATE["text_field"], _STATE["id_field"]
+    docs: list[Document] = []
+    for lineno, raw in enumerate(lines, start=first_line):
+        counts["bytes"] += len(raw)
+        if not raw.strip():
+            continue
+        if len(raw) > MAX_RECORD_BYTES:
+            _reject(InputError(f"record is {len(raw) / 1e6:.0f} MB, over the {MAX_RECORD_BYTES // 2**20} MiB limit", path=src, line=lineno), "record too large", stats)
+            continue
+        try:
+            rec = json.loads(raw.decode("utf-8"))
+        except UnicodeDecodeError as e:
+            _reject(InputError(f"not valid UTF-8 (byte {e.start})", path=src, line=lineno), "not valid UTF-8", stats)
+            continue
+        except json.JSONDecodeError as e:
+            _reject(InputError(f"not valid JSON ({e.msg} at column {e.colno})", path=src, line=lineno), "not valid JSON", stats)
+            continue
+        if not isinstance(rec, dict):
+            _reject(InputError(f"expected a JSON object, found {type(rec).__name__}", path=src, line=lineno), "expected a JSON object", stats)
+            continue
+        text = _get(rec, tf)
+        if not isinstance(text, str):
+            found = "missing" if text is None else f"{type(text).__name__}, expected a string"
+            _reject(InputError(f"text field is {found}", path=src, line=lineno, field=tf), f"missing field {tf!r}" if text is None else f"non-string field {tf!r}", stats)
+            continue
+        key = _get(rec, idf) if idf else rec.get("id")
+        docs.append(Document(id=str(key) if key is not None else str(lineno), text=text, source=src, line=lineno))
+    return _check_docs(docs, stats, counts, count_bytes=False)
+
+
+def _check_docs(docs: list[Document], stats: BadInputStats, counts: Counter[str], count_bytes: bool = True) -> list[Document]:
+    """Empty texts are bad input (a corpus line with nothing to scan is almost always a field-mapping mistake)."""
+    out: list[Document] = []
+    for d in docs:
+        if count_bytes:
+            counts["bytes"] += len(d.text.encode("utf-8", "surrogatepass"))
+        counts["documents"] += 1
+        if not d.text.strip():
+            counts["empty"] += 1
+            _reject(InputError("text is empty", path=d.source, line=d.line, field=_STATE["text_field"]), "empty text", stats)
+            continue
+        out.append(d)
+    return out
+
+
+def _tasks(corpus: str, text_field: str, id_field: str | None, skip_bad: bool, stats: BadInputStats, batch_bytes: int) -> Iterator[tuple[tuple[str, int, list[Any]], int]]:
+    """Chunks of the corpus and how many input bytes each took."""
+    p = Path(corpus)
+    if not str(corpus).startswith("hf:") and p.is_file() and _base_suffix(p) in (".jsonl", ".ndjson", ""):
+        try:
+            fh = _open_binary(p)
+        except OSError as e:
+            raise InputError(f"cannot open: {e.strerror or e}", path=p) from None
+        with fh:
+            lines: list[bytes] = []
+            size, first = 0, 1
+            try:
+                for lineno, raw in enumerate(fh, start=1):
+                    lines.append(raw)
+                    size += len(raw)
+                    if size >= batch_bytes:
+                        yield ("lines", first, lines), size
+                        lines, size, first = [], 0, lineno + 1
+            except (OSError, EOFError) as e:
+                raise InputError(f"cannot read (corrupt or truncated compressed file?): {e}", path=p) from None
+            if lines:
+                yield ("lines", first, lines), size
+        return
+    batch: list[Document] = []
+    size = 0
+    for doc in read_documents(corpus, text_field=text_field, id_field=id_field, skip_bad=skip_bad, stats=stats):
+        batch.append(Document(id=doc.id, text=doc.text, source=doc.source, line=doc.line))
+        size += len(doc.text)
+        if size >= batch_bytes:
+            yield ("docs", 0, batch), size
+            batch, size = [], 0
+    if batch:
+        yield ("docs", 0, batch), size
+
+
+def _token_scan(
+    corpus: str | os.PathLike[str], items: list[Item], config: NGramConfig, text_field: str, id_field: str | None,
+    skip_bad: bool, keep_all: bool, workers: int, stats: BadInputStats, counts: Counter[str],
+) -> Iterator[DocResult]:
+    scanner = NGramScanner(config).fit(items)
+    src = str(corpus)
+    size = os.path.getsize(src) if os.path.isfile(src) else 0
+    n_workers = workers or os.cpu_count() or 1
+    plain = size and not src.lower().endswith((".gz", ".zst", ".zstd"))
+    if size < PARALLEL_MIN_BYTES and not workers:
+        n_workers = 1
+    args = (scanner, text_field, id_field, skip_bad, keep_all, src)
+    tasks = _tasks(src, text_field, id_field, skip_bad, stats, config.batch_bytes)
+    pool = None
+    if n_workers > 1:
+        ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
+        pool = ctx.Pool(n_workers, initializer=_init_worker, initargs=args)  # before the progress thread starts
+    else:
+        _init_worker(*args)
+    counts["workers"] = n_workers
+    try:
+        with make_progress() as prog:
+            bar = prog.add_task(f"scanning {Path(src).name}", total=size if plain else None)
+            pending: deque[tuple[Any, int]] = deque()
+            for task, nbytes in tasks:
+                pending.append(((pool.apply_async(_work, (task,)) if pool else _work(task)), nbytes))
+                # Bounded read-ahead keeps memory flat whatever the corpus size.
+                while pending and (len(pending) > 2 * n_workers or not pool):
+                    yield from _collect(pending.popleft(), stats, counts, prog, bar)
+            while pending:
+                yield from _collect(pending.popleft(), stats, counts, prog, bar)
+    finally:
+        if pool is not None:
+            pool.terminate()
+            pool.join()
+
+
+def _collect(entry: tuple[Any, int], stats: BadInputStats, counts: Counter[str], prog: Any, bar: Any) -> Iterator[DocResult]:
+    handle, nbytes = entry
+    results, st, c = handle.get() if hasattr(handle, "get") else handle
+    counts.update(c)
+    stats.skipped += st["skipped"]
+    for k, v in st["reasons"].items():
+        stats.reasons[k] = stats.reasons.get(k, 0) + v
+    stats.examples.extend(st["examples"][: max(0, 5 - len(stats.examples))])
+    prog.advance(bar, nbytes)
+    yield from results
+
+
+# -- semantic / reasoning levels (helper module contam.scan.hierarchy) ------------------------
+
+def _hierarchy_scan(
+    corpus: str | os.PathLike[str], items: list[Item], levels: tuple[str, ...], text_field: str, id_field: str | None,
+    skip_bad: bool, keep_all: bool, stats: BadInputStats, counts: Counter[str],
+) -> Iterator[DocResult]:
+    try:
+        from contam.scan.hierarchy import Hierarchy, HierarchyConfig  # type: ignore[import-not-found]
+    except ImportError:
+        raise ConfigError(f"level(s) {', '.join(lv for lv in levels if lv != 'token')} not available in this install: only 'token' is") from None
+    embedder = None
+    if any(lv != "token" for lv in levels):
+        from contam.models import load_embedder
+
+        embedder = load_embedder("minilm")
+    hierarchy = Hierarchy(HierarchyConfig(levels=levels), embedder=embedder).fit(items)
+    _STATE.update(text_field=text_field, skip_bad=skip_bad)
+
+    def docs() -> Iterator[Document]:
+        for doc in read_documents(corpus, text_field=text_field, id_field=id_field, skip_bad=skip_bad, stats=stats):
+            yield from _check_docs([doc], stats, counts)
+
+    counts["workers"] = 1
+    with make_progress() as prog:
+        bar = prog.add_task("scanning (" + ", ".join(levels) + ")", total=None)
+        for res in hierarchy.scan(docs()):
+            prog.advance(bar)
+            if res.contaminated or keep_all:
+                yield res

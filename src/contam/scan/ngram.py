@@ -1,0 +1,286 @@
+"""Token-level (L1) n-gram overlap between a corpus and a benchmark, IDF-weighted.
+
+The GPT-3 / lm-eval convention (Brown et al. 2020, appendix C): 13-grams of lowercased words
+with punctuation stripped. The Llama-2 convention (Touvron et al. 2023, appendix A.6): shorter
+token n-grams (8 here; our tokens are the same normalised words) with a skip budget, so a
+matched span may differ from the item in a few positions. Following datatrove's
+``find_overlap_ngrams`` every item is indexed in three parts: the question (with its options),
+the answer (solution, or gold answer), and the seam, the n-grams that span the end of the
+question and the start of the answer. Following allenai/decon, n-grams are weighted by their
+inverse document frequency over the benchmark, so boilerplate shared by many items ("how many
+... does she have left") carries almost no weight, and each (document, item part) pair is
+scored by the IDF-weighted fraction of the part's tokens that matched n-grams cover.
+
+Parts shorter than ``n`` words (but at least ``min_words``) are indexed by their first and
+last ``min_words`` words and checked as exact, or near-exact by the longest-common-substring
+ratio, around the anchor (:mod:`contam.scan.exact`).
+
+>>> from contam.data import Document, load_benchmark
+>>> scanner = NGramScanner(NGramConfig()).fit(load_benchmark("gsm8k"))
+>>> leak = "Worksheet 3. " + load_benchmark("gsm8k")[7].question + " Show your work."
+>>> r = scanner.scan_one(Document(id="page-1", text=leak))
+>>> r.contaminated, r.best.item_id, r.best.part, round(r.best.score, 2)
+(True, 'gsm8k/test/7', 'question', 1.0)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from contam.data import Document, Item
+from contam.errors import ConfigError
+from contam.scan.exact import lcs_ratio
+from contam.scan.flags import DocResult, Evidence, Flag
+from contam.scan.hashing import text_words, window_hashes, word_hashes
+from contam.scan.ngram_index import PART_NAMES, NGramIndex
+
+
+@dataclass(frozen=True)
+class NGramConfig:
+    """Settings of the n-gram scan. Defaults are the GPT-3 / lm-eval style.
+
+    ``n``: words per n-gram (13 in GPT-3 and lm-eval). ``threshold``: least IDF-weighted token
+    coverage of an item part for a flag. ``skip``: unmatched tokens tolerated between matched
+    ones (Llama 2's skip budget; 0 = strict). ``min_words``: shortest part that is indexed at all.
+    ``lcs_threshold``: least longest-common-substring ratio for a short part. ``max_df``: n-grams
+    found in more than this fraction of items (and in more than 20 items) do not generate
+    candidates (they still count once a pair is a candidate). ``idf=False`` weighs all n-grams 1.
+
+    >>> NGramConfig.llama2().n, NGramConfig.llama2().skip
+    (8, 4)
+    """
+
+    n: int = 13
+    threshold: float = 0.5
+    skip: int = 0
+    min_words: int = 8
+    lcs_threshold: float = 0.8
+    max_df: float = 0.05
+    idf: bool = True
+    parts: tuple[str, ...] = PART_NAMES
+    batch_bytes: int = 2 << 20
+
+    def __post_init__(self) -> None:
+        if self.n < 2:
+            raise ConfigError(f"n must be at least 2, got {self.n}")
+        if not 0.0 < self.threshold <= 1.0:
+            raise ConfigError(f"threshold must be in (0, 1], got {self.threshold}")
+        if self.skip < 0 or self.min_words < 2:
+            raise ConfigError("skip must be >= 0 and min_words >= 2")
+        bad = set(self.parts) - set(PART_NAMES)
+        if bad:
+            raise ConfigError(f"unknown part(s) {sorted(bad)}: choose from {', '.join(PART_NAMES)}")
+
+    @classmethod
+    def gpt3(cls, **overrides: object) -> NGramConfig:
+        """13-grams, no skips (GPT-3, lm-eval-harness decontamination)."""
+        return cls(**{"n": 13, "skip": 0, **overrides})  # type: ignore[arg-type]
+
+    @classmethod
+    def llama2(cls, **overrides: object) -> NGramConfig:
+        """8-grams with a skip budget of 4 tokens (Llama 2, appendix A.6)."""
+        return cls(**{"n": 8, "skip": 4, **overrides})  # type: ignore[arg-type]
+
+
+class NGramScanner:
+    """``NGramScanner(NGramConfig()).fit(items).scan(documents)`` yields one
+    :class:`~contam.scan.flags.DocResult` per document."""
+
+    def __init__(self, config: NGramConfig | None = None) -> None:
+        self.config = config or NGramConfig()
+        self.index: NGramIndex | None = None
+
+    def fit(self, items: Iterable[Item]) -> NGramScanner:
+        self.index = NGramIndex.build(list(items), self.config)
+        return self
+
+    def scan(self, docs: Iterable[Document]) -> Iterator[DocResult]:
+        """One result per document, in input order; documents are hashed in batches."""
+        batch: list[Document] = []
+        size = 0
+        for doc in docs:
+            batch.append(doc)
+            size += len(doc.text)
+            if size >= self.config.batch_bytes:
+                yield from self.scan_batch(batch, keep_all=True)
+                batch, size = [], 0
+        if batch:
+            yield from self.scan_batch(batch, keep_all=True)
+
+    def scan_one(self, doc: Document) -> DocResult:
+        return self.scan_batch([doc], keep_all=True)[0]
+
+    def scan_batch(self, docs: list[Document], keep_all: bool = False) -> list[DocResult]:
+        """Scan a batch; returns results of flagged documents only unless ``keep_all``."""
+        idx = self._fitted()
+        cfg = self.config
+        wh, _, _, doc_of_word = word_hashes([d.text for d in docs])
+        word_start = np.searchsorted(doc_of_word, np.arange(len(docs) + 1))
+        flags: dict[int, list[Flag]] = {}
+        h, first = window_hashes(wh, doc_of_word, cfg.n)
+        hit, pos = idx.lookup(h, first)
+        if len(hit):
+            for d, part_flags in self._score_ngrams(docs, hit, pos, doc_of_word, word_start).items():
+                flags.setdefault(d, []).extend(part_flags)
+        if idx.has_anchors:
+            ha, fa = window_hashes(wh, doc_of_word, cfg.min_words)
+            for d, f in self._score_anchors(docs, ha, fa, wh, doc_of_word, word_start).items():
+                flags.setdefault(d, []).extend(f)
+        out: list[DocResult] = []
+        for d, doc in enumerate(docs):
+            fl = _dedupe(flags.get(d, []))
+            if fl or keep_all:
+                out.append(
+                    DocResult(
+                        doc_id=doc.id,
+                        contaminated=bool(fl),
+                        level="token" if fl else "",
+                        flags=tuple(fl),
+                        source=doc.source,
+                        line=doc.line,
+                        scores={"max_coverage": fl[0].score} if fl else {},
+                    )
+                )
+        return out
+
+    # -- n-gram coverage ---------------------------------------------------------------
+    def _score_ngrams(
+        self, docs: list[Document], hit: np.ndarray, pos: np.ndarray, doc_of_word: np.ndarray, word_start: np.ndarray
+    ) -> dict[int, list[Flag]]:
+        idx = self._fitted()
+        cfg = self.config
+        hit_doc = doc_of_word[pos]
+        order = np.argsort(hit_doc, kind="stable")
+        hit, pos, hit_doc = hit[order], pos[order], hit_doc[order]
+        bounds = np.flatnonzero(np.diff(hit_doc)) + 1
+        out: dict[int, list[Flag]] = {}
+        for sl in np.split(np.arange(len(hit)), bounds):
+            d = int(hit_doc[sl[0]])
+            doc_hashes = idx.hashes[np.unique(hit[sl])]
+            by_item: dict[int, dict[str, tuple[float, np.ndarray]]] = {}
+            for p, k in idx.candidate_parts(np.unique(hit[sl])):
+                if not idx.may_reach(p, k, cfg.threshold):
+                    continue
+                cov, matched = idx.coverage(p, doc_hashes)
+                if cov >= cfg.threshold:
+                    by_item.setdefault(int(idx.part_item[p]), {})[PART_NAMES[idx.part_kind[p]]] = (cov, idx.part_windows(p)[matched])
+            if not by_item:
+                continue
+            local_hits = (hit[sl], pos[sl] - word_start[d])
+            out[d] = [self._ngram_flag(docs[d], item, parts, local_hits) for item, parts in by_item.items()]
+        return out
+
+    def _ngram_flag(self, doc: Document, item_idx: int, parts: dict[str, tuple[float, np.ndarray]], local_hits: tuple) -> Flag:
+        idx = self._fitted()
+        item = idx.items[item_idx]
+        best = max(parts, key=lambda k: (parts[k][0], k == "question"))
+        # The question and anything of the answer (its own n-grams or the seam into it): the whole item.
+        part = "item" if "question" in parts and ("answer" in parts or "seam" in parts) else best
+        spans = text_words(doc.text)
+        hit_u, hit_pos = local_hits
+        hashes_by_u = idx.hashes[hit_u]
+        evidence: list[Evidence] = []
+        for name, (_, matched_hashes) in parts.items():
+            sel = np.isin(hashes_by_u, matched_hashes)
+            evidence.extend(_runs(doc.text, spans, np.unique(hit_pos[sel]), self.config.n, name, idx.weight_of(matched_hashes)))
+        evidence.sort(key=lambda e: e.doc_span or (0, 0))
+        scores = {f"coverage_{k}": round(v[0], 4) for k, v in parts.items()}
+        scores["coverage"] = round(parts[best][0], 4)
+        scores["ngrams"] = float(sum(len(v[1]) for v in parts.values()))
+        return Flag(
+            doc_id=doc.id,
+            item_id=item.id,
+            level="token",
+            score=parts[best][0],
+            threshold=self.config.threshold,
+            part=part,
+            benchmark=item.benchmark,
+            scores=scores,
+            evidence=tuple(evidence),
+        )
+
+    # -- short parts: anchors, then exact or LCS -------------------------------------------
+    def _score_anchors(
+        self, docs: list[Document], ha: np.ndarray, fa: np.ndarray, wh: np.ndarray, doc_of_word: np.ndarray, word_start: np.ndarray
+    ) -> dict[int, list[Flag]]:
+        idx = self._fitted()
+        cfg = self.config
+        out: dict[int, list[Flag]] = {}
+        seen: set[tuple[int, int]] = set()
+        for p, start in idx.anchor_hits(ha, fa):
+            d = int(doc_of_word[max(start, 0)] if start < len(wh) else doc_of_word[-1])
+            if (d, p) in seen:
+                continue
+            part_wh = idx.short_words[p]
+            lo, hi = word_start[d], word_start[d + 1]
+            end = start + len(part_wh)
+            if start >= lo and end <= hi and np.array_equal(wh[start:end], part_wh):
+                kind, score, a, b = "exact", 1.0, start - lo, end - lo - 1
+            else:
+                spans = text_words(docs[d].text)
+                a, b = max(0, start - lo - 2), min(hi - lo - 1, end - lo + 1)
+                window = docs[d].text[spans[a][0] : spans[b][1]].lower() if b >= a else ""
+                score = lcs_ratio(" ".join(idx.short_norm[p]), " ".join(w.lower() for w in window.split()))
+                kind = "lcs"
+                if score < cfg.lcs_threshold:
+                    continue
+            seen.add((d, p))
+            spans = text_words(docs[d].text)
+            item = idx.items[int(idx.part_item[p])]
+            name = PART_NAMES[idx.part_kind[p]]
+            s0, s1 = spans[a][0], spans[b][1]
+            ev = Evidence(kind=kind, text=docs[d].text[s0:s1][:1000], doc_span=(s0, s1), item_span=None, part=name, weight=score)
+            out.setdefault(d, []).append(
+                Flag(
+                    doc_id=docs[d].id, item_id=item.id, level="token", score=score, threshold=cfg.threshold if kind == "exact" else cfg.lcs_threshold,
+                    part=name, benchmark=item.benchmark, scores={kind: score, "coverage": score}, evidence=(ev,),
+                )
+            )
+        return out
+
+    def _fitted(self) -> NGramIndex:
+        if self.index is None:
+            raise ConfigError("NGramScanner.fit(items) must be called before scanning")
+        return self.index
+
+
+def _runs(text: str, spans: list[tuple[int, int]], starts: np.ndarray, n: int, part: str, weight: float) -> list[Evidence]:
+    """Merge matched windows (word starts) into runs of words and give their character spans."""
+    if len(starts) == 0 or not spans:
+        return []
+    out: list[Evidence] = []
+    run_a, run_b = int(starts[0]), int(starts[0]) + n - 1
+    total = len(starts)
+    for s in starts[1:]:
+        s = int(s)
+        if s <= run_b + 1:
+            run_b = max(run_b, s + n - 1)
+        else:
+            out.append(_evidence(text, spans, run_a, run_b, part))
+            run_a, run_b = s, s + n - 1
+    out.append(_evidence(text, spans, run_a, run_b, part))
+    per = weight / max(total, 1)
+    return [Evidence(kind=e.kind, text=e.text, doc_span=e.doc_span, part=e.part, weight=round(per * e.weight, 4)) for e in out]
+
+
+def _evidence(text: str, spans: list[tuple[int, int]], a: int, b: int, part: str) -> Evidence:
+    b = min(b, len(spans) - 1)
+    s0, s1 = spans[a][0], spans[b][1]
+    snippet = text[s0:s1]
+    if len(snippet) > 1000:
+        snippet = snippet[:1000] + "…"
+    # ``weight`` temporarily holds the number of windows in the run; _runs rescales it.
+    return Evidence(kind="ngram", text=snippet, doc_span=(s0, s1), part=part, weight=float(b - a + 1))
+
+
+def _dedupe(flags: list[Flag]) -> list[Flag]:
+    """One flag per item (the best), best first."""
+    best: dict[str, Flag] = {}
+    for f in flags:
+        if f.item_id not in best or f.score > best[f.item_id].score:
+            best[f.item_id] = f
+    return sorted(best.values(), key=lambda f: (-f.score, f.item_id))
+
