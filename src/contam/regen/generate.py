@@ -1,0 +1,183 @@
+"""``regen.generate(task, seed) -> Instance``: a fresh, self-contained τ-bench instance and its grader.
+
+Paper 003 §3: a generator takes a shipped task and a seed and returns a reseeded initial
+world (re-keyed, with branch-deciding catalog content resampled), a re-derived reference
+program, a re-derived instruction, and the goal state computed by replaying that program.
+
+The fresh world is stored by reference (domain + seed: :func:`world_state` rebuilds it) plus
+the catalog patch; the instance carries the goal *delta* (entities the reference changes)
+and the goal hash, so instances stay small and generation fast.
+
+>>> inst = generate("retail", 0, seed=5)
+>>> inst.instruction.startswith("You are ") and "#W2378156" not in inst.instruction
+True
+>>> world_state(inst).state_hash() != inst.goal_hash   # the reference changes the world
+True
+"""
+
+from __future__ import annotations
+
+import json
+from collections import OrderedDict
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from contam.errors import ConfigError
+from contam.records import Record
+from contam.regen import branch
+from contam.regen.rekey import KeyMap, map_digest
+from contam.regen.replay import Replay, run_actions
+from contam.regen.text import Span, find_spans, rewrite
+from contam.regen.world import KEY_CLASS, State, load_tasks, load_world, translate
+
+#: Free-text action arguments whose ids are renamed by span (the rest are typed fields).
+TEXT_ARGS = ("summary", "thought")
+
+
+@dataclass(frozen=True)
+class Instance(Record):
+    """One regenerated task. ``actions`` / ``outputs`` / ``instruction`` are in the fresh id space."""
+
+    domain: str
+    task_index: int
+    seed: int
+    world: dict[str, Any]
+    branch: str | None
+    catalog_patch: dict[str, bool]
+    user_id: str
+    instruction: str
+    actions: list[dict[str, Any]]
+    outputs: list[str]
+    goal_hash: str
+    goal_delta: list[list[str]]
+    errors: list[str]
+
+    @property
+    def key(self) -> str:
+        return f"{self.domain}/{self.task_index}/{self.seed}"
+
+
+@dataclass(frozen=True)
+class TaskPlan:
+    """What is computed once per shipped task: text spans and task-specific extra values."""
+
+    task: dict[str, Any]
+    instruction_spans: list[Span]
+    output_spans: list[list[Span]]
+    extra: dict[str, set[str]]
+
+
+def _extra_values(domain: str, task: dict[str, Any]) -> dict[str, set[str]]:
+    """Values a task uses that are not database originals but must be renamed too."""
+    extra: dict[str, set[str]] = {}
+
+    def walk(obj: Any, cls: str | None) -> None:
+        if isinstance(obj, dict):
+            for k, v in obj.items():
+                walk(v, KEY_CLASS.get(k))
+        elif isinstance(obj, list):
+            for v in obj:
+                walk(v, cls)
+        elif isinstance(obj, str) and obj.strip() and cls in ("address1", "address2", "zip", "name"):
+            extra.setdefault(cls, set()).add(obj)
+
+    walk([a.get("kwargs") for a in task["actions"]], None)
+    user = load_world(domain).tables["users"].get(task["user_id"])
+    if user is not None:
+        extra["last4"] = {m["last_four"] for m in user["payment_methods"].values() if m.get("last_four")}
+    return extra
+
+
+@cache
+def task_plan(domain: str, index: int) -> TaskPlan:
+    tasks = load_tasks(domain)
+    if not 0 <= index < len(tasks):
+        raise ConfigError(f"{domain} has tasks 0..{len(tasks) - 1}, not {index}")
+    task = tasks[index]
+    extra = _extra_values(domain, task)
+    return TaskPlan(task, find_spans(task["instruction"], domain, extra),
+                    [find_spans(o, domain, extra) for o in task["outputs"]], extra)
+
+
+_MAPS: OrderedDict[tuple[str, int], KeyMap] = OrderedDict()
+
+
+def world_map(domain: str, seed: int) -> KeyMap:
+    """The seed's re-keying map of ``domain`` (a small LRU cache: tasks of one seed share it)."""
+    key = (domain, seed)
+    km = _MAPS.get(key)
+    if km is None:
+        km = KeyMap.build(domain, seed)
+        _MAPS[key] = km
+        while len(_MAPS) > 4:
+            _MAPS.popitem(last=False)
+    else:
+        _MAPS.move_to_end(key)
+    return km
+
+
+def rekey_actions(actions: list[dict[str, Any]], km: KeyMap, domain: str, extra: dict[str, set[str]]) -> list[dict[str, Any]]:
+    """Actions with typed id fields translated and free-text arguments rewritten by span."""
+    out = []
+    for act in actions:
+        kwargs = translate(act.get("kwargs") or {}, km)
+        for k in TEXT_ARGS:
+            if isinstance(kwargs.get(k), str):
+                kwargs[k] = rewrite(kwargs[k], find_spans(kwargs[k], domain, extra), km)
+        out.append({"name": act["name"], "kwargs": kwargs})
+    return out
+
+
+def generate(domain: str, index: int, seed: int, km: KeyMap | None = None) -> Instance:
+    """Regenerate shipped task ``index`` of ``domain`` at ``seed`` (``km``: a prebuilt map of the seed)."""
+    return generate_full(domain, index, seed, km)[0]
+
+
+def generate_full(domain: str, index: int, seed: int, km: KeyMap | None = None) -> tuple[Instance, KeyMap, branch.Derivation]:
+    """:func:`generate` plus the task-scoped map and the branch derivation (for the audit)."""
+    plan = task_plan(domain, index)
+    task = plan.task
+    base = km if km is not None else world_map(domain, seed)
+    skm = base.scoped(f"task{index}")
+    deriv = branch.derive(domain, index, seed)
+    actions = rekey_actions(deriv.actions, skm, domain, plan.extra)
+    state = State(load_world(domain), skm, deriv.patches(), deriv.patch_key)
+    run: Replay = run_actions(domain, state, actions)
+    inst = Instance(
+        domain=domain, task_index=index, seed=seed,
+        world={"domain": domain, "seed": seed, "map_digest": _digest(base)},
+        branch=deriv.branch, catalog_patch=deriv.availability,
+        user_id=skm.fwd("user", task["user_id"]),
+        instruction=rewrite(task["instruction"], plan.instruction_spans, skm),
+        actions=actions,
+        outputs=[rewrite(o, sp, skm) for o, sp in zip(task["outputs"], plan.output_spans, strict=True)],
+        goal_hash=run.goal_hash,
+        goal_delta=[list(t) for t in state.diff()],
+        errors=list(run.errors),
+    )
+    return inst, skm, deriv
+
+
+_DIGESTS: dict[int, str] = {}
+
+
+def _digest(km: KeyMap) -> str:
+    d = _DIGESTS.get(id(km))
+    if d is None or len(_DIGESTS) > 64:
+        if len(_DIGESTS) > 64:
+            _DIGESTS.clear()
+        d = map_digest(km)
+        _DIGESTS[id(km)] = d
+    return d
+
+
+def world_state(inst: Instance, km: KeyMap | None = None) -> State:
+    """A fresh, untouched state of the instance's world (what an agent under test starts from)."""
+    base = km if km is not None else world_map(inst.domain, inst.seed)
+    deriv = branch.derive(inst.domain, inst.task_index, inst.seed)
+    return State(load_world(inst.domain), base.scoped(f"task{inst.task_index}"), deriv.patches(), deriv.patch_key)
+
+
+def dumps(inst: Instance) -> str:
+    return json.dumps(inst.to_dict(), ensure_ascii=False)

@@ -1,0 +1,119 @@
+"""The replay oracle: run a reference program on a fresh copy of a world, hash the result.
+
+Paper 003 §2-3: the goal state of a task is not annotated, it is computed by replaying the
+task's reference actions; grading is τ-bench's: the canonical final state after the agent's
+actions must hash equal to the replayed goal, and every required output must appear in the
+agent's messages.
+
+>>> from contam.regen.world import load_tasks
+>>> oracle = ReplayOracle("retail")
+>>> run = oracle.replay(load_tasks("retail")[0]["actions"])
+>>> run.errors
+('', '', '', '', '')
+>>> oracle.grade(load_tasks("retail")[0]["actions"], run.goal_hash, outputs=[], messages=[]).passed
+True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from contam.records import Record
+from contam.regen import tools_airline, tools_retail
+from contam.regen.tools_retail import ToolError
+from contam.regen.world import IdMap, Patch, State, World, load_world
+
+DOMAIN_TOOLS: dict[str, dict[str, Callable[..., str]]] = {"retail": tools_retail.TOOLS, "airline": tools_airline.TOOLS}
+
+
+@dataclass(frozen=True)
+class Replay(Record):
+    """The outcome of replaying one action list.
+
+    ``errors[i]`` is "" when action ``i`` ran clean, else the error kind
+    (``not_found``, ``wrong_status``, ``insufficient_balance``, ``invalid_argument``, ``unknown_tool``).
+    """
+
+    goal_hash: str
+    errors: tuple[str, ...]
+    observations: tuple[str, ...]
+
+    @property
+    def clean(self) -> bool:
+        return not any(self.errors)
+
+
+@dataclass(frozen=True)
+class Grade(Record):
+    """τ-bench's grade of one episode: state hash equality and required outputs said."""
+
+    passed: bool
+    state_match: bool
+    outputs_found: tuple[bool, ...]
+
+
+def call_tool(domain: str, state: State, name: str, kwargs: dict[str, Any]) -> str:
+    """Run one tool call; raises :class:`ToolError` on an invalid call (unknown tool or arguments too)."""
+    fn = DOMAIN_TOOLS[domain].get(name)
+    if fn is None:
+        err = ToolError(f"unknown tool {name}")
+        err.kind = "unknown_tool"
+        raise err
+    try:
+        return fn(state, **kwargs)
+    except TypeError as e:  # missing / unexpected arguments are the caller's mistake, not ours
+        raise tools_retail.InvalidArgument(f"bad arguments for {name}: {e}") from None
+    except (KeyError, IndexError, AttributeError) as e:  # malformed nested arguments
+        raise tools_retail.InvalidArgument(f"malformed arguments for {name}: {e!r}") from None
+
+
+def run_actions(domain: str, state: State, actions: Sequence[dict[str, Any]]) -> Replay:
+    """Apply ``actions`` to ``state`` in order (it is mutated) and record each call's result."""
+    errors, obs = [], []
+    for act in actions:
+        try:
+            obs.append(call_tool(domain, state, act["name"], act.get("kwargs") or {}))
+            errors.append("")
+        except ToolError as e:
+            obs.append(f"Error: {e}")
+            errors.append(e.kind)
+    return Replay(state.state_hash(), tuple(errors), tuple(obs))
+
+
+def normalize_output(text: str) -> str:
+    """τ-bench's output match: case-insensitive, commas removed."""
+    return text.lower().replace(",", "")
+
+
+class ReplayOracle:
+    """Goal states by replay, and τ-bench grading, for one domain.
+
+    ``idmap`` and ``patches`` select a regenerated world (see :mod:`contam.regen.generate`);
+    without them it is the shipped world.
+    """
+
+    def __init__(self, domain: str, idmap: IdMap | None = None, patches: dict[tuple[str, str], Patch] | None = None,
+                 patch_key: str = "") -> None:
+        self.domain = domain
+        self.world: World = load_world(domain)
+        self.idmap = idmap
+        self.patches = patches
+        self.patch_key = patch_key
+
+    def fresh_state(self) -> State:
+        """A fresh, untouched copy of this oracle's world."""
+        return State(self.world, self.idmap, self.patches, self.patch_key)
+
+    def replay(self, actions: Sequence[dict[str, Any]]) -> Replay:
+        """Replay ``actions`` on a fresh copy: goal hash, per-position errors, observations."""
+        return run_actions(self.domain, self.fresh_state(), actions)
+
+    def grade(self, agent_actions: Sequence[dict[str, Any]], goal_hash: str, outputs: Sequence[str],
+              messages: Sequence[str]) -> Grade:
+        """Grade an agent episode (its tool calls and its messages) against a goal hash."""
+        final = self.replay(agent_actions).goal_hash
+        said = normalize_output(" ".join(messages))
+        found = tuple(normalize_output(o) in said for o in outputs)
+        return Grade(final == goal_hash and all(found), final == goal_hash, found)

@@ -1,0 +1,271 @@
+"""The τ-bench airline tools, written from the semantics the data and reference actions imply.
+
+Same contract as :mod:`contam.regen.tools_retail`: read tools return JSON text, write tools
+validate first and then change the state, raising a typed ``ToolError`` on invalid calls.
+
+>>> from contam.regen.world import State, load_world
+>>> s = State(load_world("airline"))
+>>> cancel_reservation(s, reservation_id="NOPE00")
+Traceback (most recent call last):
+...
+contam.regen.tools_retail.NotFound: reservation not found
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+from collections.abc import Callable
+from datetime import date as _date
+from datetime import timedelta
+from typing import Any
+
+from contam.regen.tools_retail import (
+    InsufficientBalance,
+    InvalidArgument,
+    NotFound,
+    WrongStatus,
+    calculate,
+    think,
+    transfer_to_human_agents,
+)
+from contam.regen.world import State
+
+# Booking fixed fees (the airline policy's numbers): travel insurance per passenger, per extra bag.
+INSURANCE_FEE = 30
+BAG_FEE = 50
+#: Codes a new booking takes, in order (the first one not already used).
+NEW_RESERVATION_CODES = ("HATHAT", "HATHAU", "HATHAV")
+
+
+def _dump(obj: Any) -> str:
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+
+
+def _user(st: State, user_id: str, edit: bool = False) -> dict[str, Any]:
+    user = st.edit("users", user_id) if edit else st.get("users", user_id)
+    if user is None:
+        raise NotFound("user not found")
+    return user
+
+
+def _reservation(st: State, reservation_id: str, edit: bool = False) -> dict[str, Any]:
+    res = st.edit("reservations", reservation_id) if edit else st.get("reservations", reservation_id)
+    if res is None:
+        raise NotFound("reservation not found")
+    return res
+
+
+def _flight_on(st: State, flight_number: str, day: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    flight = st.get("flights", flight_number)
+    if flight is None:
+        raise NotFound(f"flight {flight_number} not found")
+    data = flight["dates"].get(day)
+    if data is None:
+        raise NotFound(f"flight {flight_number} not found on date {day}")
+    if data["status"] != "available":
+        raise WrongStatus(f"flight {flight_number} not available on date {day}")
+    return flight, data
+
+
+def _charge_method(st: State, user: dict[str, Any], payment_id: str) -> dict[str, Any]:
+    method = user["payment_methods"].get(payment_id)
+    if method is None:
+        raise NotFound("payment method not found")
+    return method
+
+
+# ----------------------------------------------------------------------------- read tools
+def get_user_details(st: State, /, user_id: str) -> str:
+    _user(st, user_id)
+    return st.text("users", user_id)
+
+
+def get_reservation_details(st: State, /, reservation_id: str) -> str:
+    _reservation(st, reservation_id)
+    return st.text("reservations", reservation_id)
+
+
+def list_all_airports(st: State, /) -> str:
+    codes = sorted({k for f in st.world.tables["flights"].values() for k in (f["origin"], f["destination"])})
+    return _dump(codes)
+
+
+def _leg(flight: dict[str, Any], data: dict[str, Any], day: str | None = None) -> dict[str, Any]:
+    out = {k: v for k, v in flight.items() if k != "dates"}
+    out.update(data)
+    if day is not None:
+        out["date"] = day
+    return out
+
+
+def search_direct_flight(st: State, /, origin: str, destination: str, date: str) -> str:
+    found = []
+    for orig_fn in st.world.index["route"].get((origin, destination), []):
+        flight = st.get("flights", st.to_fresh("flight", orig_fn))
+        data = flight["dates"].get(date)
+        if data is not None and data["status"] == "available":
+            found.append(_leg(flight, data))
+    return _dump(found)
+
+
+def search_onestop_flight(st: State, /, origin: str, destination: str, date: str) -> str:
+    found = []
+    for fn1 in st.world.index["by_origin"].get(origin, []):
+        f1 = st.get("flights", st.to_fresh("flight", fn1))
+        d1 = f1["dates"].get(date)
+        if d1 is None or d1["status"] != "available" or f1["destination"] == destination:
+            continue
+        day2 = date
+        if "+1" in f1["scheduled_arrival_time_est"]:
+            day2 = (_date.fromisoformat(date) + timedelta(days=1)).isoformat()
+        for fn2 in st.world.index["route"].get((f1["destination"], destination), []):
+            f2 = st.get("flights", st.to_fresh("flight", fn2))
+            d2 = f2["dates"].get(day2)
+            if d2 is None or d2["status"] != "available":
+                continue
+            if "+1" not in f1["scheduled_arrival_time_est"] and f1["scheduled_arrival_time_est"] > f2["scheduled_departure_time_est"]:
+                continue
+            found.append([_leg(f1, d1, date), _leg(f2, d2, day2)])
+    return _dump(found)
+
+
+# ---------------------------------------------------------------------------- write tools
+def book_reservation(st: State, /, user_id: str, origin: str, destination: str, flight_type: str, cabin: str,
+                     flights: list[dict[str, Any]], passengers: list[dict[str, Any]], payment_methods: list[dict[str, Any]],
+                     total_baggages: int, nonfree_baggages: int, insurance: str) -> str:
+    user = _user(st, user_id, edit=True)
+    code = next((c for c in NEW_RESERVATION_CODES if not st.exists("reservations", c)), None)
+    if code is None:
+        raise InvalidArgument("no reservation code left")
+    legs, total = [], 0.0
+    for leg in flights:
+        flight, data = _flight_on(st, leg["flight_number"], leg["date"])
+        if data["available_seats"][cabin] < len(passengers):
+            raise WrongStatus(f"not enough seats on flight {leg['flight_number']}")
+        price = data["prices"][cabin]
+        legs.append({"origin": flight["origin"], "destination": flight["destination"], "flight_number": leg["flight_number"],
+                     "date": leg["date"], "price": price})
+        total += price * len(passengers)
+    if insurance == "yes":
+        total += INSURANCE_FEE * len(passengers)
+    total += BAG_FEE * nonfree_baggages
+    paid = 0.0
+    for pm in payment_methods:
+        method = _charge_method(st, user, pm["payment_id"])
+        if method["source"] in ("gift_card", "certificate") and method["amount"] < pm["amount"]:
+            raise InsufficientBalance(f"not enough balance in payment method {pm['payment_id']}")
+        paid += pm["amount"]
+    if round(paid, 2) != round(total, 2):
+        raise InvalidArgument(f"payment amount does not add up, total price is {total}, but paid {paid}")
+    for pm in payment_methods:
+        method = user["payment_methods"][pm["payment_id"]]
+        if method["source"] == "gift_card":
+            method["amount"] = round(method["amount"] - pm["amount"], 2)
+        elif method["source"] == "certificate":
+            del user["payment_methods"][pm["payment_id"]]
+    reservation = {
+        "reservation_id": code, "user_id": user_id, "origin": origin, "destination": destination, "flight_type": flight_type,
+        "cabin": cabin, "flights": legs, "passengers": copy.deepcopy(passengers), "payment_history": copy.deepcopy(payment_methods),
+        "created_at": "2024-05-15T15:00:00", "total_baggages": total_baggages, "nonfree_baggages": nonfree_baggages,
+        "insurance": insurance,
+    }
+    st.put("reservations", code, reservation)
+    user["reservations"].append(code)
+    return _dump(reservation)
+
+
+def cancel_reservation(st: State, /, reservation_id: str) -> str:
+    res = _reservation(st, reservation_id, edit=True)
+    if res.get("status") == "cancelled":
+        raise WrongStatus("reservation already cancelled")
+    refunds = [{"payment_id": p["payment_id"], "amount": -p["amount"]} for p in res["payment_history"]]
+    res["payment_history"].extend(refunds)
+    res["status"] = "cancelled"
+    return _dump(res)
+
+
+def send_certificate(st: State, /, user_id: str, amount: float) -> str:
+    user = _user(st, user_id, edit=True)
+    # A deterministic new id from the amount and how many methods the user has: the same call
+    # in the shipped and in a re-keyed world mints the same id (ids are not inputs).
+    n = len(user["payment_methods"])
+    digest = int(hashlib.sha256(f"certificate|{amount}|{n}".encode()).hexdigest(), 16)
+    payment_id = f"certificate_{1000000 + digest % 9000000}"
+    user["payment_methods"][payment_id] = {"source": "certificate", "amount": amount, "id": payment_id}
+    return f"Certificate {payment_id} added to user {user_id} with amount {amount}."
+
+
+def update_reservation_baggages(st: State, /, reservation_id: str, total_baggages: int, nonfree_baggages: int, payment_id: str) -> str:
+    res = _reservation(st, reservation_id, edit=True)
+    user = _user(st, res["user_id"], edit=True)
+    price = BAG_FEE * max(0, nonfree_baggages - res["nonfree_baggages"])
+    method = _charge_method(st, user, payment_id)
+    if method["source"] == "certificate":
+        raise InvalidArgument("certificate cannot be used to update reservation")
+    if method["source"] == "gift_card" and method["amount"] < price:
+        raise InsufficientBalance("gift card balance is not enough")
+    res["total_baggages"] = total_baggages
+    res["nonfree_baggages"] = nonfree_baggages
+    if price:
+        res["payment_history"].append({"payment_id": payment_id, "amount": price})
+        if method["source"] == "gift_card":
+            method["amount"] = round(method["amount"] - price, 2)
+    return _dump(res)
+
+
+def update_reservation_flights(st: State, /, reservation_id: str, cabin: str, flights: list[dict[str, Any]], payment_id: str) -> str:
+    res = _reservation(st, reservation_id, edit=True)
+    user = _user(st, res["user_id"], edit=True)
+    n = len(res["passengers"])
+    legs, total = [], 0.0
+    for leg in flights:
+        kept = next((f for f in res["flights"] if f["flight_number"] == leg["flight_number"] and f["date"] == leg["date"]
+                     and cabin == res["cabin"]), None)
+        if kept is not None:  # an unchanged leg keeps the price paid for it
+            legs.append(dict(kept))
+            total += kept["price"] * n
+            continue
+        flight, data = _flight_on(st, leg["flight_number"], leg["date"])
+        if data["available_seats"][cabin] < n:
+            raise WrongStatus(f"not enough seats on flight {leg['flight_number']}")
+        legs.append({"origin": flight["origin"], "destination": flight["destination"], "flight_number": leg["flight_number"],
+                     "date": leg["date"], "price": data["prices"][cabin]})
+        total += data["prices"][cabin] * n
+    total -= sum(f["price"] for f in res["flights"]) * n
+    method = _charge_method(st, user, payment_id)
+    if method["source"] == "certificate":
+        raise InvalidArgument("certificate cannot be used to update reservation")
+    if method["source"] == "gift_card" and method["amount"] < total:
+        raise InsufficientBalance("gift card balance is not enough")
+    if total != 0:
+        res["payment_history"].append({"payment_id": payment_id, "amount": total})
+        if method["source"] == "gift_card":
+            method["amount"] = round(method["amount"] - total, 2)
+    res["flights"] = legs
+    res["cabin"] = cabin
+    return _dump(res)
+
+
+def update_reservation_passengers(st: State, /, reservation_id: str, passengers: list[dict[str, Any]]) -> str:
+    res = _reservation(st, reservation_id, edit=True)
+    if len(passengers) != len(res["passengers"]):
+        raise InvalidArgument("number of passengers does not match")
+    res["passengers"] = copy.deepcopy(passengers)
+    return _dump(res)
+
+
+TOOLS: dict[str, Callable[..., str]] = {
+    f.__name__: f
+    for f in (
+        get_user_details, get_reservation_details, list_all_airports, search_direct_flight, search_onestop_flight,
+        book_reservation, cancel_reservation, send_certificate, update_reservation_baggages, update_reservation_flights,
+        update_reservation_passengers, calculate, think, transfer_to_human_agents,
+    )
+}
+
+WRITE_TOOLS = frozenset({
+    "book_reservation", "cancel_reservation", "send_certificate", "update_reservation_baggages",
+    "update_reservation_flights", "update_reservation_passengers",
+})

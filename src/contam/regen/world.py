@@ -1,0 +1,381 @@
+"""Typed τ-bench worlds, a copy-on-write state over them, and the canonical state hash.
+
+A :class:`World` is the shipped database of one domain (read-only, loaded once). A
+:class:`State` is one episode's mutable view of it: entities are copied (and, for a
+re-keyed instance, translated into the fresh id space) only when a tool first touches
+them, so a fresh instance costs a handful of entity copies rather than a deep copy of
+the whole database (paper 003 §3: the replay oracle must be cheap enough to run on every
+instance).
+
+The state hash is canonical: two states built on the same initial world hash equal iff
+every entity is equal. It hashes the initial world's key plus the sorted set of entities
+that differ from their initial value, so it never has to serialise untouched entities.
+
+>>> w = load_world("retail")
+>>> s = State(w)
+>>> s.get("orders", "#W2378156")["status"]
+'delivered'
+>>> State(w).state_hash() == s.state_hash()   # reading does not change the state
+True
+"""
+
+from __future__ import annotations
+
+import copy
+import gzip
+import hashlib
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any, Protocol
+
+from contam.data import data_path
+from contam.errors import ConfigError
+
+DOMAINS = ("retail", "airline")
+
+#: The tables of each domain, named as τ-bench names its data files.
+TABLES: dict[str, tuple[str, ...]] = {
+    "retail": ("users", "orders", "products"),
+    "airline": ("users", "reservations", "flights"),
+}
+
+#: Which id class the key of each table belongs to.
+TABLE_CLASS: dict[str, str] = {
+    "users": "user",
+    "orders": "order",
+    "products": "product",
+    "reservations": "reservation",
+    "flights": "flight",
+}
+
+#: Field name -> id class. A string (or list of strings) under one of these keys is an
+#: identifier (or personal datum) that re-keying renames. Anything else is inert content
+#: (product names, options, cities, dates, statuses, prices) and is kept as is.
+KEY_CLASS: dict[str, str] = {
+    "order_id": "order",
+    "orders": "order",
+    "user_id": "user",
+    "product_id": "product",
+    "item_id": "item",
+    "item_ids": "item",
+    "new_item_ids": "item",
+    "exchange_items": "item",
+    "exchange_new_items": "item",
+    "return_items": "item",
+    "payment_method_id": "payment",
+    "payment_id": "payment",
+    "exchange_payment_method_id": "payment",
+    "return_payment_method_id": "payment",
+    "id": "payment",  # only payment-method records carry a bare ``id``
+    "tracking_id": "tracking",
+    "email": "email",
+    "first_name": "name",
+    "last_name": "name",
+    "address1": "address1",
+    "address2": "address2",
+    "zip": "zip",
+    "last_four": "last4",
+    "reservation_id": "reservation",
+    "reservations": "reservation",
+    "flight_number": "flight",
+}
+
+#: Dicts whose *keys* are ids of a class (``variants`` keyed by item id, ...).
+DICT_KEY_CLASS: dict[str, str] = {"variants": "item", "payment_methods": "payment"}
+
+
+class IdMap(Protocol):
+    """What a :class:`State` needs from a re-keying map (see :class:`contam.regen.rekey.KeyMap`)."""
+
+    key: str
+
+    def fwd(self, cls: str, value: str) -> str: ...
+
+    def inv(self, cls: str, value: str) -> str | None: ...
+
+
+@dataclass(frozen=True)
+class World:
+    """The shipped database of one τ-bench domain, read-only, with lookup indices."""
+
+    domain: str
+    tables: dict[str, dict[str, dict[str, Any]]]
+    index: dict[str, dict[Any, Any]] = field(default_factory=dict)
+
+    def originals(self) -> dict[str, set[str]]:
+        """Every original value of every id class that occurs in the database."""
+        out: dict[str, set[str]] = {}
+        for table, rows in self.tables.items():
+            out.setdefault(TABLE_CLASS[table], set()).update(rows)
+            for row in rows.values():
+                _collect(row, None, out)
+        return out
+
+
+def _collect(obj: Any, cls: str | None, out: dict[str, set[str]]) -> None:
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            if k in DICT_KEY_CLASS and isinstance(v, dict):
+                out.setdefault(DICT_KEY_CLASS[k], set()).update(v)
+            _collect(v, KEY_CLASS.get(k), out)
+    elif isinstance(obj, list):
+        for v in obj:
+            _collect(v, cls, out)
+    elif isinstance(obj, str) and cls is not None:
+        out.setdefault(cls, set()).add(obj)
+
+
+@cache
+def load_world(domain: str) -> World:
+    """Load the shipped database of ``domain`` ("retail" or "airline"); cached per process."""
+    if domain not in DOMAINS:
+        raise ConfigError(f"unknown domain {domain!r}; expected one of {', '.join(DOMAINS)}")
+    tables = {}
+    for table in TABLES[domain]:
+        with gzip.open(data_path(f"taubench/{domain}_{table}.json.gz"), "rt", encoding="utf-8") as fh:
+            tables[table] = json.load(fh)
+    index: dict[str, dict[Any, Any]] = {"email": {}, "name_zip": {}}
+    for uid, u in tables["users"].items():
+        index["email"][u["email"]] = uid
+        key = (u["name"]["first_name"].lower(), u["name"]["last_name"].lower(), u["address"]["zip"])
+        index["name_zip"][key] = uid
+    if domain == "airline":
+        route: dict[tuple[str, str], list[str]] = {}
+        by_origin: dict[str, list[str]] = {}
+        for fn, f in sorted(tables["flights"].items()):
+            route.setdefault((f["origin"], f["destination"]), []).append(fn)
+            by_origin.setdefault(f["origin"], []).append(fn)
+        index["route"] = route
+        index["by_origin"] = by_origin
+    return World(domain, tables, index)
+
+
+@cache
+def load_tasks(domain: str) -> tuple[dict[str, Any], ...]:
+    """The shipped τ-bench test tasks of ``domain`` (tuple of dicts, in task-index order)."""
+    if domain not in DOMAINS:
+        raise ConfigError(f"unknown domain {domain!r}; expected one of {', '.join(DOMAINS)}")
+    with gzip.open(data_path(f"taubench/tasks_{domain}_test.jsonl.gz"), "rt", encoding="utf-8") as fh:
+        return tuple(json.loads(line) for line in fh if line.strip())
+
+
+def translate(obj: Any, idmap: IdMap | None, cls: str | None = None) -> Any:
+    """A deep copy of ``obj`` with every id-bearing field renamed through ``idmap``.
+
+    With ``idmap=None`` it is a plain deep copy (the shipped world).
+    """
+    if isinstance(obj, dict):
+        out = {}
+        for k, v in obj.items():
+            kc = DICT_KEY_CLASS.get(k)
+            if kc is not None and isinstance(v, dict):
+                out[k] = {(idmap.fwd(kc, kk) if idmap else kk): translate(vv, idmap) for kk, vv in v.items()}
+            else:
+                out[k] = translate(v, idmap, KEY_CLASS.get(k))
+        return out
+    if isinstance(obj, list):
+        return [translate(v, idmap, cls) for v in obj]
+    if isinstance(obj, str) and cls is not None and idmap is not None and obj:
+        return idmap.fwd(cls, obj)  # an empty field ("address2": "") stays empty
+    return obj
+
+
+def _dumps(obj: Any) -> str:
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+
+
+_OPEN, _CLOSE = "\ue000", "\ue001"
+
+
+@dataclass(frozen=True)
+class Template:
+    """An entity's JSON text with its id leaves cut out, to be filled per map.
+
+    ``pieces`` interleave with ``slots`` (class, original value): text = p0 + fwd(s0) + p1 + ...
+    """
+
+    pieces: tuple[str, ...]
+    slots: tuple[tuple[str, str], ...]
+
+    def fill(self, idmap: IdMap | None) -> str:
+        if idmap is None:
+            vals = [v for _, v in self.slots]
+        else:
+            vals = [idmap.fwd(c, v) for c, v in self.slots]
+        out = [self.pieces[0]]
+        for v, p in zip(vals, self.pieces[1:], strict=True):
+            out.append(v)
+            out.append(p)
+        return "".join(out)
+
+
+class _Recorder:
+    """An IdMap that replaces each id by a numbered sentinel, recording what it replaced."""
+
+    key = "template"
+
+    def __init__(self) -> None:
+        self.slots: list[tuple[str, str]] = []
+
+    def fwd(self, cls: str, value: str) -> str:
+        self.slots.append((cls, value))
+        return f"{_OPEN}{len(self.slots) - 1}{_CLOSE}"
+
+    def inv(self, cls: str, value: str) -> str | None:  # pragma: no cover - not used
+        return None
+
+
+_TEMPLATES: dict[tuple[str, str, str], Template] = {}
+
+
+def template(world: World, table: str, key: str) -> Template:
+    """The (cached) fill-in template of one shipped entity."""
+    slot = (world.domain, table, key)
+    tpl = _TEMPLATES.get(slot)
+    if tpl is None:
+        rec = _Recorder()
+        text = _dumps(translate(world.tables[table][key], rec))
+        parts = text.split(_OPEN)
+        pieces, order = [parts[0]], []
+        for part in parts[1:]:
+            num, rest = part.split(_CLOSE, 1)
+            order.append(rec.slots[int(num)])
+            pieces.append(rest)
+        tpl = Template(tuple(pieces), tuple(order))
+        _TEMPLATES[slot] = tpl
+    return tpl
+
+
+def canon(obj: Any) -> str:
+    """Canonical JSON text (sorted keys, no spaces): equal data gives equal text."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+#: A patch edits an entity (in the shipped id space) before it is translated; used by
+#: branch selection to resample catalog content (``available`` flags) per instance.
+Patch = Callable[[dict[str, Any]], None]
+
+
+class State:
+    """One episode's mutable view of a world: copy-on-access, optionally re-keyed.
+
+    ``get(table, id)`` returns the live (mutable) entity in this state's id space, or None.
+    """
+
+    def __init__(self, world: World, idmap: IdMap | None = None, patches: dict[tuple[str, str], Patch] | None = None,
+                 patch_key: str = "") -> None:
+        self.world = world
+        self.idmap = idmap
+        self.patches = patches or {}
+        self.key = f"{world.domain}|{idmap.key if idmap else 'shipped'}|{patch_key}"
+        self._live: dict[tuple[str, str], dict[str, Any] | None] = {}
+        self._initial: dict[tuple[str, str], str | None] = {}
+        self._dirty: set[tuple[str, str]] = set()
+        self._diff: list[tuple[str, str, str]] | None = None
+
+    # -- id translation at the tool boundary -------------------------------------------
+    def to_orig(self, cls: str, value: str) -> str | None:
+        return value if self.idmap is None else self.idmap.inv(cls, value)
+
+    def to_fresh(self, cls: str, value: str) -> str:
+        return value if self.idmap is None else self.idmap.fwd(cls, value)
+
+    # -- entity access -----------------------------------------------------------------
+    def get(self, table: str, key: str) -> dict[str, Any] | None:
+        slot = (table, key)
+        if slot in self._live:
+            return self._live[slot]
+        orig = self.to_orig(TABLE_CLASS[table], key) if isinstance(key, str) else None
+        base = self.world.tables[table].get(orig) if orig is not None else None
+        if base is None:
+            return None
+        patch = self.patches.get((table, orig))
+        if patch is not None:
+            base = copy.deepcopy(base)
+            patch(base)
+            text = _dumps(translate(base, self.idmap))
+        else:
+            # Fast path: fill the entity's precomputed JSON template with this map's fresh ids.
+            text = template(self.world, table, orig).fill(self.idmap)
+        ent = json.loads(text)
+        self._live[slot] = ent
+        self._initial[slot] = text
+        return ent
+
+    def edit(self, table: str, key: str) -> dict[str, Any] | None:
+        """Like :meth:`get`, for a tool about to change the entity (only edited ones are diffed)."""
+        ent = self.get(table, key)
+        if ent is not None:
+            self._dirty.add((table, key))
+            self._diff = None
+        return ent
+
+    def text(self, table: str, key: str) -> str | None:
+        """The entity as compact JSON (the cached initial text while it is unedited)."""
+        ent = self.get(table, key)
+        if ent is None:
+            return None
+        slot = (table, key)
+        return self._initial[slot] if slot not in self._dirty and self._initial.get(slot) else _dumps(ent)
+
+    def put(self, table: str, key: str, entity: dict[str, Any]) -> None:
+        """Insert a new entity (a booking); a key that exists is overwritten."""
+        slot = (table, key)
+        self._dirty.add(slot)
+        self._diff = None
+        if slot not in self._initial:
+            existing = self.get(table, key)
+            if existing is None:
+                self._initial[slot] = None
+        self._live[slot] = entity
+
+    def exists(self, table: str, key: str) -> bool:
+        return self.get(table, key) is not None
+
+    def keys(self, table: str) -> Iterator[str]:
+        """Every key of ``table`` in this state's id space (shipped order, then new ones)."""
+        cls = TABLE_CLASS[table]
+        seen = set()
+        for orig in self.world.tables[table]:
+            k = self.to_fresh(cls, orig)
+            seen.add(k)
+            yield k
+        for t, k in list(self._live):
+            if t == table and k not in seen and self._live[(t, k)] is not None:
+                yield k
+
+    # -- canonical hash ----------------------------------------------------------------
+    def diff(self, full: bool = False) -> list[tuple[str, str, str]]:
+        """Entities that differ from the initial world: sorted (table, key, canonical JSON).
+
+        Only entities a tool edited are compared; ``full=True`` compares every entity this
+        state has touched (the audit uses it to check that tools declare their edits).
+        """
+        if not full and self._diff is not None:
+            return self._diff
+        out = []
+        for slot in list(self._live if full else self._dirty):
+            ent = self._live[slot]
+            init = self._initial.get(slot)
+            if ent is not None and init is not None and _dumps(ent) == init:
+                continue  # untouched (same text in the same key order)
+            text = canon(ent) if ent is not None else "null"
+            if text != (canon(json.loads(init)) if init is not None else "null"):
+                out.append((slot[0], slot[1], text))
+        out.sort()
+        if not full:
+            self._diff = out
+        return out
+
+    def state_hash(self) -> str:
+        """SHA-256 of the canonical final state (initial-world key + changed entities)."""
+        h = hashlib.sha256(self.key.encode())
+        for table, key, text in self.diff():
+            h.update(b"\x00" + table.encode() + b"\x01" + key.encode() + b"\x02" + text.encode())
+        return h.hexdigest()
+
+    def materialize(self) -> dict[str, dict[str, dict[str, Any]]]:
+        """The whole database of this state as plain data (slow: translates every entity)."""
+        return {t: {k: copy.deepcopy(self.get(t, k)) for k in self.keys(t)} for t in self.world.tables}
