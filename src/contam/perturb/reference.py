@@ -1,0 +1,148 @@
+"""Reference sets: isomorphic instances for math word problems, permutations for multiple choice.
+
+The one call other modules need::
+
+    >>> from contam.data import load_benchmark
+    >>> from contam.perturb import make_reference_set
+    >>> ref = make_reference_set(load_benchmark("gsm8k")[:20], variants=1, seed=0)
+    >>> all(v.answer != v.original_answer for v in ref)
+    True
+
+Every symbolic instance has passed the full audit (:mod:`contam.perturb.audit`); items that
+cannot be templated or instantiated get no variant (:func:`build_reference_set` says why).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from contam.data.items import Item
+from contam.errors import ConfigError
+from contam.perturb.audit import CHECKS, audit_instance, faithful, instance_hash
+from contam.perturb.choices import mask_option, permute
+from contam.perturb.instantiate import SamplerStats, draw
+from contam.perturb.records import AuditReport, Rejection, Template, Variant
+from contam.perturb.symbolic import SymbolicConfig, lift
+from contam.progress import track
+
+KINDS = ("auto", "symbolic", "permute", "mask")
+
+
+@dataclass
+class ReferenceSet:
+    """What a build produced: the variants, the audit counts, and why items were left out."""
+
+    variants: list[Variant]
+    report: AuditReport
+    rejections: list[Rejection] = field(default_factory=list)
+    templates: dict[str, Template] = field(default_factory=dict)
+
+
+def instances(
+    template: Template, n: int, seed: int = 0, *, budget: int = 400, max_tries: int | None = None,
+    failures: dict[str, int] | None = None, stats: SamplerStats | None = None, distinct: bool = True,
+) -> list[Variant]:
+    """Up to ``n`` audited instances of ``template`` (distinct questions unless ``distinct=False``).
+
+    Instance ``k`` is drawn at index ``k`` first; duplicates and audit failures move on to later
+    indices, at most ``max_tries`` (default ``4*n``) of them. Failing instances are never returned;
+    their failed checks are counted in ``failures``.
+    """
+    out: list[Variant] = []
+    seen: set[str] = set()
+    exhausted = 0
+    if not faithful(template):
+        if failures is not None:
+            failures["faithfulness"] = failures.get("faithfulness", 0) + 1
+        return out
+    for index in range(max_tries if max_tries is not None else 4 * n):
+        if len(out) >= n:
+            break
+        d = draw(template, seed, index, budget=budget, stats=stats)
+        if d is None:
+            if stats is not None:
+                stats.add("budget_exhausted")
+            exhausted += 1
+            if exhausted >= 2 and exhausted > len(out):  # a template that rarely admits a draw: stop early
+                break
+            continue
+        bad = audit_instance(template, d, seed=seed, index=index)
+        if bad:
+            if failures is not None:
+                for b in bad:
+                    failures[b] = failures.get(b, 0) + 1
+            continue
+        if distinct and d.question in seen:
+            continue
+        seen.add(d.question)
+        out.append(Variant(
+            original_id=template.item_id, variant_id=f"{template.item_id}#s{seed}.{index}", kind="symbolic", seed=seed,
+            question=d.question, answer=d.answer, solution=d.solution, template_id=template.id,
+            audit_hash=instance_hash(template, seed, index, d), original_answer=template.answer,
+            values={k: str(v) for k, v in d.values.items()}, metadata={"index": index, "attempts": d.attempts},
+        ))
+    return out
+
+
+def _kind_for(item: Item, kind: str) -> str:
+    if kind != "auto":
+        return kind
+    if item.choices:
+        return "permute"
+    return "symbolic"
+
+
+def build_reference_set(
+    items: Iterable[Item], variants: int = 1, seed: int = 0, *, kind: str = "auto",
+    config: SymbolicConfig | None = None, budget: int = 400, description: str = "perturbing",
+) -> ReferenceSet:
+    """Variants for every item that allows them, with the audit report and the rejections."""
+    if kind not in KINDS:
+        raise ConfigError(f"unknown variant kind {kind!r} (expected one of {', '.join(KINDS)})")
+    if variants < 1:
+        raise ConfigError(f"variants must be at least 1, got {variants}")
+    items = list(items)
+    out: list[Variant] = []
+    rejections: list[Rejection] = []
+    templates: dict[str, Template] = {}
+    failures: dict[str, int] = {}
+    stats = SamplerStats()
+    templated = covered = 0
+    for item in track(items, description):
+        k = _kind_for(item, kind)
+        if k in ("permute", "mask"):
+            if not item.choices:
+                rejections.append(Rejection(item.id, "not_multiple_choice"))
+                continue
+            make = permute if k == "permute" else mask_option
+            out.extend(make(item, seed, i) for i in range(variants))
+            templated += 1
+            covered += 1
+            continue
+        t = lift(item, config)
+        if isinstance(t, Rejection):
+            rejections.append(t)
+            continue
+        templated += 1
+        templates[t.id] = t
+        got = instances(t, variants, seed, budget=budget, failures=failures, stats=stats)
+        if len(got) >= variants:
+            covered += 1
+        elif not got:
+            rejections.append(Rejection(item.id, "sampling_exhausted", "no draw kept every constraint within the budget"))
+        out.extend(got)
+    reasons: dict[str, int] = {}
+    for r in rejections:
+        reasons[r.reason] = reasons.get(r.reason, 0) + 1
+    report = AuditReport(
+        items=len(items), templated=templated, covered=covered, instances=len(out), failures=failures,
+        rejections=dict(sorted(reasons.items(), key=lambda kv: -kv[1])),
+        sampling_exhausted=stats.rejected.get("budget_exhausted", 0), checks=CHECKS,
+    )
+    return ReferenceSet(out, report, rejections, templates)
+
+
+def make_reference_set(items: Sequence[Item] | Iterable[Item], variants: int = 1, seed: int = 0, *, kind: str = "auto") -> list[Variant]:
+    """Audited variants: symbolic isomorphs for GSM8K-style items, option permutations for multiple choice."""
+    return build_reference_set(items, variants, seed, kind=kind).variants

@@ -1,0 +1,310 @@
+"""Automatic templating of GSM8K-style word problems (paper 004, Section 3.5).
+
+A GSM8K solution is a chain of calculator annotations (``<<48/2=24>>``). :func:`lift` turns
+that chain into a program: every number literal of every annotation is traced to a number
+stated in the question (digits, money, percents, number words, "half", "twice", "a dozen"),
+to the result of an earlier step, or to a known constant (60 minutes, 7 days, 100 percent,
+12 per dozen ...). The template is the question with the traced numbers as typed slots, the
+program, and the constraints the original satisfies. Items that cannot be traced
+unambiguously are rejected with a reason.
+
+Ambiguity is resolved so that *every* reading stays correct, never by guessing:
+
+* two mentions with the same value become one slot (they move together, so whichever one the
+  solution meant, the program reads the right value);
+* a literal that equals both a question number and an earlier result ties them: the question
+  number is derived from that result (or, when that would be circular, the equality becomes a
+  constraint every instance must satisfy);
+* a literal that equals both a question number and a licensed constant or a frozen word
+  ("twice") freezes that slot;
+* a number in the solution's prose that nothing explains rejects the item (an un-annotated
+  computation the program would miss).
+
+>>> from contam.data import Item
+>>> t = lift(Item(id="gsm8k/train/0", question="Natalia sold clips to 48 of her friends in April, and then she sold "
+...   "half as many clips in May. How many clips did Natalia sell altogether in April and May?",
+...   answer="72", solution="Natalia sold 48/2 = <<48/2=24>>24 clips in May.\\nNatalia sold 48+24 = <<48+24=72>>72 "
+...   "clips altogether in April and May.\\n#### 72"))
+>>> [(s.value, s.role) for s in t.slots], [[(leaf.kind, leaf.ref) for leaf in s.leaves] for s in t.steps]
+([('48', 'free')], [[('slot', 's0'), ('const', '')], [('slot', 's0'), ('step', '0')]])
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from fractions import Fraction
+
+from contam.data.items import Item
+from contam.perturb import arith
+from contam.perturb.mentions import find_mentions, licensed_constants
+from contam.perturb.records import Constraint, Leaf, Mention, ProseNumber, Rejection, Slot, Step, Template
+
+_ANNOT = re.compile(r"<<([^<>]*)>>")
+_ECHO = re.compile(r"\s?\$?\s?(-?\d{1,3}(?:,\d{3})+(?:\.\d+)?|-?\d+(?:\.\d+)?)")
+_PROSE_NUM = re.compile(r"(?<![\w.,/:])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)(?![\d])")
+
+
+@dataclass(frozen=True)
+class SymbolicConfig:
+    """Knobs of the templater.
+
+    ``reject_unexplained``: reject an item whose solution prose holds a number that neither a
+    slot, a step, nor a constant explains (it signals a computation outside the annotations).
+    ``merge_repeated``: mentions sharing a value form one slot; when False, an operand whose
+    value the question states twice is rejected as ambiguous instead.
+    """
+
+    reject_unexplained: bool = True
+    merge_repeated: bool = True
+
+
+class Rejected(Exception):
+    def __init__(self, reason: str, detail: str = "") -> None:
+        super().__init__(f"{reason}: {detail}")
+        self.reason = reason
+        self.detail = detail
+
+
+def template_id(item: Item) -> str:
+    """Stable id of an item's template: the item id plus a digest of its text."""
+    digest = hashlib.sha256((item.question + "\x00" + item.solution).encode()).hexdigest()[:10]
+    return f"{item.id}@{digest}"
+
+
+def _number(text: str) -> Fraction:
+    return Fraction(text.replace(",", "").replace("$", "").strip())
+
+
+def lift(item: Item, config: SymbolicConfig | None = None) -> Template | Rejection:
+    """Template ``item`` or say why not (a :class:`Rejection` with a short reason)."""
+    try:
+        return _lift(item, config or SymbolicConfig())
+    except Rejected as r:
+        return Rejection(item.id, r.reason, r.detail)
+
+
+def _lift(item: Item, cfg: SymbolicConfig) -> Template:
+    question, solution = item.question, item.solution
+    if "####" not in solution:
+        raise Rejected("no_final_answer", "solution has no '#### answer' line")
+    try:
+        answer = _number(solution.rsplit("####", 1)[1])
+    except (ValueError, ZeroDivisionError):
+        raise Rejected("no_final_answer", "final answer is not a number") from None
+    mentions = find_mentions(question)
+    constants = licensed_constants(question + " " + solution.rsplit("####", 1)[0])
+
+    # Slot groups: perturbable mentions by value; frozen mentions act as constants.
+    groups: dict[Fraction, list[int]] = {}
+    for i, m in enumerate(mentions):
+        if m.perturbable:
+            groups.setdefault(Fraction(m.value), []).append(i)
+    group_values = list(groups)
+    gid = {v: f"s{k}" for k, v in enumerate(group_values)}
+    group_scales = {v: sorted({Fraction(s) for i in groups[v] for s in mentions[i].scales}) for v in group_values}
+    frozen_values = {Fraction(m.value) * Fraction(s) for m in mentions if not m.perturbable for s in m.scales}
+
+    raw_steps = list(_ANNOT.finditer(solution))
+    if not raw_steps:
+        raise Rejected("no_annotations", "solution has no <<expr=result>> annotations")
+    results: list[Fraction] = []
+    steps: list[Step] = []
+    # Ties collected while tracing, resolved after.
+    slot_links: dict[str, tuple[str, Fraction]] = {}  # slot -> (root slot, ratio): value(slot) = value(root) * ratio
+    step_ties: list[tuple[str, int, Fraction]] = []  # (slot, step, ratio): value(slot) * ratio == result(step)
+    freeze: set[str] = set()
+    bound: dict[str, list[int]] = {}  # slot -> steps whose leaves read it directly
+
+    for i, m in enumerate(raw_steps):
+        body = m.group(1)
+        if body.count("=") < 1:
+            raise Rejected("malformed_annotation", f"step {i}: {body!r} has no '='")
+        expr_text, result_text = body.rsplit("=", 1)
+        try:
+            tree = arith.parse(arith.normalize_expression(expr_text))
+            value = arith.eval_node(tree)
+            claimed = _number(result_text)
+        except (arith.ArithError, ValueError, ZeroDivisionError):
+            raise Rejected("malformed_annotation", f"step {i}: {body!r} is not plain arithmetic") from None
+        if value != claimed:
+            raise Rejected("inexact_annotation", f"step {i}: {expr_text} is {float(value):g}, annotation says {result_text}")
+        leaves: list[Leaf] = []
+        for lit in arith.literals(tree):
+            v = lit.value
+            from_steps = [j for j in range(i - 1, -1, -1) if results[j] == v]
+            from_groups = [(g, v / g) for g in group_values if g != 0 and v / g in group_scales[g]]
+            from_const = v in frozen_values or (v in constants and v != 1)
+            if from_steps:
+                j = from_steps[0]
+                leaves.append(Leaf("step", str(j), "1", str(v), lit.text))
+                step_ties.extend((gid[g], j, scale) for g, scale in from_groups)
+            elif from_groups:
+                g, scale = from_groups[0]
+                leaves.append(Leaf("slot", gid[g], str(scale), str(v), lit.text))
+                bound.setdefault(gid[g], []).append(i)
+                for h, hscale in from_groups[1:]:
+                    slot_links.setdefault(gid[h], (gid[g], scale / hscale))
+                if from_const:
+                    freeze.update(gid[h] for h, _ in from_groups)
+            elif from_const or v == 1 or v == 0:
+                leaves.append(Leaf("const", "", "1", str(v), lit.text))
+            else:
+                raise Rejected("untraced_operand", f"step {i}: {lit.text} in {expr_text.strip()} is not in the question, an earlier result, or a known constant")
+        echo = _ECHO.match(solution, m.end())
+        es, ee = (echo.start(1), echo.end(1)) if echo and _number(echo.group(1)) == value else (-1, -1)
+        steps.append(Step(expr_text.strip(), str(value), tuple(leaves), m.start(), m.end(), es, ee))
+        results.append(value)
+
+    answer_step = max((i for i, r in enumerate(results) if r == answer), default=-1)
+    if answer_step < 0:
+        raise Rejected("answer_not_computed", f"final answer {answer} is not the result of any annotation")
+
+    slots = _resolve_slots(mentions, groups, gid, bound, slot_links, step_ties, freeze)
+    by_id = {s.id: s for s in slots}
+    constraints = _constraints(slots, mentions, results, step_ties, by_id)
+    if not any(s.role == "free" for s in slots):
+        raise Rejected("nothing_to_perturb", "no question number the program reads can be changed")
+    prose = _prose(solution, steps, slots, group_values, group_scales, gid, results, frozen_values | set(constants), cfg)
+    notes = tuple(f"slot {gid[v]} merges {len(ix)} mentions" for v, ix in groups.items() if len(ix) > 1 and gid[v] in bound)
+    if notes and not cfg.merge_repeated:
+        raise Rejected("repeated_value", notes[0])
+    return Template(
+        id=template_id(item), item_id=item.id, question=question, solution=solution, answer=str(answer),
+        mentions=tuple(mentions), slots=tuple(slots), steps=tuple(steps), answer_step=answer_step,
+        prose=tuple(prose), constraints=tuple(constraints), notes=notes,
+    )
+
+
+def _resolve_slots(
+    mentions: list[Mention],
+    groups: dict[Fraction, list[int]],
+    gid: dict[Fraction, str],
+    bound: dict[str, list[int]],
+    slot_links: dict[str, tuple[str, Fraction]],
+    step_ties: list[tuple[str, int, Fraction]],
+    freeze: set[str],
+) -> list[Slot]:
+    slots: list[Slot] = []
+    derived_from_step: dict[str, tuple[int, Fraction]] = {}
+    for sid, j, ratio in step_ties:
+        # Derive the slot from the step when no step at or before j reads it directly (no cycle).
+        if sid not in derived_from_step and sid not in slot_links and all(k > j for k in bound.get(sid, [])):
+            derived_from_step[sid] = (j, ratio)
+    frozen = set(freeze)
+    changed = True
+    while changed:  # freezing spreads along slot links both ways
+        changed = False
+        for a, (b, _) in slot_links.items():
+            if (a in frozen) != (b in frozen):
+                frozen.update((a, b))
+                changed = True
+    for v, idx in groups.items():
+        sid = gid[v]
+        kinds = [mentions[i].kind for i in idx]
+        kind = next((k for k in ("percent", "money", "cents", "decimal", "int", "word") if k in kinds), kinds[0])
+        decimals = max(_decimals(mentions[i].text) for i in idx)
+        used = sid in bound or sid in slot_links or sid in derived_from_step or any(t[0] == sid for t in step_ties)
+        if sid in frozen or not used:
+            slots.append(Slot(sid, str(v), kind, tuple(idx), "frozen", "constant" if sid in frozen else "unused", "1", decimals))
+        elif sid in slot_links:
+            root, ratio = slot_links[sid]
+            slots.append(Slot(sid, str(v), kind, tuple(idx), "derived", f"slot:{root}", str(ratio), decimals))
+        elif sid in derived_from_step:
+            j, ratio = derived_from_step[sid]
+            slots.append(Slot(sid, str(v), kind, tuple(idx), "derived", f"step:{j}", str(1 / ratio), decimals))
+        else:
+            slots.append(Slot(sid, str(v), kind, tuple(idx), "free", "", "1", decimals))
+    return slots
+
+
+def _decimals(text: str) -> int:
+    t = text.replace(",", "")
+    return len(t.split(".", 1)[1]) if "." in t else 0
+
+
+def _constraints(
+    slots: list[Slot], mentions: list[Mention], results: list[Fraction],
+    step_ties: list[tuple[str, int, Fraction]], by_id: dict[str, Slot],
+) -> list[Constraint]:
+    out: list[Constraint] = []
+    for i, r in enumerate(results):
+        if r.denominator == 1:
+            out.append(Constraint("int", str(i)))
+        else:
+            places = _places(r)
+            out.append(Constraint("decimals", str(i), str(max(2, places if places is not None else 2))))
+        if r > 0:
+            out.append(Constraint("pos", str(i)))
+        elif r == 0:
+            out.append(Constraint("nonneg", str(i)))
+        if 0 < r < 1:
+            out.append(Constraint("lt1", str(i)))
+    for sid, j, ratio in step_ties:
+        s = by_id[sid]
+        if s.role != "derived" or s.source != f"step:{j}":
+            out.append(Constraint("tie", str(j), f"{sid}*{ratio}"))
+    moving = [s for s in slots if s.role != "frozen"]
+    for s in moving:
+        if s.kind == "percent" and Fraction(s.value) <= 100:
+            out.append(Constraint("le100", s.id))
+    # Order among the numbers a reader compares: moving slots of the same family, and moving
+    # slots against frozen numbers of that family ("the $5 one or the $7 one" stays decided).
+    family = {"money": "money", "cents": "money", "percent": "percent"}
+    for a in range(len(moving)):
+        for b in range(len(moving)):
+            sa, sb = moving[a], moving[b]
+            if family.get(sa.kind, "n") == family.get(sb.kind, "n") and Fraction(sa.value) < Fraction(sb.value):
+                out.append(Constraint("order", sa.id, sb.id))
+    return out
+
+
+def _places(x: Fraction) -> int | None:
+    d = x.denominator
+    places = 0
+    while d % 10 == 0 or d % 2 == 0 or d % 5 == 0:
+        if places > 12:
+            return None
+        x *= 10
+        d = x.denominator
+        places += 1
+    return places if x.denominator == 1 else None
+
+
+def _prose(
+    solution: str, steps: list[Step], slots: list[Slot], group_values: list[Fraction],
+    group_scales: dict[Fraction, list[Fraction]], gid: dict[Fraction, str], results: list[Fraction],
+    consts: set[Fraction], cfg: SymbolicConfig,
+) -> list[ProseNumber]:
+    """Bind every number of the solution's prose (outside annotations and echoes) to what rewrites it."""
+    body_end = solution.rfind("####")
+    skip = [(s.start, s.end) for s in steps] + [(s.echo_start, s.echo_end) for s in steps if s.echo_start >= 0]
+    roles = {s.id: s.role for s in slots}
+    out: list[ProseNumber] = []
+    for m in _PROSE_NUM.finditer(solution, 0, body_end if body_end >= 0 else len(solution)):
+        a, b = m.span(1)
+        if any(s <= a < e for s, e in skip):
+            continue
+        v = _number(m.group(1))
+        # A number just before an annotation on the same line usually restates that step's literal.
+        nxt = next((s for s in steps if s.start >= b and "\n" not in solution[b:s.start]), None)
+        leaf = next((lf for lf in nxt.leaves if Fraction(lf.value) == v), None) if nxt else None
+        if leaf is not None:
+            out.append(ProseNumber(a, b, m.group(1), leaf.kind, leaf.ref, leaf.scale))
+            continue
+        prior = [j for j, s in enumerate(steps) if s.end <= a and results[j] == v]
+        later = [j for j, s in enumerate(steps) if results[j] == v]
+        grp = [(g, v / g) for g in group_values if g != 0 and v / g in group_scales[g]]
+        if prior or (later and not grp):
+            out.append(ProseNumber(a, b, m.group(1), "step", str((prior or later)[-1])))
+        elif grp:
+            out.append(ProseNumber(a, b, m.group(1), "slot", gid[grp[0][0]], str(grp[0][1])))
+        elif v in consts or v in (0, 1):
+            out.append(ProseNumber(a, b, m.group(1), "const", ""))
+        elif cfg.reject_unexplained:
+            raise Rejected("unexplained_solution_number", f"{m.group(1)} in the solution is not a slot, a step result or a constant")
+        else:
+            out.append(ProseNumber(a, b, m.group(1), "const", ""))
+    del roles
+    return out
