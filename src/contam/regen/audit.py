@@ -228,7 +228,8 @@ class Auditor:
                 problems.append(f"injective: task extension map of {cls} collides")
 
         # coverage of everything the instance carries
-        texts = [inst.instruction, inst.user_id, *inst.outputs, json.dumps(inst.actions), *(t for row in inst.goal_delta for t in row)]
+        actions_text = json.dumps(inst.actions)
+        texts = [inst.instruction, inst.user_id, *inst.outputs, actions_text, *(t for row in inst.goal_delta for t in row)]
         for text in texts:
             hits = orig.leaks(text)
             if hits:
@@ -238,14 +239,14 @@ class Auditor:
         user = load_world(domain).tables["users"].get(plan.task["user_id"])
         if user is not None:
             private = {user["address"]["zip"], *plan.extra.get("last4", set())}
-            words = set(re.findall(r"\d+", inst.instruction + " " + json.dumps(inst.actions)))
+            words = set(re.findall(r"\d+", inst.instruction + " " + actions_text))
             if private & words:
                 problems.append(f"covered: the task user's zip/last-four {sorted(private & words)[0]!r} survives")
 
         # determinism
         if twin is not None:
             again = generate_full(domain, index, seed, twin)[0]
-            if again.to_dict() != inst.to_dict():
+            if again != inst:
                 problems.append("deterministic: regenerating at the same seed gives a different instance")
 
         # faithfulness

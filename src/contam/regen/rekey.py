@@ -20,7 +20,9 @@ True
 
 from __future__ import annotations
 
+import bisect
 import hashlib
+import json
 import random
 import re
 from collections.abc import Callable
@@ -28,7 +30,9 @@ from dataclasses import dataclass, field
 from functools import cache
 
 import ahocorasick
+import numpy as np
 
+from contam.regen.mint import STREET_SUFFIX, SYLLABLES, draw
 from contam.regen.world import World, load_world
 
 #: Classes audited at the substring level: an original value must not occur anywhere inside
@@ -38,10 +42,9 @@ SUBSTRING_CLASSES = ("order", "user", "product", "item", "payment", "tracking", 
                      "reservation", "flight")
 WORD_CLASSES = ("name", "zip", "last4")
 
-_SYLLABLES = ("ka", "ve", "ri", "to", "lu", "ne", "sa", "mo", "di", "pe", "zo", "fa", "gu", "ni", "ba", "xe", "yo", "qui",
-              "ra", "te", "vi", "do", "ze", "ku", "lo", "mi", "se", "po", "ha", "wu", "ja", "fe")
-_STREET_SUFFIX = re.compile(r"^(\d+) (.+?)(?: (Street|Avenue|Lane|Drive|Road|Boulevard|Court|Way|Place|Terrace|Circle|Parkway))?$")
 _DIGITS = "0123456789"
+#: Extra digits for fresh suite numbers (``Suite 259`` -> ``Suite 7431``).
+ADDRESS2_WIDEN = 1
 _UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 _LOWER = _UPPER.lower()
 
@@ -66,7 +69,7 @@ def _shape(rng: random.Random, value: str) -> str:
 
 
 def _word(rng: random.Random, lo: int = 2, hi: int = 3) -> str:
-    return "".join(rng.choice(_SYLLABLES) for _ in range(rng.randint(lo, hi))).capitalize()
+    return "".join(rng.choice(SYLLABLES) for _ in range(rng.randint(lo, hi))).capitalize()
 
 
 @dataclass
@@ -110,11 +113,12 @@ def _recipe(cls: str, value: str) -> Recipe:
             out = re.sub(r"[a-z]+", lambda w: _word(rng).lower(), local)
             return re.sub(r"\d+", lambda d: _digits(rng, len(d.group()) + extra), out) + "@" + dom
         return mint_email
-    if cls == "address1" and (m := _STREET_SUFFIX.fullmatch(value)):
+    if cls == "address1" and (m := STREET_SUFFIX.fullmatch(value)):
         n, suffix = len(m.group(1)), f" {m.group(3)}" if m.group(3) else ""
         return lambda rng, ctx, extra: f"{_digits(rng, n + extra)} {_word(rng)}{suffix}"
     if cls == "address2" and (m := re.fullmatch(r"(\D*?)(\d+)", value)):
-        pre, n = m.group(1), len(m.group(2))
+        # Suite numbers are crowded (most 3-digit ones are taken): one digit more from the start.
+        pre, n = m.group(1), len(m.group(2)) + ADDRESS2_WIDEN
         return lambda rng, ctx, extra: pre + _digits(rng, n + extra)
     if cls == "zip" and value.isdigit():
         n = len(value)
@@ -280,6 +284,7 @@ def _build(domain: str, seed: int) -> KeyMap:
     orig = originals(domain)
     recipes = _recipes(domain)
     rng = _rng(domain, seed, "rekey")
+    nrng = np.random.default_rng(rng.getrandbits(64))
     forward: dict[str, dict[str, str]] = {}
     backward: dict[str, dict[str, str]] = {}
     ctx = _Ctx({})
@@ -289,8 +294,23 @@ def _build(domain: str, seed: int) -> KeyMap:
         own = orig.by_class.get(cls, frozenset())
         check = orig.automaton.kind and cls in SUBSTRING_CLASSES
         auto_iter = orig.automaton.iter
-        for v, recipe in recipes[cls]:
-            for attempt in range(10_000):
+        batch = draw(cls, [v for v, _ in recipes[cls]], nrng, ctx.names)
+        if check:  # one automaton pass over the whole batch marks the leaking candidates
+            starts, pos = [], 0
+            for c in batch:
+                starts.append(pos)
+                pos += len(c or "") + 1
+            joined = "\n".join(c or "" for c in batch).casefold()
+            for end, word in orig.automaton.iter(joined):
+                j = bisect.bisect_right(starts, end - len(word) + 1) - 1
+                batch[j] = None
+        for (v, recipe), first in zip(recipes[cls], batch, strict=True):
+            if first is not None and first not in back and first not in own:
+                fwd[v] = first
+                back[first] = v
+                continue
+            for attempt in range(1, 10_000):
+                # The vectorised draw was the first candidate; re-draws use the scalar recipe.
                 cand = recipe(rng, ctx, attempt // 50)
                 if cand in back or cand in own:
                     continue
@@ -309,11 +329,7 @@ def _build(domain: str, seed: int) -> KeyMap:
 
 def map_digest(km: KeyMap) -> str:
     """SHA-256 over the sorted map (the determinism audit compares these)."""
-    h = hashlib.sha256()
-    for cls in sorted(km.forward):
-        for k, v in sorted(km.forward[cls].items()):
-            h.update(f"{cls}\x00{k}\x00{v}\x01".encode())
-    return h.hexdigest()
+    return hashlib.sha256(json.dumps(km.forward, sort_keys=True).encode()).hexdigest()
 
 
 def build_world_map(domain: str, seed: int) -> KeyMap:
