@@ -174,7 +174,7 @@ class Hierarchy:
         if "semantic" in cfg.levels:
             self.semantic = SemanticScanner(cfg.semantic, self.embedder).fit(self.items, reference=reference, item_embeddings=item_embeddings)
         if "reasoning" in cfg.levels:
-            self.reasoning = ReasoningMatcher(cfg.reasoning).fit([it.solution or it.text for it in self.items])
+            self.reasoning = ReasoningMatcher(cfg.reasoning).fit([it.text for it in self.items])
         return self
 
     # -- scoring ------------------------------------------------------------------------

@@ -55,7 +55,8 @@ def run_scan(
     """Scan ``corpus`` against ``benchmarks`` (names/paths, or items) and write ``out``; returns the summary."""
     config = config or NGramConfig()
     out_dir = ensure_dir(out)  # fail on an unwritable folder before any work
-    _check_readable(Path(corpus)) if not str(corpus).startswith("hf:") else None
+    if not str(corpus).startswith("hf:"):
+        _check_readable(Path(corpus))
     items = benchmarks if benchmarks and isinstance(benchmarks[0], Item) else load_benchmarks(list(benchmarks))  # type: ignore[arg-type]
     levels = _check_levels(levels)
     t0, cpu0 = time.perf_counter(), time.process_time()
@@ -68,7 +69,7 @@ def run_scan(
         if levels == ("token",):
             stream = _token_scan(corpus, items, config, text_field, id_field, skip_bad, keep_all, workers, stats, counts)
         else:
-            stream = _hierarchy_scan(corpus, items, levels, text_field, id_field, skip_bad, keep_all, stats, counts)
+            stream = _hierarchy_scan(corpus, items, levels, config, text_field, id_field, skip_bad, keep_all, stats, counts)
         for res in stream:
             fh.write(dumps_line(res.to_dict()) + "\n")
             if res.contaminated:
@@ -278,7 +279,7 @@ def _collect(entry: tuple[Any, int], stats: BadInputStats, counts: Counter[str],
 # -- semantic / reasoning levels (helper module contam.scan.hierarchy) ------------------------
 
 def _hierarchy_scan(
-    corpus: str | os.PathLike[str], items: list[Item], levels: tuple[str, ...], text_field: str, id_field: str | None,
+    corpus: str | os.PathLike[str], items: list[Item], levels: tuple[str, ...], config: NGramConfig, text_field: str, id_field: str | None,
     skip_bad: bool, keep_all: bool, stats: BadInputStats, counts: Counter[str],
 ) -> Iterator[DocResult]:
     try:
@@ -290,7 +291,7 @@ def _hierarchy_scan(
         from contam.models import load_embedder
 
         embedder = load_embedder("minilm")
-    hierarchy = Hierarchy(HierarchyConfig(levels=levels), embedder=embedder).fit(items)
+    hierarchy = Hierarchy(HierarchyConfig(levels=levels, token=config), embedder=embedder).fit(items)
     _STATE.update(text_field=text_field, skip_bad=skip_bad)
 
     def docs() -> Iterator[Document]:

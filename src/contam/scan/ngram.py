@@ -29,12 +29,13 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
+from rapidfuzz import fuzz
 
 from contam.data import Document, Item
 from contam.errors import ConfigError
 from contam.scan.exact import lcs_ratio
 from contam.scan.flags import DocResult, Evidence, Flag
-from contam.scan.hashing import text_words, window_hashes, word_hashes
+from contam.scan.hashing import WORD_RE, text_words, window_hashes, word_hashes
 from contam.scan.ngram_index import PART_NAMES, NGramIndex
 
 
@@ -45,7 +46,10 @@ class NGramConfig:
     ``n``: words per n-gram (13 in GPT-3 and lm-eval). ``threshold``: least IDF-weighted token
     coverage of an item part for a flag. ``skip``: unmatched tokens tolerated between matched
     ones (Llama 2's skip budget; 0 = strict). ``min_words``: shortest part that is indexed at all.
-    ``lcs_threshold``: least longest-common-substring ratio for a short part. ``max_df``: n-grams
+    ``seam_threshold``: least coverage of the seam (it is only ``2n - 2`` tokens long,
+    so two chance n-grams would cover half of it). ``anchor_words``: parts shorter than this are also compared whole around anchor hits (their
+    first, middle and last ``min_words`` words): exact, near-exact (rapidfuzz alignment ratio at
+    least ``near_exact``) or by longest-common-substring ratio (at least ``lcs_threshold``). ``max_df``: n-grams
     found in more than this fraction of items (and in more than 20 items) do not generate
     candidates (they still count once a pair is a candidate). ``idf=False`` weighs all n-grams 1.
 
@@ -58,6 +62,9 @@ class NGramConfig:
     skip: int = 0
     min_words: int = 8
     lcs_threshold: float = 0.8
+    near_exact: float = 0.9
+    seam_threshold: float = 0.8
+    anchor_words: int = 40
     max_df: float = 0.05
     idf: bool = True
     parts: tuple[str, ...] = PART_NAMES
@@ -165,7 +172,7 @@ class NGramScanner:
                 if not idx.may_reach(p, k, cfg.threshold):
                     continue
                 cov, matched = idx.coverage(p, doc_hashes)
-                if cov >= cfg.threshold:
+                if cov >= (cfg.threshold if idx.part_kind[p] != 2 else max(cfg.threshold, cfg.seam_threshold)):
                     by_item.setdefault(int(idx.part_item[p]), {})[PART_NAMES[idx.part_kind[p]]] = (cov, idx.part_windows(p)[matched])
             if not by_item:
                 continue
@@ -210,6 +217,13 @@ class NGramScanner:
         cfg = self.config
         out: dict[int, list[Flag]] = {}
         seen: set[tuple[int, int]] = set()
+        cache: dict[int, list[tuple[int, int]]] = {}
+
+        def spans_of(d: int) -> list[tuple[int, int]]:
+            if d not in cache:
+                cache[d] = text_words(docs[d].text)
+            return cache[d]
+
         for p, start in idx.anchor_hits(ha, fa):
             d = int(doc_of_word[max(start, 0)] if start < len(wh) else doc_of_word[-1])
             if (d, p) in seen:
@@ -220,23 +234,30 @@ class NGramScanner:
             if start >= lo and end <= hi and np.array_equal(wh[start:end], part_wh):
                 kind, score, a, b = "exact", 1.0, start - lo, end - lo - 1
             else:
-                spans = text_words(docs[d].text)
+                spans = spans_of(d)
                 a, b = max(0, start - lo - 2), min(hi - lo - 1, end - lo + 1)
-                window = docs[d].text[spans[a][0] : spans[b][1]].lower() if b >= a else ""
-                score = lcs_ratio(" ".join(idx.short_norm[p]), " ".join(w.lower() for w in window.split()))
-                kind = "lcs"
-                if score < cfg.lcs_threshold:
+                if b < a:
+                    continue
+                window = " ".join(w.lower() for w in WORD_RE.findall(docs[d].text, spans[a][0], spans[b][1]))
+                part_norm = " ".join(idx.short_norm[p])
+                near = fuzz.partial_ratio(part_norm, window) / 100.0
+                lcs = lcs_ratio(part_norm, window)
+                if near >= cfg.near_exact:
+                    kind, score = "near_exact", near
+                elif lcs >= cfg.lcs_threshold:
+                    kind, score = "lcs", lcs
+                else:
                     continue
             seen.add((d, p))
-            spans = text_words(docs[d].text)
+            spans = spans_of(d)
             item = idx.items[int(idx.part_item[p])]
             name = PART_NAMES[idx.part_kind[p]]
             s0, s1 = spans[a][0], spans[b][1]
             ev = Evidence(kind=kind, text=docs[d].text[s0:s1][:1000], doc_span=(s0, s1), item_span=None, part=name, weight=score)
             out.setdefault(d, []).append(
                 Flag(
-                    doc_id=docs[d].id, item_id=item.id, level="token", score=score, threshold=cfg.threshold if kind == "exact" else cfg.lcs_threshold,
-                    part=name, benchmark=item.benchmark, scores={kind: score, "coverage": score}, evidence=(ev,),
+                    doc_id=docs[d].id, item_id=item.id, level="token", score=score, threshold={"exact": 1.0, "near_exact": cfg.near_exact, "lcs": cfg.lcs_threshold}[kind],
+                    part=name, benchmark=item.benchmark, scores={kind: round(score, 4)}, evidence=(ev,),
                 )
             )
         return out

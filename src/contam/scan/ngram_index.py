@@ -63,7 +63,7 @@ class NGramIndex:
         self._post_part = np.zeros(0, dtype=np.int32)
         self._bits = np.zeros(1, dtype=bool)
         self._shift = np.uint64(63)
-        # Short parts: anchor hash -> (part, offset of the anchor inside the part).
+        # Short parts (fewer than anchor_words words): anchor hash -> (part, offset in the part).
         self.short_words: dict[int, np.ndarray] = {}
         self.short_norm: dict[int, list[str]] = {}
         self._anchor_hash = np.zeros(0, dtype=np.uint64)
@@ -103,13 +103,14 @@ class NGramIndex:
                 part_item.append(i)
                 part_kind.append(kind)
                 part_words.append(words)
-                if len(words) < n:
+                if kind != 2 and len(words) < config.anchor_words:
+                    # Short parts get anchors (first, middle, last min_words words) and are then
+                    # compared whole: exact, or near-exact, where n-gram coverage is fragile.
                     self.short_words[p] = words
                     self.short_norm[p] = normalized_words(texts[2 * i + kind])
                     h, _ = window_hashes(words, np.zeros(len(words), dtype=np.int64), config.min_words)
-                    anchors.append((p, 0, int(h[0])))
-                    if len(h) > 1:
-                        anchors.append((p, len(h) - 1, int(h[-1])))
+                    for off in sorted({0, (len(h) - 1) // 2, len(h) - 1}):
+                        anchors.append((p, off, int(h[off])))
         self.part_item = np.array(part_item, dtype=np.int32)
         self.part_kind = np.array(part_kind, dtype=np.int8)
         self._build_windows(part_words, n)
@@ -119,8 +120,8 @@ class NGramIndex:
             self._anchor_part = np.array([a[0] for a in anchors], dtype=np.int32)
             self._anchor_off = np.array([a[1] for a in anchors], dtype=np.int64)
             self._anchor_hash = np.array([a[2] for a in anchors], dtype=np.uint64)
-            self._anchor_bits = np.zeros(1 << 16, dtype=bool)
-            self._anchor_bits[self._anchor_hash >> np.uint64(48)] = True
+            self._anchor_bits = np.zeros(1 << 20, dtype=bool)
+            self._anchor_bits[self._anchor_hash >> np.uint64(44)] = True
         return self
 
     def _build_windows(self, part_words: list[np.ndarray], n: int) -> None:
@@ -225,7 +226,7 @@ class NGramIndex:
 
     def anchor_hits(self, h: np.ndarray, first: np.ndarray) -> Iterator[tuple[int, int]]:
         """``(part, word index where the part would start)`` for corpus windows equal to an anchor."""
-        cand = np.flatnonzero(self._anchor_bits[h >> np.uint64(48)])
+        cand = np.flatnonzero(self._anchor_bits[h >> np.uint64(44)])
         hit = cand[np.isin(h[cand], self._anchor_hash)]
         for hv, f in zip(h[hit].tolist(), first[hit].tolist(), strict=True):
             for j in np.flatnonzero(self._anchor_hash == np.uint64(hv)).tolist():

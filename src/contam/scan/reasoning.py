@@ -29,6 +29,8 @@ or an equation.
 
 from __future__ import annotations
 
+import builtins
+import keyword
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -93,6 +95,10 @@ _OP_RE = re.compile(r"\*\*|//|==|!=|<=|>=|[-+*/%<>×÷]")
 _WORD_RE = re.compile(r"[A-Za-z_][A-Za-z_0-9']*")
 _ENTITY_RE = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]{2,}\b")
 _CODE_KEYWORDS = ("def", "class", "return", "for", "while", "if", "elif", "else", "import", "from", "try", "except", "with", "yield", "assert", "raise")
+_PY_KNOWN = frozenset(keyword.kwlist) | frozenset(dir(builtins)) | frozenset(
+    "append extend pop insert join split strip lower upper replace keys values items count index sort reverse startswith endswith "
+    "isdigit isalpha isupper islower add get update STR self".split()
+)
 _STOP = frozenset(
     "the a an and or of to in on for at by with is are was were be it its he she they them his her their this that "
     "so then there has have had do does did as from into per each how many much what which if not".split()
@@ -153,14 +159,23 @@ def _code_kind(line: str) -> str:
 
 
 def _code_steps(code: str) -> list[Step]:
+    """One step per statement line. Identifiers are renamed ``v0, v1, ...`` by first appearance in
+    the step text (so a consistently renamed clone reads the same) and kept as written in
+    ``entities`` (so ArgSim still sees the names)."""
+    canon: dict[str, str] = {}
     steps = []
+    code = re.sub(r'("""|\'\'\')(.*?)\1', " ", code, flags=re.DOTALL)  # docstrings are prose, not steps
     for line in code.splitlines():
         s = line.strip()
         if not s or s.startswith("#") or s.startswith(('"""', "'''", ">>>")):
             continue
         kind = "code:" + _code_kind(s)
-        idents = tuple(w for w in _WORD_RE.findall(s) if w not in _CODE_KEYWORDS)
-        steps.append(Step(kind=kind, text=s, ops=_op_sig(re.sub(r"'[^']*'|\"[^\"]*\"", "", s)), numbers=tuple(_NUM_RE.findall(s)), entities=idents))
+        bare = re.sub(r"'[^']*'|\"[^\"]*\"", " STR ", s)
+        idents = tuple(w for w in _WORD_RE.findall(bare) if w not in _PY_KNOWN)
+        for w in idents:
+            canon.setdefault(w, f"v{len(canon)}")
+        text = _WORD_RE.sub(lambda m: "v" if m.group(0) in canon else m.group(0), bare)
+        steps.append(Step(kind=kind, text=text, ops=_op_sig(bare), numbers=tuple(_NUM_RE.findall(bare)), entities=tuple(w.lower() for w in idents)))
     return steps
 
 
@@ -234,7 +249,7 @@ def _step_words(step: Step) -> list[str]:
     out = []
     for w in _WORD_RE.findall(_NUM_RE.sub(" 0 ", step.text)):
         lw = w.lower()
-        if lw in _STOP:
+        if lw in _STOP or (step.kind.startswith("code") and len(lw) < 2):
             continue
         out.append("<ent>" if lw in step.entities else lw)
     return out

@@ -169,8 +169,10 @@ def s4_text(item: Item, seed: int) -> str | None:
         return q + "\n" + sol
     if item.benchmark == "humaneval":
         entry = str(item.metadata.get("entry_point", ""))
-        _, body = rename_code(item.question, item.solution, entry, rng)
-        sig = re.search(r"def\s+\w+\s*\(([^)]*)\)", item.question)
+        prompt, body = rename_code(item.question, item.solution, entry, rng)
+        if len([ln for ln in body.splitlines() if ln.strip()]) < 2:
+            return None  # a one-line body is no reasoning chain
+        sig = re.search(r"def\s+fn_\w+\s*\(([^)]*)\)", prompt)
         params = sig.group(1) if sig else "data"
         header = f"def solve({params}):\n    \"\"\"Implement the routine described by the specification document.\"\"\"\n"
         return header + body

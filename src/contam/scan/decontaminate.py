@@ -1,0 +1,169 @@
+"""Write a cleaned copy of a JSONL corpus: flagged documents dropped, or their matched spans masked.
+
+Unflagged lines are copied byte for byte. A JSONL log records every document touched (id,
+line, action, items, masked spans). Outputs are written atomically; the input is never
+modified (writing over it is refused).
+
+>>> import tempfile, os
+>>> from contam.data.webtext import build_demo_corpus
+>>> from contam.scan.job import run_scan
+>>> d = tempfile.mkdtemp(); corpus = os.path.join(d, "c.jsonl")
+>>> truth = build_demo_corpus(corpus, seed=0)
+>>> _ = run_scan(corpus, ["gsm8k", "humaneval", "mmlu"], os.path.join(d, "scan"))
+>>> s = decontaminate(corpus, os.path.join(d, "clean.jsonl"), scan=os.path.join(d, "scan"), mode="drop")
+>>> s["documents_in"] - s["documents_out"] == s["dropped"] >= len(truth) - 2
+True
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from contam.data.loaders import _base_suffix, _check_readable, _get, _open_binary
+from contam.errors import ConfigError, InputError
+from contam.outputs import atomic_write, dumps_line
+from contam.progress import make_progress
+from contam.scan.flags import DocResult
+
+MODES = ("drop", "mask")
+DEFAULT_MASK = "[CONTAMINATED]"
+
+
+def load_scan(scan_dir: str | os.PathLike[str]) -> list[DocResult]:
+    """Flagged documents of a finished ``contam scan`` output folder."""
+    path = Path(scan_dir) / "flags.jsonl"
+    if not path.is_file():
+        raise InputError("no flags.jsonl here: is this a `contam scan --out` folder of a finished scan?", path=scan_dir)
+    out: list[DocResult] = []
+    with open(path, encoding="utf-8") as fh:
+        for lineno, raw in enumerate(fh, start=1):
+            try:
+                res = DocResult.from_dict(json.loads(raw))
+            except (json.JSONDecodeError, TypeError, KeyError) as e:
+                raise InputError(f"not a scan result ({e})", path=path, line=lineno) from None
+            if res.contaminated:
+                out.append(res)
+    return out
+
+
+def merge_spans(spans: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Sorted, overlapping or touching spans merged.
+
+    >>> merge_spans([(5, 9), (0, 2), (8, 12), (12, 13)])
+    [(0, 2), (5, 13)]
+    """
+    out: list[tuple[int, int]] = []
+    for a, b in sorted(spans):
+        if out and a <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
+    return out
+
+
+def mask_text(text: str, spans: list[tuple[int, int]], mask: str = DEFAULT_MASK) -> str:
+    """``text`` with every span replaced by ``mask``.
+
+    >>> mask_text("keep this SECRET and this", [(10, 16)], "[X]")
+    'keep this [X] and this'
+    """
+    parts, last = [], 0
+    for a, b in merge_spans(spans):
+        parts.append(text[last:a])
+        parts.append(mask)
+        last = b
+    parts.append(text[last:])
+    return "".join(parts)
+
+
+def decontaminate(
+    corpus: str | os.PathLike[str],
+    out: str | os.PathLike[str],
+    *,
+    scan: str | os.PathLike[str] | None = None,
+    results: Iterable[DocResult] | None = None,
+    mode: str = "drop",
+    text_field: str = "text",
+    id_field: str | None = None,
+    log: str | os.PathLike[str] | None = None,
+    mask: str = DEFAULT_MASK,
+) -> dict[str, Any]:
+    """Copy ``corpus`` to ``out`` without the documents flagged in ``scan`` (a scan folder) or
+    ``results``; returns a summary. ``log`` defaults to ``<out>.log.jsonl``."""
+    if mode not in MODES:
+        raise ConfigError(f"unknown mode {mode!r}: choose drop or mask")
+    src, dst = Path(corpus), Path(out)
+    _check_readable(src)
+    if _base_suffix(src) not in (".jsonl", ".ndjson", "") or src.is_dir():
+        raise ConfigError(f"decontaminate rewrites JSONL corpora (.jsonl, optionally .gz/.zst); {src.name} is not one")
+    log_path = Path(log) if log else dst.with_name(dst.name + ".log.jsonl")
+    for p in (dst, log_path):
+        if p.exists() and p.resolve() == src.resolve():
+            raise ConfigError(f"refusing to overwrite the input corpus {src}: choose another output path")
+    flagged = {r.line: r for r in (load_scan(scan) if scan is not None else results or [])}
+    stats = {"documents_in": 0, "documents_out": 0, "dropped": 0, "masked": 0, "chars_masked": 0}
+    size = os.path.getsize(src)
+    lineno = 0
+    with atomic_write(dst, "wb") as raw_out, atomic_write(log_path) as log_fh, make_progress() as prog:
+        sink = gzip.GzipFile(fileobj=raw_out, mode="wb") if dst.name.endswith(".gz") else raw_out
+        bar = prog.add_task(f"decontaminating {src.name}", total=size)
+        with _open_binary(src) as fh:
+            for lineno, raw in enumerate(fh, start=1):
+                prog.advance(bar, len(raw))
+                if raw.strip():
+                    stats["documents_in"] += 1
+                res = flagged.get(lineno)
+                if res is None:
+                    sink.write(raw)
+                    stats["documents_out"] += bool(raw.strip())
+                    continue
+                entry = _apply(res, raw, lineno, src, mode, text_field, id_field, mask)
+                log_fh.write(dumps_line(entry["log"]) + "\n")
+                stats["chars_masked"] += entry["log"].get("chars_masked", 0)
+                if entry["line"] is None:
+                    stats["dropped"] += 1
+                else:
+                    sink.write(entry["line"])
+                    stats["masked"] += 1
+                    stats["documents_out"] += 1
+        beyond = sorted(line for line in flagged if line > lineno)
+        if beyond:  # raised inside the atomic writes: nothing is left behind
+            raise InputError(f"scan results do not match this corpus: the scan flagged line {beyond[0]}, the corpus has {lineno} lines", path=src)
+        if sink is not raw_out:
+            sink.close()
+    return {**stats, "mode": mode, "out": str(dst), "log": str(log_path)}
+
+
+def _apply(res: DocResult, raw: bytes, lineno: int, src: Path, mode: str, text_field: str, id_field: str | None, mask: str) -> dict[str, Any]:
+    try:
+        rec = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise InputError("the scan flagged this line but it is not valid JSON now: was the corpus changed since the scan?", path=src, line=lineno) from None
+    key = _get(rec, id_field) if id_field else rec.get("id") if isinstance(rec, dict) else None
+    doc_id = str(key) if key is not None else str(lineno)
+    if doc_id != res.doc_id:
+        raise InputError(f"scan results do not match this corpus: the scan flagged document {res.doc_id!r} here, the corpus has {doc_id!r}", path=src, line=lineno)
+    items = sorted({f.item_id for f in res.flags})
+    spans = merge_spans(e.doc_span for f in res.flags for e in f.evidence if e.doc_span is not None)
+    log: dict[str, Any] = {"doc_id": doc_id, "line": lineno, "items": items, "levels": sorted({f.level for f in res.flags}), "score": res.flags[0].score if res.flags else None}
+    text = _get(rec, text_field)
+    if mode == "drop" or not spans or not isinstance(text, str):
+        log["action"] = "dropped" if mode == "drop" else "dropped (no spans to mask)"
+        return {"line": None, "log": log}
+    masked = mask_text(text, spans, mask)
+    _set(rec, text_field, masked)
+    log.update(action="masked", spans=[list(s) for s in spans], chars_masked=sum(b - a for a, b in spans))
+    return {"line": (json.dumps(rec, ensure_ascii=False) + "\n").encode("utf-8"), "log": log}
+
+
+def _set(rec: dict[str, Any], dotted: str, value: Any) -> None:
+    cur = rec
+    *path, last = dotted.split(".")
+    for part in path:
+        cur = cur[part]
+    cur[last] = value

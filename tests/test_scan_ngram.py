@@ -1,0 +1,182 @@
+"""The token-level (L1) scan on real benchmark items injected into real-looking text."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from contam.data import Document, load_benchmark
+from contam.data.webtext import build_corpus, inject, paragraphs
+from contam.errors import ConfigError
+from contam.scan.exact import ExactScanner, lcs_ratio
+from contam.scan.hashing import normalized_words, text_words, window_hashes, word_hashes
+from contam.scan.ngram import NGramConfig, NGramScanner
+
+
+@pytest.fixture(scope="module")
+def items():
+    return load_benchmark("gsm8k") + load_benchmark("humaneval") + load_benchmark("mmlu")
+
+
+@pytest.fixture(scope="module")
+def scanner(items):
+    return NGramScanner(NGramConfig()).fit(items)
+
+
+def _docs(raw):
+    return [Document(id=d["id"], text=d["text"], line=i + 1) for i, d in enumerate(raw)]
+
+
+def test_injected_items_found_with_id_and_part(scanner, items) -> None:
+    rng = random.Random(11)
+    chosen = rng.sample(items[:1319], 10) + rng.sample(items[1319:1483], 10) + rng.sample(items[1483:], 10)
+    raw, truth = build_corpus(400, seed=5, items=chosen, parts=("question", "item"), edits=("verbatim", "light"))
+    results = {r.line: r for r in scanner.scan(_docs(raw))}
+    for t in truth:
+        r = results[t.line]
+        assert r.contaminated, t
+        flag = next((f for f in r.flags if f.item_id == t.item_id), None)
+        assert flag is not None, (t, [f.item_id for f in r.flags])
+        if t.edit == "verbatim" or t.part == "question":
+            assert flag.part == t.part, (t, flag.part, flag.scores)
+        else:
+            # Two substitutions can break every 13-gram of a short question; the seam into the
+            # answer may be what is left. Any part of the item is then a right answer.
+            assert flag.part in ("item", "question", "answer", "seam"), (t, flag.part)
+        if t.edit == "verbatim":
+            assert flag.score > 0.95, (t, flag.scores)
+        # The injected item is the best match (items sharing a passage may also match, less well).
+        assert r.flags[0].score == pytest.approx(max(f.score for f in r.flags))
+        assert flag.score >= r.flags[0].score - 0.05
+    # Nothing flagged outside the injected documents.
+    assert {r.line for r in results.values() if r.contaminated} == {t.line for t in truth}
+
+
+def test_answer_only_leak_is_the_answer_part(scanner, items) -> None:
+    item = items[42]  # a GSM8K item with a worked solution
+    doc = "Solutions posted by a tutor:\n\n" + item.solution + "\n\nThanks for reading."
+    r = scanner.scan_one(Document(id="d", text=doc))
+    assert r.best.item_id == item.id and r.best.part == "answer"
+
+
+def test_evidence_spans_point_into_the_document(scanner, items) -> None:
+    item = items[1319 + 7]  # HumanEval/7
+    rng = random.Random(3)
+    text, span = inject("\n\n".join(paragraphs()[:5]), item, rng, part="item")
+    r = scanner.scan_one(Document(id="d", text=text))
+    ev = [e for f in r.flags if f.item_id == item.id for e in f.evidence]
+    assert ev and all(e.kind == "ngram" and e.doc_span for e in ev)
+    lo, hi = min(e.doc_span[0] for e in ev), max(e.doc_span[1] for e in ev)
+    assert span[0] <= lo < hi <= span[1]
+    assert hi - lo > 0.9 * (span[1] - span[0])
+    for e in ev:
+        assert normalized_words(text[e.doc_span[0] : e.doc_span[1]]) == normalized_words(e.text)
+
+
+def test_clean_web_text_gives_no_hit(scanner) -> None:
+    raw, _ = build_corpus(3000, seed=9, items=[])
+    assert [r.doc_id for r in scanner.scan(_docs(raw)) if r.contaminated] == []
+
+
+def test_boilerplate_shared_by_many_items_does_not_flag(items) -> None:
+    """A page made of the phrases GSM8K items share most ("how much money does she", ...) is
+    not a leak: IDF gives those n-grams almost no weight."""
+    gsm = items[:1319]
+    df: Counter[tuple[str, ...]] = Counter()
+    for it in gsm:
+        w = normalized_words(it.question)
+        df.update({tuple(w[i : i + 5]) for i in range(len(w) - 4)})
+    page = ". ".join(" ".join(g) for g, _ in df.most_common(60))
+    doc = Document(id="d", text=f"Tips for word problems: {page}.")
+    weighted = NGramScanner(NGramConfig(n=5, threshold=0.001)).fit(gsm).scan_one(doc)
+    flat = NGramScanner(NGramConfig(n=5, threshold=0.001, idf=False)).fit(gsm).scan_one(doc)
+    assert flat.contaminated and weighted.contaminated
+    by_item = {f.item_id: f.score for f in weighted.flags}
+    assert all(by_item.get(f.item_id, 0.0) < f.score for f in flat.flags[:20])
+    assert not NGramScanner(NGramConfig(n=5)).fit(gsm).scan_one(doc).contaminated
+
+
+def test_gsm8k_train_vs_test_flag_rate() -> None:
+    """GSM8K train (7,473 question + solution documents) scanned against GSM8K test at the default
+    settings flags 2 documents: 0.027% (measured 2026-11-22). Both are real near-duplicates, the
+    same template with other numbers: train/1314 "A train travels 270 miles in 3 hours. At the
+    same rate, how many additional hours would it take to travel an additional 180 miles?" and
+    train/5162 (360 and 240 miles) vs test/602 "A plane travels 1200 miles in 3 hours. At the same
+    rate, ..." (13-gram coverage 0.76, near-exact alignment ratio 0.95). Before the seam needed
+    0.8 coverage a third, weaker seam match (train/6910 vs test/893) was flagged too."""
+    test, train = load_benchmark("gsm8k"), load_benchmark("gsm8k-train")
+    scanner = NGramScanner(NGramConfig()).fit(test)
+    docs = [Document(id=it.id, text=it.question + "\n" + it.solution, line=i + 1) for i, it in enumerate(train)]
+    flagged = [r for r in scanner.scan(docs) if r.contaminated]
+    rate = len(flagged) / len(docs)
+    assert rate <= 0.0003, rate
+    pairs = {(r.doc_id, r.best.item_id) for r in flagged}
+    assert ("gsm8k/train/1314", "gsm8k/test/602") in pairs
+
+
+def test_llama2_style_catches_edits_gpt3_misses(items) -> None:
+    item = next(it for it in items[1483:] if 14 <= len(normalized_words(it.question)) <= 30)
+    words = item.question.split()
+    # Substitute every 9th word: no 13-gram survives, most 8-grams with a skip budget do.
+    edited = " ".join("thing" if i % 9 == 4 else w for i, w in enumerate(words))
+    doc = Document(id="d", text="Notes from class.\n\n" + edited + "\n" + "\n".join(f"{chr(65 + i)}. {c}" for i, c in enumerate(item.choices)))
+    strict = NGramScanner(NGramConfig.gpt3()).fit(items[1483:]).scan_one(doc)
+    loose = NGramScanner(NGramConfig.llama2()).fit(items[1483:]).scan_one(doc)
+    assert any(f.item_id == item.id for f in loose.flags)
+    assert not any(f.item_id == item.id and f.scores.get("coverage", 0) > loose.best.score for f in strict.flags)
+
+
+def test_short_item_found_by_anchor_exact_and_lcs(items) -> None:
+    mmlu = items[1483:]
+    scanner = NGramScanner(NGramConfig()).fit(mmlu)
+    short = [p for p, w in scanner.index.short_words.items() if scanner.index.part_kind[p] == 0 and len(w) < 13]
+    assert short, "some MMLU question parts are shorter than 13 words"
+    item = mmlu[int(scanner.index.part_item[short[0]])]
+    leak = item.question + "\n" + "\n".join(f"{chr(65 + i)}. {c}" for i, c in enumerate(item.choices))
+    r = scanner.scan_one(Document(id="d", text="Practice test.\n" + leak + "\nGood luck!"))
+    assert r.best.item_id == item.id and r.best.evidence[0].kind == "exact"
+    words = leak.split()
+    edited = " ".join(words[:-1] + ["(" + words[-1] + ")!"]) .replace(words[len(words) // 2], words[len(words) // 2] + "s", 1)
+    r2 = scanner.scan_one(Document(id="d", text="Practice test.\n" + edited + "\nGood luck!"))
+    assert r2.contaminated and r2.best.item_id == item.id
+
+
+def test_exact_scanner_and_lcs_ratio(items) -> None:
+    assert lcs_ratio("abcdef", "xxabcdyy") == pytest.approx(4 / 6)
+    assert lcs_ratio("", "abc") == 0.0
+    ex = ExactScanner().fit(items[:50])
+    same = Document(id="a", text=items[3].question.upper())
+    near = Document(id="b", text=items[3].question.replace("?", "").replace(" the ", " a ", 1))
+    other = Document(id="c", text=paragraphs()[0])
+    r = list(ex.scan([same, near, other]))
+    assert r[0].best.item_id == items[3].id and r[0].best.evidence[0].kind == "exact"
+    assert r[1].best.item_id == items[3].id and r[1].best.score >= 0.9
+    assert not r[2].contaminated
+
+
+def test_config_validation() -> None:
+    with pytest.raises(ConfigError):
+        NGramConfig(n=1)
+    with pytest.raises(ConfigError):
+        NGramConfig(threshold=0)
+    with pytest.raises(ConfigError):
+        NGramConfig(parts=("question", "preamble"))
+    with pytest.raises(ConfigError, match="fit"):
+        NGramScanner().scan_one(Document(id="d", text="x"))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(alphabet=st.characters(codec="utf-8"), max_size=60), min_size=1, max_size=6))
+def test_fast_path_words_match_regex_words(texts) -> None:
+    wh, _, _, doc = word_hashes(texts)
+    assert len(wh) == sum(len(text_words(t)) for t in texts)
+    # Equal normalised words hash equal, wherever they are.
+    flat = [w for t in texts for w in normalized_words(t)]
+    seen: dict[str, int] = {}
+    for w, h in zip(flat, wh.tolist(), strict=True):
+        assert seen.setdefault(w, h) == h
+    assert list(doc) == sorted(doc)
