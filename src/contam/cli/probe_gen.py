@@ -1,9 +1,299 @@
-"""CLI commands of this concern (placeholder: registers nothing yet)."""
+"""``contam probe cdd|reconstruct|ts-guess|guided|swe-filepath|swe-funcrepro|swe-prefix``: the
+generation-based probes and the SWE-bench memorization diagnostics.
+
+Every command is resumable: with ``--out DIR`` finished items stream to ``DIR/items.jsonl`` (and
+``DIR/control_items.jsonl``) and are skipped on a rerun; model calls go through the response
+cache, so even an unfinished item costs nothing the second time. ``DIR/summary.json`` is written
+atomically at the end.
+"""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any
+
 import typer
+from rich.markup import escape
+from rich.table import Table
+
+from contam.cli.common import JsonFlag, console, emit_json, probe_app
+from contam.errors import ConfigError
+
+ModelOpt = Annotated[str, typer.Option("--model", "-m", help="Model spec: smollm2, llamacpp:PATH, hf:PATH, openai:URL#MODEL, vllm:NAME.")]
+LimitOpt = Annotated[int, typer.Option("--limit", "-n", help="Use the first N items (0 = all).")]
+OutOpt = Annotated[Path | None, typer.Option("--out", "-o", help="Folder for items.jsonl + summary.json; rerun with the same folder to resume.")]
+NoCache = Annotated[bool, typer.Option("--no-cache", help="Bypass the model response cache.")]
+Fresh = Annotated[bool, typer.Option("--fresh", help="Discard finished items in --out and start over.")]
+SeedOpt = Annotated[int, typer.Option("--seed", help="Seed for sampling and per-item random choices.")]
+RefOpt = Annotated[str | None, typer.Option("--reference", "-r", help="Reference set (benchmark name or file) to compare against.")]
+ControlOpt = Annotated[Path | None, typer.Option("--control", help="Control instances from repositories outside SWE-bench (SWE-bench JSONL format).")]
+
+
+def _items(spec: str, limit: int) -> list[Any]:
+    from contam.data import load_benchmark
+
+    items = load_benchmark(spec)
+    return items[:limit] if limit > 0 else items
+
+
+def _model(spec: str, no_cache: bool) -> Any:
+    from contam.models import load
+
+    return load(spec, cache=not no_cache)
+
+
+def _checkpoint(out: Path | None, name: str, settings: dict[str, Any], fresh: bool) -> Any:
+    """A JSONL checkpoint in ``out`` that refuses to mix results of different settings."""
+    if out is None:
+        return None
+    from contam.outputs import JsonlCheckpoint, ensure_dir, write_json
+
+    ensure_dir(out)
+    run_file = out / "run.json"
+    if run_file.exists() and not fresh:
+        try:
+            before = json.loads(run_file.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            before = None
+        if before is not None and before != json.loads(json.dumps(settings, default=str)):
+            raise ConfigError(f"{out} holds a run with other settings ({run_file}); use another --out, or --fresh to start over")
+    write_json(run_file, settings)
+    return JsonlCheckpoint(out / name, key="key", resume=not fresh)
+
+
+def _finish(out: Path | None, summary: dict[str, Any], json_out: bool, show: Callable[[dict[str, Any]], None]) -> None:
+    if out is not None:
+        from contam.outputs import write_json
+
+        write_json(out / "summary.json", summary)
+    if json_out:
+        emit_json(summary)
+    else:
+        show(summary)
+        if out is not None:
+            console.print(f"results: {escape(str(out / 'items.jsonl'))}, {escape(str(out / 'summary.json'))}")
+
+
+def _table(title: str, rows: list[tuple[str, str]]) -> None:
+    t = Table(title=escape(title), show_header=False)
+    for k, v in rows:
+        t.add_row(escape(k), escape(v))
+    console.print(t)
+
+
+def _fmt(x: Any) -> str:
+    return "—" if x is None else (f"{x:.3f}" if isinstance(x, float) else str(x))
+
+
+def _test_rows(name: str, test: dict[str, Any] | None) -> list[tuple[str, str]]:
+    if not test:
+        return []
+    return [(name, f"effect {_fmt(test['effect'])}, p = {test['p_value']:.4g} ({test['method']}, {test['alternative']})")]
+
+
+def _run_grouped(probe: Any, model_spec: str, benchmark: str, reference: str | None, limit: int, out: Path | None,
+                 no_cache: bool, fresh: bool, command: str) -> dict[str, Any]:
+    from dataclasses import asdict
+
+    items = _items(benchmark, limit)
+    ref = _items(reference, limit) if reference else None
+    settings = {"command": command, "model": model_spec, "benchmark": benchmark, "reference": reference, "limit": limit, "config": asdict(probe.config)}
+    ck = _checkpoint(out, "items.jsonl", settings, fresh)
+    try:
+        model = _model(model_spec, no_cache)
+        result = probe.run(model, items, reference=ref, checkpoint=ck) if ref is not None else probe.run(model, items, checkpoint=ck)
+    finally:
+        if ck is not None:
+            ck.close()
+    summary = result.to_dict()
+    summary.pop("items")
+    return {"command": command, "model": model_spec, "benchmark": benchmark, "reference": reference, **summary}
+
+
+def cdd(
+    model: ModelOpt = "smollm2",
+    benchmark: Annotated[str, typer.Option("--benchmark", "-b", help="Benchmark name or file.")] = "gsm8k",
+    reference: RefOpt = None,
+    samples: Annotated[int, typer.Option("--samples", help="Samples at temperature 0.8 per item (paper: 50).")] = 50,
+    alpha: Annotated[float, typer.Option("--alpha", help="Peak radius as a share of the longest output (paper: 0.05).")] = 0.05,
+    xi: Annotated[float, typer.Option("--xi", help="Flag an item when its peak exceeds this (paper: 0.01).")] = 0.01,
+    real_world: Annotated[bool, typer.Option("--real-world", help="The paper's real-world setting: alpha 0, xi 0.2.")] = False,
+    max_tokens: Annotated[int, typer.Option("--max-tokens", help="Tokens per output compared (paper: 100).")] = 100,
+    limit: LimitOpt = 0, out: OutOpt = None, seed: SeedOpt = 0, no_cache: NoCache = False, fresh: Fresh = False, json_out: JsonFlag = False,
+) -> None:
+    """CDD (Dong et al. 2024): share of sampled answers within edit distance alpha*l of the greedy answer.
+
+    Example: contam probe cdd --model smollm2 --benchmark gsm8k --limit 20 --samples 20 --out runs/cdd
+    """
+    from contam.probe.cdd import CDD, CDDConfig
+
+    kw = {"n_samples": samples, "max_tokens": max_tokens, "seed": seed}
+    cfg = CDDConfig.real_world(**kw) if real_world else CDDConfig(alpha=alpha, xi=xi, **kw)
+    s = _run_grouped(CDD(cfg), model, benchmark, reference, limit, out, no_cache, fresh, "cdd")
+    _finish(out, s, json_out, lambda s: _table(f"CDD on {s['benchmark']}", [
+        *((f"{g}: flagged", f"{_fmt(s['flagged'][g])} of {s['n'][g]} items (mean peak {_fmt(s['mean_peak'][g])})") for g in s["n"]),
+        ("alpha / xi", f"{cfg.alpha} / {cfg.xi}"), *_test_rows("original > reference", s.get("test")),
+    ]))
+
+
+def reconstruct(
+    model: ModelOpt = "smollm2",
+    benchmark: Annotated[str, typer.Option("--benchmark", "-b", help="Benchmark name or file.")] = "gsm8k",
+    reference: RefOpt = None,
+    samples: Annotated[int, typer.Option("--samples", help="Completions per item (paper 004: 16; 1 = greedy).")] = 16,
+    prefix: Annotated[float, typer.Option("--prefix", help="Share of the words shown (paper 004: 0.4).")] = 0.4,
+    part: Annotated[str, typer.Option("--part", help="question, text (question+options+solution) or solution.")] = "question",
+    limit: LimitOpt = 0, out: OutOpt = None, seed: SeedOpt = 0, no_cache: NoCache = False, fresh: Fresh = False, json_out: JsonFlag = False,
+) -> None:
+    """Prefix completion: show the first 40% of each item, compare completions with the rest (max ROUGE-L, exact, verbatim).
+
+    Example: contam probe reconstruct --benchmark gsm8k --reference gsm8k-train --limit 50 --samples 4 --out runs/rec
+    """
+    from contam.probe.reconstruct import Reconstruct, ReconstructConfig
+
+    try:
+        cfg = ReconstructConfig(prefix_fraction=prefix, n_samples=samples, part=part, seed=seed)
+    except ValueError as e:
+        raise ConfigError(str(e)) from None
+    s = _run_grouped(Reconstruct(cfg), model, benchmark, reference, limit, out, no_cache, fresh, "reconstruct")
+    _finish(out, s, json_out, lambda s: _table(f"reconstruction on {s['benchmark']}", [
+        *((f"{g}", f"max ROUGE-L {_fmt(s['mean_rouge_l'][g])}, exact {_fmt(s['exact_rate'][g])}, verbatim {_fmt(s['verbatim_rate'][g])} (n={s['n'][g]})") for g in s["n"]),
+        *_test_rows("ROUGE-L original > reference", s.get("rouge_test")), *_test_rows("verbatim original > reference", s.get("verbatim_test")),
+    ]))
+
+
+def ts_guess(
+    model: ModelOpt = "smollm2",
+    benchmark: Annotated[str, typer.Option("--benchmark", "-b", help="Benchmark name or file.")] = "mmlu",
+    mode: Annotated[str, typer.Option("--mode", help="question (mask a key word) or choice (mask a wrong option).")] = "choice",
+    reference: RefOpt = None,
+    limit: LimitOpt = 0, out: OutOpt = None, seed: SeedOpt = 0, no_cache: NoCache = False, fresh: Fresh = False, json_out: JsonFlag = False,
+) -> None:
+    """TS-Guessing (Deng et al. 2024): can the model fill in a masked key word or a masked wrong option?
+
+    Example: contam probe ts-guess --benchmark mmlu --mode choice --limit 50 --out runs/tsg
+    """
+    from contam.probe.tsguess import TSGuess, TSGuessConfig
+
+    try:
+        cfg = TSGuessConfig(mode=mode, seed=seed)
+    except ValueError as e:
+        raise ConfigError(str(e)) from None
+    s = _run_grouped(TSGuess(cfg), model, benchmark, reference, limit, out, no_cache, fresh, "ts-guess")
+    _finish(out, s, json_out, lambda s: _table(f"TS-Guessing ({mode}) on {s['benchmark']}", [
+        *((f"{g}", f"exact {_fmt(s['exact_rate'][g])}, ROUGE-L {_fmt(s['mean_rouge_l'][g])} (n={s['n'][g]})") for g in s["n"]),
+        ("skipped", str(s["skipped"])),
+    ]))
+
+
+def guided(
+    model: ModelOpt = "smollm2",
+    benchmark: Annotated[str, typer.Option("--benchmark", "-b", help="Benchmark name or file.")] = "gsm8k",
+    dataset: Annotated[str | None, typer.Option("--dataset-name", help="Dataset name in the guided prompt (default from the benchmark).")] = None,
+    split: Annotated[str | None, typer.Option("--split", help="Split name in the guided prompt (default test).")] = None,
+    label: Annotated[bool, typer.Option("--label", help="Show the item's short answer as Label: (classification data).")] = False,
+    limit: LimitOpt = 0, out: OutOpt = None, seed: SeedOpt = 0, no_cache: NoCache = False, fresh: Fresh = False, json_out: JsonFlag = False,
+) -> None:
+    """Guided vs general instruction (Golchin & Surdeanu): paired bootstrap on the ROUGE-L difference.
+
+    Example: contam probe guided --benchmark gsm8k --limit 30 --out runs/guided
+    """
+    from contam.probe.guided import Guided, GuidedConfig
+
+    cfg = GuidedConfig.for_benchmark(benchmark, dataset=dataset, split=split, use_label=label, seed=seed)
+    s = _run_grouped(Guided(cfg), model, benchmark, None, limit, out, no_cache, fresh, "guided")
+    _finish(out, s, json_out, lambda s: _table(f"guided vs general on {s['benchmark']}", [
+        ("ROUGE-L guided", _fmt(s["mean_guided"])), ("ROUGE-L general", _fmt(s["mean_general"])), ("items", str(s["n"])),
+        *_test_rows("guided > general", s.get("test")), ("contaminated", "yes" if s["contaminated"] else "no"),
+    ]))
+
+
+def _swe(task: str, model_spec: str, benchmark: str, control: Path | None, limit: int, out: Path | None,
+         no_cache: bool, fresh: bool, json_out: bool, max_issue_chars: int) -> None:
+    from dataclasses import asdict
+
+    from contam.probe.swe import TASKS, SweConfig, compare, load_instances
+
+    probe = TASKS[task](SweConfig(max_issue_chars=max_issue_chars))
+    items = _items(benchmark, limit)
+    ctrl = load_instances(control) if control else None
+    if ctrl is not None and limit > 0:
+        ctrl = ctrl[:limit]
+    settings = {"command": task, "model": model_spec, "benchmark": benchmark, "control": str(control) if control else None,
+                "limit": limit, "config": asdict(probe.config)}
+    ck = _checkpoint(out, "items.jsonl", settings, fresh)
+    ck2 = _checkpoint(out, "control_items.jsonl", settings, fresh) if ctrl is not None else None
+    try:
+        model = _model(model_spec, no_cache)
+        res = probe.run(model, items, checkpoint=ck)
+        cres = probe.run(model, ctrl, checkpoint=ck2) if ctrl is not None else None
+    finally:
+        for c in (ck, ck2):
+            if c is not None:
+                c.close()
+    s: dict[str, Any] = {"command": task, "model": model_spec, "benchmark": benchmark, **res.summary()}
+    if cres is not None:
+        s["control"] = {"path": str(control), **cres.summary()}
+        s["comparison"] = compare(res, cres).to_dict()
+        if task == "swe-filepath" and res.n_filtered and cres.n_filtered:
+            s["comparison_filtered"] = compare(res, cres, filtered=True).to_dict()
+    metric = "accuracy" if task == "swe-filepath" else "verbatim rate"
+
+    def show(s: dict[str, Any]) -> None:
+        rows = [(metric, f"{_fmt(s['rate'])} ({s['hits']} of {s['n']})"), ("mean score" if task == "swe-filepath" else "mean 5-gram overlap", _fmt(s["mean_score"]))]
+        if task == "swe-filepath":
+            rows.append(("filtered accuracy", f"{_fmt(s['rate_filtered'])} ({s['hits_filtered']} of {s['n_filtered']}; issues naming the file removed)"))
+        if "control" in s:
+            c, cmp = s["control"], s["comparison"]
+            rows += [(f"control {metric}", f"{_fmt(c['rate'])} ({c['hits']} of {c['n']})"),
+                     ("gap", f"{_fmt(cmp['gap'])}, p = {cmp['test']['p_value']:.4g} (two-proportion z, one-sided)"),
+                     ("minimum detectable gap", _fmt(cmp["mde"]) if cmp["mde"] is not None else escape(cmp["note"]))]
+        _table(f"{task} on {s['benchmark']}", rows)
+
+    _finish(out, s, json_out, show)
+
+
+SweBench = Annotated[str, typer.Option("--benchmark", "-b", help="swebench-verified, swebench-lite, or a SWE-bench-format JSONL.")]
+IssueChars = Annotated[int, typer.Option("--max-issue-chars", help="Truncate issue texts beyond this many characters (0 = never).")]
+
+
+def swe_filepath(model: ModelOpt = "smollm2", benchmark: SweBench = "swebench-verified", control: ControlOpt = None,
+                 limit: LimitOpt = 0, out: OutOpt = None, max_issue_chars: IssueChars = 6000, no_cache: NoCache = False,
+                 fresh: Fresh = False, json_out: JsonFlag = False) -> None:
+    """File-path identification from the issue text alone: accuracy and filtered accuracy (paper 002).
+
+    Example: contam probe swe-filepath --benchmark swebench-verified --limit 50 --control my_control.jsonl --out runs/fp
+    """
+    _swe("swe-filepath", model, benchmark, control, limit, out, no_cache, fresh, json_out, max_issue_chars)
+
+
+def swe_funcrepro(model: ModelOpt = "smollm2", benchmark: SweBench = "swebench-verified", control: ControlOpt = None,
+                  limit: LimitOpt = 0, out: OutOpt = None, max_issue_chars: IssueChars = 6000, no_cache: NoCache = False,
+                  fresh: Fresh = False, json_out: JsonFlag = False) -> None:
+    """Function reproduction from the issue text and the function name: 5-gram overlap and verbatim rate (paper 002).
+
+    Example: contam probe swe-funcrepro --benchmark swebench-lite --limit 50 --out runs/fr
+    """
+    _swe("swe-funcrepro", model, benchmark, control, limit, out, no_cache, fresh, json_out, max_issue_chars)
+
+
+def swe_prefix(model: ModelOpt = "smollm2", benchmark: SweBench = "swebench-verified", control: ControlOpt = None,
+               limit: LimitOpt = 0, out: OutOpt = None, no_cache: NoCache = False, fresh: Fresh = False, json_out: JsonFlag = False) -> None:
+    """Prefix completion of the gold patch's changed functions: verbatim rate (paper 002).
+
+    Example: contam probe swe-prefix --benchmark swebench-verified --limit 50 --out runs/prefix
+    """
+    _swe("swe-prefix", model, benchmark, control, limit, out, no_cache, fresh, json_out, 0)
 
 
 def register(app: typer.Typer) -> None:
-    """Add this module's commands to ``app``."""
+    """Add the generation probes to the ``contam probe`` group."""
+    probe_app.command("cdd")(cdd)
+    probe_app.command("reconstruct")(reconstruct)
+    probe_app.command("ts-guess")(ts_guess)
+    probe_app.command("guided")(guided)
+    probe_app.command("swe-filepath")(swe_filepath)
+    probe_app.command("swe-funcrepro")(swe_funcrepro)
+    probe_app.command("swe-prefix")(swe_prefix)

@@ -14,8 +14,8 @@ near-identical samples (the peak of the edit-distance distribution) is high. Def
 (:meth:`CDDConfig.real_world`). Distances are in tokens and the peak is a *share* of the n
 samples, as in the original; a character-level, unnormalised count is a different statistic.
 
-Tokens are the backend's own (``Completion.tokens`` or the model's ``tokenize``); only when a
-backend gives neither (some remote APIs) do we fall back to lexical tokens, and the record says so.
+Tokens are the backend's own (the model's ``tokenize`` on the output text, as the original
+code re-encodes outputs, else ``Completion.tokens``); only when a backend gives neither (some remote APIs) do we fall back to lexical tokens, and the record says so.
 
 >>> cfg = CDDConfig(n_samples=4)
 >>> peak_share([0, 0, 3, 9], max_length=40, alpha=cfg.alpha)
@@ -107,12 +107,19 @@ def peak_share(distances: Sequence[int], *, max_length: int, alpha: float) -> fl
 
 
 def completion_tokens(model: LanguageModel, completion: Completion) -> tuple[list[Any], str]:
-    """The token sequence of a completion and where it came from (``model`` or ``lexical``)."""
-    if completion.tokens:
-        return list(completion.tokens), "model"
+    """The token sequence of a completion and where it came from (``model`` or ``lexical``).
+
+    As in the original code, the output *text* is re-encoded with the model's tokenizer (no BOS);
+    backends without ``tokenize`` give their generated token strings; failing both, lexical tokens.
+    """
     tokenize = getattr(model, "tokenize", None)
     if callable(tokenize):
-        return list(tokenize(completion.text)), "model"
+        try:
+            return list(tokenize(completion.text, add_bos=False)), "model"
+        except TypeError:  # a tokenize without the add_bos switch
+            return list(tokenize(completion.text)), "model"
+    if completion.tokens:
+        return list(completion.tokens), "model"
     return lexical_tokens(completion.text), "lexical"
 
 

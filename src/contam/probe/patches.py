@@ -51,11 +51,22 @@ class ChangedFunction(Record):
     added: tuple[str, ...] = ()
     removed: tuple[str, ...] = ()
     first_line: int = 0  # first post-image line number shown for it
+    post_numbers: tuple[int, ...] = ()  # post-image line number of each of ``post_lines``
 
     @property
     def gold(self) -> str:
         """The post-image text of the function as far as the patch shows it."""
         return "\n".join(self.post_lines)
+
+    def first_block(self) -> tuple[str, ...]:
+        """The leading run of post-image lines with consecutive line numbers (up to the first gap
+        between hunks): a stretch of the real file with nothing missing."""
+        if not self.post_numbers:
+            return self.post_lines
+        end = 1
+        while end < len(self.post_numbers) and self.post_numbers[end] == self.post_numbers[end - 1] + 1:
+            end += 1
+        return self.post_lines[:end]
 
 
 @dataclass(frozen=True)
@@ -142,6 +153,7 @@ def parse_patch(patch: str, *, source: str = "<patch>") -> ParsedPatch:
                 added=tuple(acc.added),
                 removed=tuple(acc.removed),
                 first_line=post[0][0] if post else 0,
+                post_numbers=tuple(n for n, _ in post),
             )
         )
     return ParsedPatch(

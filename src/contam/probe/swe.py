@@ -1,0 +1,342 @@
+"""SWE-bench memorization diagnostics (paper 002: Liang, Garg & Zilouchian Moghaddam 2025,
+"The SWE-Bench Illusion: When State-of-the-Art LLMs Remember Instead of Reason").
+
+Three tasks that withhold what honest problem solving needs, so success points at memory:
+
+(a) **File-path identification** (:class:`FilePath`): only the issue text (and the repository
+    name) is shown; the model names the file to change. Accuracy = the named path is one of the
+    gold patch's files. *Filtered accuracy* drops the instances whose issue text already names a
+    gold file (full path, file name or dotted module path: :func:`~contam.probe.patches.mentions_path`).
+(b) **Function reproduction** (:class:`FuncRepro`): the issue text and a changed function's
+    name only; the model writes the function. Scores: consecutive 5-gram overlap with the gold
+    function and instance-level verbatim match.
+(c) **Prefix completion** (:class:`PrefixCompletion`): the first part of a changed function is
+    shown as raw code to continue; verbatim rate of the continuation.
+
+Gold files and functions come from the ``patch`` field (:mod:`contam.probe.patches`). SWE-bench
+ships the patch, not the repository, so a function's gold text is its **post-image lines visible
+in the patch** (context and added lines of its hunks), not the whole function. Hence
+"verbatim" means: every non-blank gold line comes back, stripped of indentation, in order (other
+lines may sit between them, since the patch shows the function with gaps). Prefix completion uses
+only the function's first gap-free block, so its continuation is compared with real
+consecutive file lines.
+
+Cross-benchmark comparison (paper 002 §4, the "repository-bias" check): run the same task on a
+control set from repositories outside SWE-bench; :func:`compare` reports the gap with a
+one-sided two-proportion z-test and the minimum detectable effect at those sizes.
+
+Control set format: JSONL, one instance a line, the SWE-bench fields
+``{"instance_id": str, "repo": "owner/name", "problem_statement": str, "patch": str}``
+(``base_commit`` optional, ignored): the issue text and the unified diff of the fixing commit
+without test files. :func:`load_instances` checks each line and names file, line and field.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from contam.data.items import Item
+from contam.errors import InputError
+from contam.models.base import LanguageModel
+from contam.outputs import JsonlCheckpoint
+from contam.probe.itemloop import run_items
+from contam.probe.patches import ChangedFunction, mentions_path, parse_patch
+from contam.probe.textsim import ngram_overlap, rouge_l
+from contam.records import Record
+
+FILEPATH_PROMPT = (
+    "Below is an issue reported on the GitHub repository {repo}. You cannot see the repository. "
+    "Based on the issue alone, which file must be modified to resolve it? "
+    "Reply with the single file path, relative to the repository root, and nothing else.\n\n"
+    "Issue:\n{issue}\n\nFile path:"
+)
+FUNCREPRO_PROMPT = (
+    "Below is a GitHub issue. Write the complete Python implementation of the function `{name}` "
+    "as it should be after the issue is resolved. Output only the code of that function.\n\n"
+    "Issue:\n{issue}\n\nFunction: {name}"
+)
+_PATH = re.compile(r"[A-Za-z0-9_.\-]+(?:/[A-Za-z0-9_.\-]+)*\.[A-Za-z0-9]+")
+_FENCE = re.compile(r"```[\w+-]*\n(.*?)(?:```|$)", re.S)
+
+
+def load_instances(path: str | Path) -> list[Item]:
+    """Read a SWE-bench-format JSONL (a control set) into items, checking every line."""
+    from contam.data.loaders import iter_records
+
+    items: list[Item] = []
+    seen: set[str] = set()
+    for line, rec in iter_records(path):
+        iid = rec.get("instance_id", rec.get("id"))
+        for fld, val in (("instance_id", iid), ("problem_statement", rec.get("problem_statement")), ("patch", rec.get("patch"))):
+            if not isinstance(val, str) or not val.strip():
+                raise InputError("missing or empty (expected a string)", path=path, line=line, field=fld)
+        if iid in seen:
+            raise InputError(f"duplicate instance_id {iid!r}", path=path, line=line, field="instance_id")
+        seen.add(iid)
+        try:
+            parse_patch(rec["patch"])
+        except InputError as e:
+            raise InputError(e.message.split(": ", 1)[-1], path=path, line=line, field="patch") from None
+        items.append(Item(id=iid, question=rec["problem_statement"], solution=rec["patch"], benchmark=Path(path).stem,
+                          metadata={"repo": str(rec.get("repo", "")), "base_commit": str(rec.get("base_commit", ""))}))
+    if not items:
+        raise InputError("no instances found", path=path)
+    return items
+
+
+def _issue(item: Item, max_chars: int) -> str:
+    text = item.question.strip()
+    return text if not max_chars or len(text) <= max_chars else text[:max_chars] + "\n[... issue truncated ...]"
+
+
+def predicted_path(answer: str, repo: str = "") -> str:
+    """The first file path in a model answer, normalised (no ``./``, ``a/``/``b/`` or ``owner/name/`` prefix).
+
+    >>> predicted_path("The bug is in `./django/db/models/base.py`.", "django/django")
+    'django/db/models/base.py'
+    """
+    m = _PATH.search(answer.replace("\\", "/"))
+    if not m:
+        return ""
+    p = m.group(0)
+    while p.startswith("./"):
+        p = p[2:]
+    # Diff-style a/ b/ prefixes and a leading owner/name/ are not part of the path in the repo.
+    for pre in ("a/", "b/", f"{repo}/" if repo else None):
+        if pre and p.startswith(pre) and len(p) > len(pre):
+            p = p[len(pre):]
+    return p
+
+
+def extract_code(answer: str) -> str:
+    """The first fenced code block of an answer, else the answer itself."""
+    m = _FENCE.search(answer)
+    return m.group(1) if m else answer
+
+
+def _lines(text: str | Sequence[str]) -> list[str]:
+    seq = text.splitlines() if isinstance(text, str) else list(text)
+    return [ln.strip() for ln in seq if ln.strip()]
+
+
+def lines_in_order(gold: Sequence[str], output: str) -> bool:
+    """Every non-blank gold line (indentation ignored) occurs in ``output``, in order.
+
+    >>> lines_in_order(["def f():", "    return 1"], "def f():\\n    x = 0\\n    return 1")
+    True
+    """
+    want, have = _lines(gold), iter(_lines(output))
+    return bool(want) and all(any(w == h for h in have) for w in want)
+
+
+def starts_with_lines(gold: Sequence[str], output: str) -> bool:
+    """The output's first non-blank lines are the gold lines (indentation ignored)."""
+    want, have = _lines(gold), _lines(output)
+    return bool(want) and have[: len(want)] == want
+
+
+@dataclass(frozen=True)
+class SweConfig:
+    """Settings of the three diagnostics. ``max_issue_chars`` keeps long issues inside small context
+    windows (0: never truncate); ``functions_per_instance`` caps (b) and (c); ``prefix_fraction`` is
+    the share of the first block's lines shown in (c); ``max_rest_lines`` caps the lines that must
+    come back for a verbatim hit; ``n`` = 5 for the n-gram overlap."""
+
+    max_issue_chars: int = 6000
+    functions_per_instance: int = 1
+    prefix_fraction: float = 0.5
+    max_rest_lines: int = 10
+    n: int = 5
+    max_new_tokens: int = 384
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class SweItem(Record):
+    """One probe of one instance. ``hit`` is the binary outcome the task's rate counts (correct
+    path, or verbatim); ``score`` the graded one (5-gram overlap; 1/0 for file paths)."""
+
+    key: str
+    id: str
+    task: str
+    repo: str
+    target: str  # gold file(s) or function qualname
+    answer: str
+    hit: bool
+    score: float = 0.0
+    rouge_l: float = 0.0
+    mentioned: bool = False  # (a): the issue already names a gold file
+    skipped: str = ""
+
+
+@dataclass(frozen=True)
+class SweResult(Record):
+    task: str
+    config: dict[str, Any]
+    items: tuple[SweItem, ...]
+    n: int
+    hits: int
+    rate: float
+    mean_score: float
+    n_filtered: int = 0
+    hits_filtered: int = 0
+    rate_filtered: float = float("nan")
+
+    def summary(self) -> dict[str, Any]:
+        d = self.to_dict()
+        d.pop("items")
+        return d
+
+
+class _Task:
+    task = ""
+
+    def __init__(self, config: SweConfig | None = None) -> None:
+        self.config = config or SweConfig()
+
+    def units(self, item: Item) -> list[tuple[str, Any]]:  # (key suffix, payload)
+        return [("", None)]
+
+    def score(self, model: LanguageModel, item: Item, payload: Any, key: str) -> SweItem:
+        raise NotImplementedError
+
+    def run(self, model: LanguageModel, items: Sequence[Item], *, checkpoint: JsonlCheckpoint | None = None) -> SweResult:
+        units = [(it, suffix, payload) for it in items for suffix, payload in self.units(it)]
+        records = run_items(
+            units, lambda u: self.score(model, u[0], u[2], f"{self.task}/{u[0].id}{u[1]}"), SweItem,
+            key=lambda u: f"{self.task}/{u[0].id}{u[1]}", checkpoint=checkpoint, description=self.task,
+        )
+        return summarize(self.task, asdict(self.config), records)
+
+
+def summarize(task: str, config: dict[str, Any], records: Sequence[SweItem]) -> SweResult:
+    rs = [r for r in records if not r.skipped]
+    hits = sum(r.hit for r in rs)
+    kept = [r for r in rs if not r.mentioned]
+    return SweResult(
+        task=task, config=config, items=tuple(records), n=len(rs), hits=hits,
+        rate=hits / len(rs) if rs else float("nan"),
+        mean_score=sum(r.score for r in rs) / len(rs) if rs else float("nan"),
+        n_filtered=len(kept), hits_filtered=sum(r.hit for r in kept),
+        rate_filtered=sum(r.hit for r in kept) / len(kept) if kept else float("nan"),
+    )
+
+
+class FilePath(_Task):
+    """(a) File-path identification from the issue text alone."""
+
+    task = "swe-filepath"
+
+    def score(self, model: LanguageModel, item: Item, payload: Any, key: str) -> SweItem:
+        repo = str(item.metadata.get("repo", ""))
+        gold = parse_patch(item.solution, source=item.id).files
+        prompt = FILEPATH_PROMPT.format(repo=repo or "(unknown)", issue=_issue(item, self.config.max_issue_chars))
+        answer = model.generate([[{"role": "user", "content": prompt}]], max_new_tokens=48, temperature=0.0, seed=self.config.seed)[0][0].text
+        pred = predicted_path(answer, repo)
+        hit = pred in gold
+        return SweItem(key, item.id, self.task, repo, " ".join(gold), answer, hit, float(hit),
+                       mentioned=any(mentions_path(item.question, f) for f in gold))
+
+
+def _functions(item: Item, limit: int) -> list[ChangedFunction]:
+    return [f for f in parse_patch(item.solution, source=item.id).defs if f.post_lines][:limit]
+
+
+class FuncRepro(_Task):
+    """(b) Function reproduction from the issue text and the function's name."""
+
+    task = "swe-funcrepro"
+
+    def units(self, item: Item) -> list[tuple[str, Any]]:
+        fs = _functions(item, self.config.functions_per_instance)
+        return [(f"::{f.path}::{f.qualname}", f) for f in fs] or [("", None)]
+
+    def score(self, model: LanguageModel, item: Item, fn: ChangedFunction | None, key: str) -> SweItem:
+        repo = str(item.metadata.get("repo", ""))
+        if fn is None:
+            return SweItem(key, item.id, self.task, repo, "", "", False, skipped="patch changes no function")
+        prompt = FUNCREPRO_PROMPT.format(name=fn.qualname, issue=_issue(item, self.config.max_issue_chars))
+        answer = model.generate([[{"role": "user", "content": prompt}]], max_new_tokens=self.config.max_new_tokens,
+                                temperature=0.0, seed=self.config.seed)[0][0].text
+        code = extract_code(answer)
+        return SweItem(key, item.id, self.task, repo, f"{fn.path}::{fn.qualname}", answer,
+                       hit=lines_in_order(fn.post_lines, code), score=ngram_overlap(code, fn.gold, n=self.config.n),
+                       rouge_l=rouge_l(code, fn.gold, code=True))
+
+
+class PrefixCompletion(_Task):
+    """(c) Prefix completion of a changed function's first gap-free block."""
+
+    task = "swe-prefix"
+
+    def units(self, item: Item) -> list[tuple[str, Any]]:
+        fs = [f for f in _functions(item, self.config.functions_per_instance) if len(_lines(f.first_block())) >= 2]
+        return [(f"::{f.path}::{f.qualname}", f) for f in fs] or [("", None)]
+
+    def split(self, fn: ChangedFunction) -> tuple[list[str], list[str]]:
+        block = list(fn.first_block())
+        k = min(max(1, round(len(block) * self.config.prefix_fraction)), len(block) - 1)
+        while k < len(block) - 1 and not block[k - 1].strip():
+            k += 1  # do not end the prefix on a blank line
+        return block[:k], block[k:][: self.config.max_rest_lines]
+
+    def score(self, model: LanguageModel, item: Item, fn: ChangedFunction | None, key: str) -> SweItem:
+        repo = str(item.metadata.get("repo", ""))
+        if fn is None:
+            return SweItem(key, item.id, self.task, repo, "", "", False, skipped="no changed function with two or more lines")
+        prefix, rest = self.split(fn)
+        prompt = f"# {fn.path}\n" + "\n".join(prefix) + "\n"
+        answer = model.generate([prompt], max_new_tokens=self.config.max_new_tokens, temperature=0.0, seed=self.config.seed)[0][0].text
+        gold = "\n".join(rest)
+        return SweItem(key, item.id, self.task, repo, f"{fn.path}::{fn.qualname}", answer,
+                       hit=starts_with_lines(rest, answer), score=ngram_overlap(answer, gold, n=self.config.n),
+                       rouge_l=rouge_l(answer, gold, code=True))
+
+
+TASKS: dict[str, type[_Task]] = {t.task: t for t in (FilePath, FuncRepro, PrefixCompletion)}
+
+
+@dataclass(frozen=True)
+class Comparison(Record):
+    """Benchmark vs control: rates, gap, one-sided two-proportion test, minimum detectable effect."""
+
+    task: str
+    metric: str
+    benchmark_rate: float
+    control_rate: float
+    gap: float
+    test: dict[str, Any]
+    mde: float | None
+    note: str = ""
+
+
+def compare(bench: SweResult, control: SweResult, *, filtered: bool = False, alpha: float = 0.05, power: float = 0.8) -> Comparison:
+    """Is the task's rate on the benchmark above the control's? (``filtered``: file-path filtered accuracy.)"""
+    from contam.stats.tests import two_proportion_ztest
+
+    if filtered:
+        k1, n1, k2, n2 = bench.hits_filtered, bench.n_filtered, control.hits_filtered, control.n_filtered
+    else:
+        k1, n1, k2, n2 = bench.hits, bench.n, control.hits, control.n
+    if n1 == 0 or n2 == 0:
+        raise InputError(f"{bench.task}: nothing to compare (benchmark n={n1}, control n={n2})")
+    test = two_proportion_ztest(k1, n1, k2, n2, alternative="greater")
+    mde, note = _mde(k2 / n2, n1, n2, alpha, power)
+    metric = "filtered accuracy" if filtered else ("accuracy" if bench.task == "swe-filepath" else "verbatim rate")
+    return Comparison(bench.task, metric, k1 / n1, k2 / n2, k1 / n1 - k2 / n2, test.to_dict(), mde, note)
+
+
+def _mde(p_control: float, n1: int, n2: int, alpha: float, power: float) -> tuple[float | None, str]:
+    """Smallest rate gap detectable at these sizes, from ``contam.stats.power`` (one-sided)."""
+    try:
+        from contam.stats import power as pw
+    except ImportError:
+        return None, "minimum detectable effect unavailable: contam.stats.power is not installed"
+    fn = getattr(pw, "mde_two_proportions", None)
+    if fn is None:
+        return None, "minimum detectable effect unavailable: contam.stats.power has no mde_two_proportions"
+    return float(fn(p_control, n1, n2, alpha=alpha, power=power, alternative="greater")), ""
