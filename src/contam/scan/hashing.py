@@ -56,13 +56,16 @@ class _Powers:
     def get(self, n: int) -> tuple[np.ndarray, np.ndarray]:
         if n > len(self.pow):
             size = max(1 << 16, 1 << (n - 1).bit_length())  # next power of two: few regrowths
+            # One allocation each, filled in place: fresh pages are what costs here.
             with np.errstate(over="ignore"):
-                p = np.full(size, _BASE, dtype=np.uint64)
-                p[0] = 1
-                self.pow = np.cumprod(p, dtype=np.uint64)
-                q = np.full(size, _BASE_INV, dtype=np.uint64)
-                q[0] = 1
-                self.inv = np.cumprod(q, dtype=np.uint64)
+                self.pow = np.empty(size, dtype=np.uint64)
+                self.pow.fill(_BASE)
+                self.pow[0] = 1
+                np.cumprod(self.pow, out=self.pow)
+                self.inv = np.empty(size, dtype=np.uint64)
+                self.inv.fill(_BASE_INV)
+                self.inv[0] = 1
+                np.cumprod(self.inv, out=self.inv)
         return self.pow[:n], self.inv[:n]
 
     def trim(self, limit: int = 1 << 23) -> None:

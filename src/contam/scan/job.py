@@ -35,6 +35,11 @@ from contam.progress import make_progress
 from contam.scan.flags import LEVELS, DocResult
 from contam.scan.ngram import NGramConfig, NGramScanner
 
+try:  # orjson parses corpus lines 3-4x faster than the standard library
+    from orjson import loads as _fast_loads
+except ImportError:  # pragma: no cover - orjson is a pinned dependency
+    _fast_loads = json.loads
+
 #: Corpora smaller than this are scanned in-process (starting workers would cost more).
 PARALLEL_MIN_BYTES = 16 << 20
 
@@ -149,21 +154,26 @@ def _parse_lines(lines: list[bytes], first_line: int, stats: BadInputStats, coun
     """Documents of raw JSONL lines, with the loader's checks and messages."""
     src, tf, idf = _STATE["source"], _STATE["text_field"], _STATE["id_field"]
     docs: list[Document] = []
+    counts["bytes"] += sum(map(len, lines))
     for lineno, raw in enumerate(lines, start=first_line):
-        counts["bytes"] += len(raw)
         if not raw.strip():
             continue
         if len(raw) > MAX_RECORD_BYTES:
             _reject(InputError(f"record is {len(raw) / 1e6:.0f} MB, over the {MAX_RECORD_BYTES // 2**20} MiB limit", path=src, line=lineno), "record too large", stats)
             continue
         try:
-            rec = json.loads(raw.decode("utf-8"))
-        except UnicodeDecodeError as e:
-            _reject(InputError(f"not valid UTF-8 (byte {e.start})", path=src, line=lineno), "not valid UTF-8", stats)
-            continue
-        except json.JSONDecodeError as e:
-            _reject(InputError(f"not valid JSON ({e.msg} at column {e.colno})", path=src, line=lineno), "not valid JSON", stats)
-            continue
+            rec = _fast_loads(raw)
+        except ValueError:  # orjson's errors are terse: let the standard library say what and where
+            rec = None
+        if rec is None:
+            try:
+                rec = json.loads(raw.decode("utf-8"))
+            except UnicodeDecodeError as e:
+                _reject(InputError(f"not valid UTF-8 (byte {e.start})", path=src, line=lineno), "not valid UTF-8", stats)
+                continue
+            except json.JSONDecodeError as e:
+                _reject(InputError(f"not valid JSON ({e.msg} at column {e.colno})", path=src, line=lineno), "not valid JSON", stats)
+                continue
         if not isinstance(rec, dict):
             _reject(InputError(f"expected a JSON object, found {type(rec).__name__}", path=src, line=lineno), "expected a JSON object", stats)
             continue

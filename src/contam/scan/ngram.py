@@ -36,7 +36,7 @@ from contam.errors import ConfigError
 from contam.scan.exact import lcs_ratio
 from contam.scan.flags import DocResult, Evidence, Flag
 from contam.scan.hashing import WORD_RE, text_words, window_hashes, word_hashes
-from contam.scan.ngram_index import PART_NAMES, NGramIndex
+from contam.scan.ngram_index import PART_NAMES, NGramIndex, unique
 
 
 @dataclass(frozen=True)
@@ -166,9 +166,9 @@ class NGramScanner:
         out: dict[int, list[Flag]] = {}
         for sl in np.split(np.arange(len(hit)), bounds):
             d = int(hit_doc[sl[0]])
-            doc_hashes = idx.hashes[np.unique(hit[sl])]
+            doc_hashes = idx.hashes[unique(hit[sl])]
             by_item: dict[int, dict[str, tuple[float, np.ndarray]]] = {}
-            for p, k in idx.candidate_parts(np.unique(hit[sl])):
+            for p, k in idx.candidate_parts(unique(hit[sl])):
                 if not idx.may_reach(p, k, cfg.threshold):
                     continue
                 cov, matched = idx.coverage(p, doc_hashes)
@@ -192,7 +192,7 @@ class NGramScanner:
         evidence: list[Evidence] = []
         for name, (_, matched_hashes) in parts.items():
             sel = np.isin(hashes_by_u, matched_hashes)
-            evidence.extend(_runs(doc.text, spans, np.unique(hit_pos[sel]), self.config.n, name, idx.weight_of(matched_hashes)))
+            evidence.extend(_runs(doc.text, spans, unique(hit_pos[sel]), self.config.n, name, idx.weight_of(matched_hashes)))
         evidence.sort(key=lambda e: e.doc_span or (0, 0))
         scores = {f"coverage_{k}": round(v[0], 4) for k, v in parts.items()}
         scores["coverage"] = round(parts[best][0], 4)
