@@ -331,12 +331,13 @@ def compare(bench: SweResult, control: SweResult, *, filtered: bool = False, alp
 
 
 def _mde(p_control: float, n1: int, n2: int, alpha: float, power: float) -> tuple[float | None, str]:
-    """Smallest rate gap detectable at these sizes, from ``contam.stats.power`` (one-sided)."""
-    try:
-        from contam.stats import power as pw
-    except ImportError:
-        return None, "minimum detectable effect unavailable: contam.stats.power is not installed"
-    fn = getattr(pw, "mde_two_proportions", None)
-    if fn is None:
-        return None, "minimum detectable effect unavailable: contam.stats.power has no mde_two_proportions"
-    return float(fn(p_control, n1, n2, alpha=alpha, power=power, alternative="greater")), ""
+    """Smallest rate gap above the control's that a one-sided test detects with ``power``, from
+    :func:`contam.stats.power.mde_unpaired`. Unequal arms enter as the equivalent per-arm size
+    ``2·n1·n2/(n1+n2)`` (same ``1/n1 + 1/n2`` variance factor)."""
+    from contam.stats.power import mde_unpaired
+
+    n_eq = 2 * n1 * n2 / (n1 + n2)
+    mde = mde_unpaired(n_eq, baseline=p_control, alpha=alpha, power=power, two_sided=False)
+    if mde != mde:  # NaN: no gap up to a rate of 1 reaches the power
+        return None, f"no gap is detectable with power {power} at n={n1} vs n={n2}"
+    return float(mde), f"equivalent per-arm n = {n_eq:.1f}"
