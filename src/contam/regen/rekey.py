@@ -294,7 +294,7 @@ def _build(domain: str, seed: int) -> KeyMap:
         own = orig.by_class.get(cls, frozenset())
         check = orig.automaton.kind and cls in SUBSTRING_CLASSES
         auto_iter = orig.automaton.iter
-        batch = draw(cls, [v for v, _ in recipes[cls]], nrng, ctx.names)
+        batch: list[str | None] = draw(cls, [v for v, _ in recipes[cls]], nrng, ctx.names)
         if check:  # one automaton pass over the whole batch marks the leaking candidates
             starts, pos = [], 0
             for c in batch:
@@ -304,6 +304,15 @@ def _build(domain: str, seed: int) -> KeyMap:
             for end, word in orig.automaton.iter(joined):
                 j = bisect.bisect_right(starts, end - len(word) + 1) - 1
                 batch[j] = None
+        values = [v for v, _ in recipes[cls]]
+        if None not in batch and len(set(batch)) == len(batch) and own.isdisjoint(batch):
+            # The common case: the whole vectorised batch is clean, accept it in one go.
+            fwd = dict(zip(values, batch, strict=True))  # type: ignore[arg-type]
+            back = dict(zip(batch, values, strict=True))  # type: ignore[arg-type]
+            forward[cls], backward[cls] = fwd, back
+            if cls == "name":
+                ctx = _Ctx(fwd)
+            continue
         for (v, recipe), first in zip(recipes[cls], batch, strict=True):
             if first is not None and first not in back and first not in own:
                 fwd[v] = first

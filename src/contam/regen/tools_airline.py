@@ -78,13 +78,17 @@ def _charge_method(st: State, user: dict[str, Any], payment_id: str) -> dict[str
 
 # ----------------------------------------------------------------------------- read tools
 def get_user_details(st: State, /, user_id: str) -> str:
-    _user(st, user_id)
-    return st.text("users", user_id)
+    text = st.text("users", user_id)
+    if text is None:
+        raise NotFound("user not found")
+    return text
 
 
 def get_reservation_details(st: State, /, reservation_id: str) -> str:
-    _reservation(st, reservation_id)
-    return st.text("reservations", reservation_id)
+    text = st.text("reservations", reservation_id)
+    if text is None:
+        raise NotFound("reservation not found")
+    return text
 
 
 def list_all_airports(st: State, /) -> str:

@@ -117,20 +117,24 @@ def find_user_id_by_name_zip(st: State, /, first_name: str, last_name: str, zip:
 
 
 def get_user_details(st: State, /, user_id: str) -> str:
-    _user(st, user_id)
-    return st.text("users", user_id)
+    text = st.text("users", user_id)
+    if text is None:
+        raise NotFound("user not found")
+    return text
 
 
 def get_order_details(st: State, /, order_id: str) -> str:
-    _order(st, order_id)
-    return st.text("orders", order_id)
+    text = st.text("orders", order_id)
+    if text is None:
+        raise NotFound("order not found")
+    return text
 
 
 def get_product_details(st: State, /, product_id: str) -> str:
-    product = st.get("products", product_id)
-    if product is None:
+    text = st.text("products", product_id)
+    if text is None:
         raise NotFound("product not found")
-    return st.text("products", product_id)
+    return text
 
 
 def list_all_product_types(st: State, /) -> str:

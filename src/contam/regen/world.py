@@ -283,10 +283,12 @@ class State:
         return value if self.idmap is None else self.idmap.fwd(cls, value)
 
     # -- entity access -----------------------------------------------------------------
-    def get(self, table: str, key: str) -> dict[str, Any] | None:
+    def _load(self, table: str, key: str) -> str | None:
+        """The initial JSON text of an entity (filled from its template once), or None."""
         slot = (table, key)
-        if slot in self._live:
-            return self._live[slot]
+        text = self._initial.get(slot)
+        if text is not None or slot in self._initial:
+            return text
         orig = self.to_orig(TABLE_CLASS[table], key) if isinstance(key, str) else None
         base = self.world.tables[table].get(orig) if orig is not None else None
         if base is None:
@@ -299,9 +301,18 @@ class State:
         else:
             # Fast path: fill the entity's precomputed JSON template with this map's fresh ids.
             text = template(self.world, table, orig).fill(self.idmap)
+        self._initial[slot] = text
+        return text
+
+    def get(self, table: str, key: str) -> dict[str, Any] | None:
+        slot = (table, key)
+        if slot in self._live:
+            return self._live[slot]
+        text = self._load(table, key)
+        if text is None:
+            return None
         ent = json.loads(text)
         self._live[slot] = ent
-        self._initial[slot] = text
         return ent
 
     def edit(self, table: str, key: str) -> dict[str, Any] | None:
@@ -313,12 +324,14 @@ class State:
         return ent
 
     def text(self, table: str, key: str) -> str | None:
-        """The entity as compact JSON (the cached initial text while it is unedited)."""
-        ent = self.get(table, key)
-        if ent is None:
-            return None
+        """The entity as compact JSON (the initial text, unparsed, while no tool has edited it)."""
         slot = (table, key)
-        return self._initial[slot] if slot not in self._dirty and self._initial.get(slot) else _dumps(ent)
+        if slot in self._dirty:
+            ent = self._live.get(slot)
+            return _dumps(ent) if ent is not None else None
+        if slot in self._live:
+            return self._initial.get(slot) or _dumps(self._live[slot])
+        return self._load(table, key)
 
     def put(self, table: str, key: str, entity: dict[str, Any]) -> None:
         """Insert a new entity (a booking); a key that exists is overwritten."""
@@ -332,7 +345,7 @@ class State:
         self._live[slot] = entity
 
     def exists(self, table: str, key: str) -> bool:
-        return self.get(table, key) is not None
+        return (table, key) in self._live or self._load(table, key) is not None
 
     def keys(self, table: str) -> Iterator[str]:
         """Every key of ``table`` in this state's id space (shipped order, then new ones)."""
