@@ -95,10 +95,9 @@ _OP_RE = re.compile(r"\*\*|//|==|!=|<=|>=|[-+*/%<>×÷]")
 _WORD_RE = re.compile(r"[A-Za-z_][A-Za-z_0-9']*")
 _ENTITY_RE = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]{2,}\b")
 _CODE_KEYWORDS = ("def", "class", "return", "for", "while", "if", "elif", "else", "import", "from", "try", "except", "with", "yield", "assert", "raise")
-_PY_KNOWN = frozenset(keyword.kwlist) | frozenset(dir(builtins)) | frozenset(
-    "append extend pop insert join split strip lower upper replace keys values items count index sort reverse startswith endswith "
-    "isdigit isalpha isupper islower add get update STR self".split()
-)
+_PY_KNOWN = frozenset(keyword.kwlist) | frozenset(dir(builtins)) | frozenset(("STR", "self"))
+#: A name not after a dot: attributes and methods (``.split``) are API, not the author's names.
+_PY_NAME_RE = re.compile(r"(?<![.\w])[A-Za-z_]\w*")
 _STOP = frozenset(
     "the a an and or of to in on for at by with is are was were be it its he she they them his her their this that "
     "so then there has have had do does did as from into per each how many much what which if not".split()
@@ -164,23 +163,26 @@ def _code_steps(code: str) -> list[Step]:
     ``entities`` (so ArgSim still sees the names)."""
     canon: dict[str, str] = {}
     steps = []
-    code = re.sub(r'("""|\'\'\')(.*?)\1', " ", code, flags=re.DOTALL)  # docstrings are prose, not steps
+    code = _DOCSTRING_RE.sub(" ", code)  # docstrings are prose, not steps
     for line in code.splitlines():
         s = line.strip()
         if not s or s.startswith("#") or s.startswith(('"""', "'''", ">>>")):
             continue
         kind = "code:" + _code_kind(s)
         bare = re.sub(r"'[^']*'|\"[^\"]*\"", " STR ", s)
-        idents = tuple(w for w in _WORD_RE.findall(bare) if w not in _PY_KNOWN)
+        idents = tuple(w for w in _PY_NAME_RE.findall(bare) if w not in _PY_KNOWN)
         for w in idents:
             canon.setdefault(w, f"v{len(canon)}")
-        text = _WORD_RE.sub(lambda m: "v" if m.group(0) in canon else m.group(0), bare)
+        text = _PY_NAME_RE.sub(lambda m: "v" if m.group(0) in canon else m.group(0), bare)
         steps.append(Step(kind=kind, text=text, ops=_op_sig(bare), numbers=tuple(_NUM_RE.findall(bare)), entities=tuple(w.lower() for w in idents)))
     return steps
 
 
+_DOCSTRING_RE = re.compile(r'("""|\'\'\')(.*?)\1', re.DOTALL)
+
+
 def _looks_like_code(text: str) -> bool:
-    lines = [ln for ln in text.splitlines() if ln.strip()]
+    lines = [ln for ln in _DOCSTRING_RE.sub(" ", text).splitlines() if ln.strip()]
     if not lines:
         return False
     hits = sum(1 for ln in lines if _CODE_LINE_RE.match(ln))
@@ -249,7 +251,7 @@ def _step_words(step: Step) -> list[str]:
     out = []
     for w in _WORD_RE.findall(_NUM_RE.sub(" 0 ", step.text)):
         lw = w.lower()
-        if lw in _STOP or (step.kind.startswith("code") and len(lw) < 2):
+        if lw in _STOP:
             continue
         out.append("<ent>" if lw in step.entities else lw)
     return out

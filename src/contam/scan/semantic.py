@@ -98,16 +98,41 @@ class SemanticScores:
         return out
 
 
-def embed_texts(embedder: Embedder, texts: Sequence[str], max_chars: int, batch_size: int) -> np.ndarray:
-    """Unit-norm float32 embeddings of ``texts`` cut to ``max_chars``, in batches with a progress bar."""
+def embed_texts(embedder: Embedder, texts: Sequence[str], max_chars: int, batch_size: int, cache: bool = True) -> np.ndarray:
+    """Unit-norm float32 embeddings of ``texts`` cut to ``max_chars``, in batches with a progress
+    bar; vectors already in the persistent cache (:mod:`contam.scan.embcache`) are not recomputed."""
     from contam.progress import track
+    from contam.scan.embcache import EmbeddingCache, default_path
 
     cut = [t[:max_chars] if t else " " for t in texts]
-    step = max(batch_size * 8, 256)
-    if len(cut) <= step:
-        return embedder.embed(cut, batch_size=batch_size)
-    parts = [embedder.embed(cut[i : i + step], batch_size=batch_size) for i in track(range(0, len(cut), step), "embedding", total=-(-len(cut) // step))]
-    return np.ascontiguousarray(np.vstack(parts), dtype=np.float32)
+    path = default_path() if cache else None
+    store = EmbeddingCache(path) if path is not None else None
+    ident = getattr(embedder, "identity", getattr(embedder, "spec", "embedder"))
+    rows = store.get(ident, max_chars, cut) if store is not None else [None] * len(cut)
+    todo = [i for i, r in enumerate(rows) if r is None]
+    dim = int(getattr(embedder, "dim", 0)) or (len(next(r for r in rows if r is not None)) if len(todo) < len(rows) else 0)
+    out = np.zeros((len(cut), dim), dtype=np.float32) if dim else None
+    if todo:
+        step = max(batch_size * 8, 256)
+        missing = [cut[i] for i in todo]
+        chunks = range(0, len(missing), step)
+        if len(missing) > step:
+            chunks = track(chunks, "embedding", total=-(-len(missing) // step))  # type: ignore[assignment]
+        parts = []
+        for s in chunks:
+            part = embedder.embed(missing[s : s + step], batch_size=batch_size)
+            parts.append(part)
+            if store is not None:
+                store.put(ident, max_chars, missing[s : s + step], part)
+        new = np.vstack(parts)
+        if out is None:
+            out = np.zeros((len(cut), new.shape[1]), dtype=np.float32)
+        out[todo] = new
+    assert out is not None
+    for i, r in enumerate(rows):
+        if r is not None:
+            out[i] = r
+    return np.ascontiguousarray(out, dtype=np.float32)
 
 
 def radius_dbscan(x: np.ndarray, eps: float, min_samples: int, max_neighbors: int = 256, batch: int = 4096) -> np.ndarray:

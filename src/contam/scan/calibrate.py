@@ -1,0 +1,145 @@
+"""Per-level thresholds from a labelled validation set (paper 001 §5.2's "adaptive threshold selection").
+
+Given every level's scores on labelled samples (:meth:`~contam.scan.hierarchy.Hierarchy.score_levels`),
+:func:`calibrate` picks τ1 (n-gram coverage), τ2 (cosine) with the semantic rule, and τ3
+(reasoning similarity) for the *cascade's* verdict (a sample is flagged when any level fires):
+either the thresholds maximising F1, or, with ``target_precision``, those with the highest
+recall whose precision on the validation set reaches the target. The search is coordinate
+ascent over each level's observed score quantiles (a level may also be switched off), restarted
+for each semantic rule; ties go to the stricter threshold so held-out precision is not spent on
+nothing.
+
+>>> import numpy as np
+>>> from contam.scan.hierarchy import LevelScores
+>>> ls = LevelScores(np.array([0.9, 0.8, 0.1, 0.0]), [], None, None)
+>>> calibrate(ls, np.array([1, 1, 0, 0]), levels=("token",)).thresholds.token
+0.8
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from contam.errors import ConfigError
+from contam.records import Record
+from contam.scan.hierarchy import LevelScores, Thresholds
+from contam.scan.semantic import RULES
+
+OFF = 2.0  # a threshold no score reaches: the level is switched off
+
+
+@dataclass(frozen=True)
+class Metrics(Record):
+    """Confusion counts with precision, recall and F1 (0 when undefined)."""
+
+    tp: int
+    fp: int
+    fn: int
+    tn: int
+    precision: float
+    recall: float
+    f1: float
+
+
+def metrics(pred: np.ndarray, labels: np.ndarray) -> Metrics:
+    """Precision / recall / F1 of boolean ``pred`` against 0/1 ``labels``.
+
+    >>> metrics(np.array([True, True, False]), np.array([1, 0, 1])).f1
+    0.5
+    """
+    y = np.asarray(labels).astype(bool)
+    p = np.asarray(pred).astype(bool)
+    tp, fp = int((p & y).sum()), int((p & ~y).sum())
+    fn, tn = int((~p & y).sum()), int((~p & ~y).sum())
+    prec = tp / (tp + fp) if tp + fp else 0.0
+    rec = tp / (tp + fn) if tp + fn else 0.0
+    f1 = 2 * prec * rec / (prec + rec) if prec + rec else 0.0
+    return Metrics(tp, fp, fn, tn, round(prec, 6), round(rec, 6), round(f1, 6))
+
+
+@dataclass(frozen=True)
+class Calibration(Record):
+    """Chosen thresholds and what they achieve on the validation set itself."""
+
+    thresholds: Thresholds
+    objective: str
+    validation: Metrics
+    levels: tuple[str, ...]
+
+
+def _grid(values: np.ndarray, size: int) -> np.ndarray:
+    v = np.unique(np.asarray(values, dtype=np.float64))
+    if len(v) > size:
+        v = np.unique(np.quantile(v, np.linspace(0, 1, size)))
+    return np.concatenate([v, [OFF]])
+
+
+def _level_values(ls: LevelScores, lv: str) -> np.ndarray:
+    if lv == "token":
+        return ls.token
+    if lv == "semantic" and ls.semantic is not None:
+        return ls.semantic.sim
+    if lv == "reasoning" and ls.reasoning is not None:
+        return np.array([m.sim.total if m.index >= 0 else 0.0 for m in ls.reasoning])
+    return np.zeros(len(ls.token))
+
+
+def _score(pred: np.ndarray, y: np.ndarray, target: float | None) -> tuple[float, float]:
+    m = metrics(pred, y)
+    if target is None:
+        return (m.f1, m.precision)
+    if m.tp == 0 or m.precision < target:
+        return (-1.0 + m.precision, 0.0)
+    return (m.recall, m.f1)
+
+
+def calibrate(
+    scores: LevelScores,
+    labels: np.ndarray,
+    levels: Sequence[str] = ("token", "semantic", "reasoning"),
+    target_precision: float | None = None,
+    rules: Sequence[str] = RULES,
+    grid_size: int = 200,
+    rounds: int = 3,
+) -> Calibration:
+    """Thresholds for ``levels`` maximising F1 (or recall at ``target_precision``) on ``labels``."""
+    y = np.asarray(labels).astype(int)
+    if len(y) != len(scores.token):
+        raise ConfigError(f"{len(y)} labels for {len(scores.token)} scored samples")
+    if y.min(initial=1) == 1 or y.max(initial=0) == 0:
+        raise ConfigError("calibration needs both contaminated (1) and clean (0) labelled samples")
+    if target_precision is not None and not 0 < target_precision <= 1:
+        raise ConfigError(f"target precision must be in (0, 1], got {target_precision}")
+    grids = {lv: _grid(_level_values(scores, lv), grid_size) for lv in levels}
+    best: tuple[tuple[float, float], Thresholds] | None = None
+    for rule in (rules if "semantic" in levels else (Thresholds().semantic_rule,)):
+        t = Thresholds(token=OFF, semantic=OFF, reasoning=OFF, semantic_rule=rule)
+        fired = {lv: scores.level_decision(lv, t) for lv in levels}
+        cur = (-2.0, 0.0)
+        for _ in range(rounds):
+            changed = False
+            for lv in levels:
+                others = np.zeros(len(y), dtype=bool)
+                for o in levels:
+                    if o != lv:
+                        others |= fired[o]
+                # Highest threshold first so ties keep the stricter one.
+                for g in grids[lv][::-1]:
+                    cand = replace(t, **{lv: float(g)})
+                    dec = scores.level_decision(lv, cand)
+                    sc = _score(others | dec, y, target_precision)
+                    if sc > cur:
+                        cur, t, changed = sc, cand, True
+                        fired[lv] = dec
+            if not changed:
+                break
+        if best is None or cur > best[0]:
+            best = (cur, t)
+    assert best is not None
+    thr = best[1]
+    pred, _ = scores.decisions(thr, levels)
+    objective = "f1" if target_precision is None else f"recall@precision>={target_precision}"
+    return Calibration(thresholds=thr, objective=objective, validation=metrics(pred, y), levels=tuple(levels))

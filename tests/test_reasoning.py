@@ -1,0 +1,94 @@
+"""Level 3 (reasoning-pattern) on real GSM8K and HumanEval chains."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from contam.data import load_benchmark
+from contam.scan.reasoning import (
+    ReasoningConfig,
+    ReasoningMatcher,
+    ReasoningScorer,
+    extract_steps,
+    weighted_jaccard,
+)
+from contam.scan.scenarios import s4_text
+
+
+@pytest.fixture(scope="module")
+def gsm8k() -> list:
+    return load_benchmark("gsm8k")[:200]
+
+
+def test_gsm8k_calculator_steps(gsm8k: list) -> None:
+    sol = gsm8k[0].solution  # Janet's ducks: 16-3-4=9, 9*2=18
+    steps = extract_steps(sol)
+    assert [s.kind for s in steps] == ["calc:--", "calc:*", "answer"]
+    assert {"16-", "-3", "-4"} <= set(steps[0].operands)
+    # Every annotation of every item becomes one calc step.
+    for it in gsm8k[:50]:
+        n_ann = it.solution.count("<<")
+        assert sum(s.kind.startswith("calc") for s in extract_steps(it.solution)) == n_ann
+
+
+def test_numbered_code_and_fenced_steps() -> None:
+    numbered = "Step 1: 3 + 4 = 7 apples.\nStep 2: 7 * 2 = 14 apples.\nStep 3: answer 14."
+    assert [s.kind for s in extract_steps(numbered)] == ["numbered:+", "numbered:*", "numbered"]
+    he = load_benchmark("humaneval")[0]
+    kinds = [s.kind for s in extract_steps(he.question + he.solution)]
+    assert kinds[:3] == ["code:from", "code:def", "code:for"] and "code:return" in kinds
+    fenced = "Here is how:\n```python\nx = 1\nfor i in range(3):\n    x += i\nreturn x\n```\nDone, 3 steps."
+    assert [s.kind for s in extract_steps(fenced)] == ["code:assign", "code:for", "code:augassign", "code:return"]
+
+
+def test_weighted_jaccard_bounds() -> None:
+    a, b = Counter({"x": 2, "y": 1}), Counter({"x": 2, "y": 1})
+    assert weighted_jaccard(a, b) == 1.0
+    assert weighted_jaccard(a, Counter({"z": 1})) == 0.0
+    assert weighted_jaccard(Counter(), Counter()) == 0.0
+
+
+def test_self_similarity_is_one_and_weights_follow_paper(gsm8k: list) -> None:
+    cfg = ReasoningConfig()
+    assert (cfg.alpha, cfg.beta, cfg.gamma) == (0.4, 0.3, 0.3)
+    s = ReasoningScorer(cfg)
+    steps = extract_steps(gsm8k[5].solution)
+    sim = s.similarity(steps, steps)
+    assert sim.struct == sim.step == sim.arg == sim.total == 1.0
+
+
+def test_renamed_code_keeps_structure_and_steps() -> None:
+    s = ReasoningScorer()
+    a = extract_steps("def f(xs):\n    total = 0\n    for x in xs:\n        total += x\n    return total\n")
+    b = extract_steps("def g(items):\n    acc = 0\n    for it in items:\n        acc += it\n    return acc\n")
+    sim = s.similarity(a, b)
+    assert sim.struct == 1.0 and sim.step == 1.0 and sim.arg < 0.5
+
+
+def test_s4_chains_match_their_source_and_hard_negatives_stay_below(gsm8k: list) -> None:
+    """Reasoning-transfer samples find their own source item above τ3; GSM8K train items
+    (a fixed set of 150) do not reach τ3 against the same 200 test items."""
+    m = ReasoningMatcher().fit([it.text for it in gsm8k])
+    pairs = [(i, s4_text(it, 0)) for i, it in enumerate(gsm8k[:60])]
+    pairs = [(i, t) for i, t in pairs if t and sum(1 for s in extract_steps(t) if s.kind != "answer") >= 2]
+    assert len(pairs) >= 25
+    res = m.match([t for _, t in pairs])
+    right = sum(r.index == i for (i, _), r in zip(pairs, res, strict=True))
+    above = sum(r.sim.total > 0.6 for r in res)
+    assert right >= 0.9 * len(pairs) and above >= 0.85 * len(pairs)
+    negs = m.match([it.text for it in load_benchmark("gsm8k-train")[:150]])
+    assert sum(r.sim.total > 0.6 for r in negs) <= 3
+
+
+def test_matcher_is_deterministic(gsm8k: list) -> None:
+    m = ReasoningMatcher().fit([it.text for it in gsm8k[:80]])
+    texts = [it.text for it in load_benchmark("gsm8k-train")[:40]]
+    assert m.match(texts) == m.match(texts)
+
+
+def test_short_traces_are_not_matched() -> None:
+    m = ReasoningMatcher().fit(["a <<2+2=4>>4\nb <<4*3=12>>12\n#### 12"])
+    r = m.match(["just <<2+2=4>>4\n#### 4"])[0]
+    assert r.index == -1 and r.sim.total == 0.0

@@ -1,0 +1,94 @@
+"""Level 2 (semantic) with the real MiniLM embedder on real GSM8K items."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from contam.data import Document, load_benchmark
+from contam.errors import ConfigError
+from contam.models.embed import load_embedder
+from contam.scan.paraphrase import rule_paraphrase, swap_names
+from contam.scan.semantic import SemanticConfig, SemanticScanner, radius_dbscan
+
+
+def test_radius_dbscan_matches_sklearn() -> None:
+    from sklearn.cluster import DBSCAN
+
+    rng = np.random.default_rng(0)
+    centers = rng.normal(size=(6, 16))
+    pts = np.vstack([c + rng.normal(scale=0.08, size=(int(rng.integers(2, 12)), 16)) for c in centers] + [rng.normal(size=(30, 16))])
+    x = (pts / np.linalg.norm(pts, axis=1, keepdims=True)).astype(np.float32)
+    ref = DBSCAN(eps=0.15, min_samples=5, metric="cosine").fit(x).labels_
+    ours = radius_dbscan(x, 0.15, 5, batch=7)
+    assert ((ref == -1) == (ours == -1)).all()
+    # Same partition of the clustered points (ids may differ).
+    pairs = {(int(a), int(b)) for a, b in zip(ref, ours, strict=True) if a >= 0}
+    assert len(pairs) == len({a for a, _ in pairs}) == len({b for _, b in pairs})
+    assert (ours >= 0).any()
+
+
+def test_bad_rule_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match="semantic rule"):
+        SemanticConfig(rule="sim+magic")
+
+
+@pytest.fixture(scope="module")
+def fitted() -> tuple[SemanticScanner, list]:
+    items = load_benchmark("gsm8k")[:60]
+    sem = SemanticScanner(SemanticConfig(), load_embedder("minilm")).fit(items)
+    return sem, items
+
+
+def _paraphrase(it, seed: int) -> str:  # type: ignore[no-untyped-def]
+    r = random.Random(seed)
+    return rule_paraphrase(it.question, r) + "\n" + rule_paraphrase(it.solution, r, question=False)
+
+
+def test_copies_and_paraphrases_find_their_item_negatives_pass(fitted: tuple[SemanticScanner, list]) -> None:
+    sem, items = fitted
+    copies = [items[i].text for i in range(5)]
+    paras = [_paraphrase(items[i], i) for i in range(5, 15)]
+    negs = [it.text for it in load_benchmark("gsm8k-train")[:20]]
+    s = sem.score(copies + paras + negs)
+    assert s.nearest[:15, 0].tolist() == list(range(15))
+    assert (s.sim[:5] > 0.99).all() and (s.sim[5:15] > 0.75).all()
+    # The similarity + anomaly rule flags every copy and paraphrase and none of the fixed negatives.
+    hit = s.flagged(0.75, "sim+anomaly")
+    assert hit[:15].all() and not hit[15:].any()
+    assert s.anomalous[:15].all()
+
+
+def test_cluster_membership_needs_density(fitted: tuple[SemanticScanner, list]) -> None:
+    """DBSCAN (eps .15, min_samples 5): several leaked versions of one item form a benchmark
+    cluster; a single paraphrase of another item stays noise (the paper rule's blind spot)."""
+    sem, items = fitted
+    group = [items[0].text] + [swap_names(items[0].text, random.Random(k))[0] for k in range(5)]
+    lone = [_paraphrase(items[20], 3)]
+    s = sem.score(group + lone)
+    assert s.member[: len(group)].all()
+    assert not s.member[-1] and s.sim[-1] > 0.75
+    assert not s.flagged(0.75, "sim+cluster+anomaly")[-1] and s.flagged(0.75, "sim+anomaly")[-1]
+
+
+def test_scan_records_and_determinism(fitted: tuple[SemanticScanner, list]) -> None:
+    sem, items = fitted
+    docs = [Document(id=f"d{i}", text=t) for i, t in enumerate([items[3].text] * 5 + [items[3].question])]
+    a = list(sem.scan(docs))
+    b = list(sem.scan(docs))
+    assert [r.to_dict() for r in a] == [r.to_dict() for r in b]
+    hit = [r for r in a if r.contaminated]
+    assert hit, "five copies plus a question of one item should form a benchmark cluster"
+    f = hit[0].flags[0]
+    assert f.level == "semantic" and f.item_id == items[3].id and {"cosine", "cluster_member", "anomaly"} <= set(f.scores)
+    assert {e.kind for e in f.evidence} == {"embedding", "cluster", "anomaly"}
+
+
+def test_explicit_reference_fits_anomaly_model(fitted: tuple[SemanticScanner, list]) -> None:
+    _, items = fitted
+    ref = [it.text for it in load_benchmark("gsm8k-train")[100:160]]
+    sem = SemanticScanner(SemanticConfig(rule="sim+anomaly"), load_embedder("minilm")).fit(items, reference=ref)
+    s = sem.score([items[7].text, load_benchmark("gsm8k-train")[5].text])
+    assert s.anomalous.tolist() == [True, False]
