@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -56,7 +58,7 @@ def _levenshtein_by_hand(a: list, b: list) -> int:  # type: ignore[type-arg]
 def gsm8k_pairs() -> list[tuple[str, str]]:
     items = load_benchmark("gsm8k")[:60]
     # a question against the next one, and against its own first half: low and high overlap
-    return [(a.question, b.question) for a, b in zip(items, items[1:], strict=False)] + [
+    return [(a.question, b.question) for a, b in itertools.pairwise(items)] + [
         (a.question[: len(a.question) // 2], a.question) for a in items[:30]
     ]
 

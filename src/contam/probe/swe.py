@@ -80,7 +80,7 @@ def load_instances(path: str | Path) -> list[Item]:
         try:
             parse_patch(rec["patch"])
         except InputError as e:
-            raise InputError(e.message.split(": ", 1)[-1], path=path, line=line, field="patch") from None
+            raise InputError(e.message, path=path, line=line, field="patch") from None
         items.append(Item(id=iid, question=rec["problem_statement"], solution=rec["patch"], benchmark=Path(path).stem,
                           metadata={"repo": str(rec.get("repo", "")), "base_commit": str(rec.get("base_commit", ""))}))
     if not items:

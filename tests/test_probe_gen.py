@@ -1,0 +1,131 @@
+"""Generation probes with the real embedded model on small n, and their CLI (resume, --json, errors)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from contam.cli.main import main
+from contam.data import load_benchmark
+from contam.probe.cdd import CDD, CDDConfig, completion_tokens, peak_share
+from contam.probe.guided import Guided, GuidedConfig
+from contam.probe.reconstruct import Reconstruct, ReconstructConfig
+from contam.probe.textsim import rouge_l, token_edit_distance
+from contam.probe.tsguess import MASK, TSGuess, TSGuessConfig, choose_keyword, pos_tags
+
+
+@pytest.fixture(scope="module")
+def model():  # type: ignore[no-untyped-def]
+    from contam.models import load
+
+    return load("smollm2", cache=False)
+
+
+def test_peak_share_is_normalised_and_token_level() -> None:
+    assert peak_share([0, 1, 2, 10], max_length=40, alpha=0.05) == 0.75  # radius 2 tokens
+    assert peak_share([0, 1, 2, 10], max_length=40, alpha=0.0) == 0.25  # real-world: exact only
+    assert peak_share([], max_length=10, alpha=0.05) == 0.0
+    assert CDDConfig.real_world().alpha == 0.0 and CDDConfig.real_world().xi == 0.2
+    with pytest.raises(ValueError):
+        CDDConfig(n_samples=0)
+
+
+def test_cdd_greedy_samples_make_a_full_peak(model) -> None:  # type: ignore[no-untyped-def]
+    # Sampling at temperature 0 reproduces the greedy answer: every distance 0, peak 1, flagged.
+    item = load_benchmark("gsm8k")[0]
+    rec = CDD(CDDConfig(n_samples=3, temperature=0.0, max_tokens=16)).score_item(model, item)
+    assert rec.distances == (0, 0, 0) and rec.peak == 1.0 and rec.contaminated
+    assert rec.token_source == "model" and 0 < rec.max_length <= 16
+
+
+def test_cdd_sampled_distances_are_token_edit_distances(model) -> None:  # type: ignore[no-untyped-def]
+    item = load_benchmark("gsm8k")[1]
+    cfg = CDDConfig(n_samples=3, max_tokens=16, seed=3)
+    rec = CDD(cfg).score_item(model, item)
+    prompt = [{"role": "user", "content": item.question}]
+    greedy = model.generate([prompt], max_new_tokens=16, temperature=0.0)[0][0]
+    samples = model.generate([prompt], max_new_tokens=16, temperature=0.8, n=3, seed=3)[0]
+    g = completion_tokens(model, greedy)[0][:16]
+    want = tuple(token_edit_distance(completion_tokens(model, s)[0][:16], g) for s in samples)
+    assert rec.distances == want
+    assert rec.peak == peak_share(list(want), max_length=rec.max_length, alpha=cfg.alpha)
+    assert rec.contaminated == (rec.peak > cfg.xi)
+
+
+def test_reconstruct_against_a_reference_set(model) -> None:  # type: ignore[no-untyped-def]
+    items, ref = load_benchmark("gsm8k")[:2], load_benchmark("gsm8k-train")[:2]
+    res = Reconstruct(ReconstructConfig(n_samples=2, max_new_tokens=24)).run(model, items, reference=ref)
+    assert res.n == {"original": 2, "reference": 2}
+    for r in res.items:
+        assert r.prefix + r.rest == load_benchmark(f"gsm8k{'-train' if r.group == 'reference' else ''}")[int(r.id.rsplit('/', 1)[1])].question
+        assert len(r.prefix.split()) == round(0.4 * len((r.prefix + r.rest).split()))
+        assert r.max_rouge_l == pytest.approx(rouge_l(r.best, r.rest.strip()))
+    assert res.rouge_test is not None and 0.0 <= res.rouge_test["p_value"] <= 1.0
+    assert res.verbatim_test is not None
+
+
+def test_tsguess_keyword_is_a_tagged_content_word() -> None:
+    assert pos_tags(["The", "farmer", "sells", "fresh", "eggs"]) == ["DT", "NN", "VBZ", "JJ", "NNS"]
+    q = "The farmer sells fresh eggs at the market."
+    span = choose_keyword(q, item_id="x")
+    assert span is not None and q[span[0] : span[1]] in {"farmer", "eggs", "market"}  # nouns first
+    assert choose_keyword(q, item_id="x") == span  # deterministic
+    assert choose_keyword("Is it so?") is None
+
+
+def test_tsguess_both_modes_with_the_model(model) -> None:  # type: ignore[no-untyped-def]
+    mm = load_benchmark("mmlu")[:1]
+    res = TSGuess(TSGuessConfig(mode="choice")).run(model, mm)
+    rec = res.items[0]
+    gold = ord(mm[0].answer) - 65
+    assert rec.masked in mm[0].choices and rec.masked != mm[0].choices[gold]  # a wrong option is hidden
+    assert MASK in rec.prompt and rec.masked not in rec.prompt.split("Options:")[1].split("\n\n")[0].split(": ")
+    q = TSGuess(TSGuessConfig(mode="question", max_new_tokens=8)).run(model, load_benchmark("gsm8k")[:1])
+    r = q.items[0]
+    assert MASK in r.prompt and r.masked and 0.0 <= r.rouge_l <= 1.0
+    # a non-MC item cannot run in choice mode: skipped, not an error
+    s = TSGuess(TSGuessConfig(mode="choice")).run(model, load_benchmark("gsm8k")[:1])
+    assert s.skipped == 1 and s.n["original"] == 0
+
+
+def test_guided_vs_general(model) -> None:  # type: ignore[no-untyped-def]
+    cfg = GuidedConfig.for_benchmark("gsm8k", max_new_tokens=24, n_resamples=2000)
+    assert cfg.dataset == "GSM8K" and cfg.split == "test"
+    items = load_benchmark("gsm8k")[:2]
+    g = Guided(cfg)
+    guided_prompt, general_prompt = g.prompts(items[0], "First")
+    assert "test split of the GSM8K dataset" in guided_prompt and "GSM8K" not in general_prompt
+    res = g.run(model, items)
+    assert res.n == 2 and res.test is not None
+    assert res.test["effect"] == pytest.approx(res.mean_guided - res.mean_general)
+    assert res.contaminated == (res.test["p_value"] < 0.05 and res.mean_guided > res.mean_general)
+
+
+def test_cli_cdd_writes_resumes_and_prints_json(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("CONTAM_CACHE", str(tmp_path / "cache.sqlite"))
+    out = tmp_path / "run"
+    args = ["probe", "cdd", "--benchmark", "gsm8k", "--limit", "1", "--samples", "2", "--max-tokens", "8", "--out", str(out), "--json"]
+    assert main(args) == 0
+    first = json.loads(capsys.readouterr().out)
+    assert first["n"] == {"original": 1} and first["config"]["n_samples"] == 2
+    lines = (out / "items.jsonl").read_text().splitlines()
+    assert len(lines) == 1 and json.loads(lines[0])["key"] == "original/gsm8k/test/0"
+    assert json.loads((out / "summary.json").read_text())["mean_peak"] == first["mean_peak"]
+    assert main(args) == 0  # resumed: nothing recomputed, same answer
+    assert json.loads(capsys.readouterr().out)["mean_peak"] == first["mean_peak"]
+    assert len((out / "items.jsonl").read_text().splitlines()) == 1
+    # other settings into the same folder: a clear error, exit 2
+    assert main([*args[:-3], "--samples", "3", "--out", str(out)]) == 2
+    assert "other settings" in capsys.readouterr().err
+
+
+def test_cli_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["probe", "ts-guess", "--mode", "nope", "--limit", "1"]) == 2
+    assert "mode" in capsys.readouterr().err
+    bad = tmp_path / "c.jsonl"
+    bad.write_text('{"instance_id": "a", "problem_statement": "x"}\n', encoding="utf-8")
+    assert main(["probe", "swe-filepath", "--control", str(bad), "--limit", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "c.jsonl:1: field 'patch'" in err and "Traceback" not in err
