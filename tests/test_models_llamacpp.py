@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import subprocess
 import sys
@@ -14,7 +15,8 @@ from contam.errors import ModelError
 from contam.models import LanguageModel, load
 from contam.models.llamacpp import ContextWindowWarning, LlamaCppModel, vocab_moments
 
-pytest.importorskip("llama_cpp")
+if importlib.util.find_spec("llama_cpp") is None:  # not imported here: llamacpp.py sets OpenMP env first
+    pytest.skip("llama-cpp-python is not installed", allow_module_level=True)
 
 CHAT = [{"role": "user", "content": "What is 12 + 30? Answer with a number."}]
 

@@ -30,6 +30,11 @@ from contam.models.base import Completion, Messages, Prompt, TokenScores
 from contam.models.chat import check_messages
 from contam.models.embedded import file_identity
 
+# ggml's OpenMP threads spin while idle; on a shared or oversubscribed CPU that made a 2-thread
+# decode 10x slower than 1 thread here. Passive waiting must be set before llama_cpp (and its
+# OpenMP runtime) is first imported, hence at module import; an explicit user setting wins.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 
 class ContextWindowWarning(UserWarning):
     """Texts longer than the context window were truncated from the left."""
