@@ -13,13 +13,15 @@ def test_sql_boundary():
 
 
 def test_taubench_boundary():
-    rows = {r.leaked_artifact.split(" (")[0]: r for r in taubench_experiment(range(1, 3))}
-    state = rows["memorized shipped final state"]
+    rows = {r.leaked_artifact: r for r in taubench_experiment(range(1, 3))}
+    state = rows["memorized final state"]
     literal = rows["shipped literal actions"]
     procedure = rows["state-general procedure"]
-    dispatch = rows["memorized branch pool + dispatch + transport"]
+    dispatch = rows["branch pool + dispatch"]
     assert state.pass_all == 0.0
     assert literal.pass_moved == 0.0  # A0 fails wherever the goal moves
     assert procedure.pass_moved > 0.95  # re-keying is cosmetic against a state-general procedure
     assert dispatch.pass_all == 1.0  # A1 with the branch pool closes the gap
     assert literal.n == procedure.n == 2 * 165
+    if procedure.n_flipped:  # a bound procedure cannot follow a branch it never evaluated
+        assert procedure.pass_flipped == 0.0 and dispatch.pass_flipped == 1.0

@@ -119,13 +119,16 @@ def equivariance(
     if json_out:
         emit_json([r.to_dict() for r in rows])
         return
-    table = Table(title="scored-target equivariance: pass rate of a perfectly leaked artifact on fresh instances")
-    for col in ("substrate", "scored target", "leaked artifact", "adversary", "n", "pass", "n moved", "pass (moved)", "regeneration holds?"):
-        table.add_column(col, justify="right" if col.startswith(("n", "pass")) else "left")
+    table = Table(title="scored-target equivariance: pass rate of a perfectly leaked artifact on fresh instances", width=180)
+    for col in ("substrate", "scored", "leaked artifact", "adv.", "n", "pass", "moved", "pass|moved", "flipped", "pass|flip", "regen holds?"):
+        table.add_column(col, justify="right" if col in ("n", "pass", "moved", "pass|moved", "flipped", "pass|flip") else "left")
     for r in rows:
+        flip = f"{r.pass_flipped:.3f}" if r.n_flipped else "-"
         table.add_row(r.substrate, escape(r.scored_target), escape(r.leaked_artifact), r.adversary, str(r.n), f"{r.pass_all:.3f}",
-                      str(r.n_moved), f"{r.pass_moved:.3f}", escape(r.regeneration_holds))
+                      str(r.n_moved), f"{r.pass_moved:.3f}", str(r.n_flipped or "-"), flip, escape(r.regeneration_holds))
     console.print(table)
+    console.print("moved: fresh instances whose goal differs from their initial state (SQL: whose answer changed); "
+                  "flipped: branch-selected instances whose branch differs from the shipped one.")
 
 
 def register(app: typer.Typer) -> None:

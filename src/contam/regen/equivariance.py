@@ -90,6 +90,8 @@ class BoundaryRow(Record):
     n_moved: int
     pass_moved: float
     regeneration_holds: str
+    n_flipped: int = 0
+    pass_flipped: float = float("nan")
 
 
 def _rate(xs: list[bool]) -> float:
@@ -115,9 +117,9 @@ def sql_experiment(seeds: Iterable[int] = range(1, 51)) -> list[BoundaryRow]:
                 q_moved.append(ok_query)
     return [
         BoundaryRow("sqlite", "answer value", "memorized answer", "A0", len(ans_all), _rate(ans_all), len(ans_moved),
-                    _rate(ans_moved), "yes (against A0)"),
-        BoundaryRow("sqlite", "query, graded by execution", "memorized gold SQL", "A0", len(q_all), _rate(q_all), len(q_moved),
-                    _rate(q_moved), "no: the query is a fixed point of every regenerated grader"),
+                    _rate(ans_moved), "yes vs A0"),
+        BoundaryRow("sqlite", "query (executed)", "memorized gold SQL", "A0", len(q_all), _rate(q_all), len(q_moved),
+                    _rate(q_moved), "no (fixed point)"),
     ]
 
 
@@ -281,7 +283,8 @@ def run_lifted(program: list[dict[str, Any]], domain: str, state: State, instr_v
 
 def taubench_experiment(seeds: Iterable[int] = range(1, 11), domains: tuple[str, ...] = ("retail", "airline")) -> list[BoundaryRow]:
     """(b): shipped literal answer vs state-general procedure vs A1 transport, on fresh instances."""
-    res: dict[str, list[tuple[bool, bool]]] = {k: [] for k in ("state", "literal", "lifted", "a1_transport", "a1_dispatch")}
+    res: dict[str, list[tuple[bool, bool, bool]]] = {k: [] for k in ("state", "literal", "lifted", "a1_transport", "a1_dispatch")}
+    shipped_branch = {(d, i): branch.derive(d, i, None).branch for d in domains for i in range(len(load_tasks(d)))}
     lifted = {(d, i): lift(d, i) for d in domains for i in range(len(load_tasks(d)))}
     shipped_goal = {}
     for d in domains:
@@ -294,32 +297,33 @@ def taubench_experiment(seeds: Iterable[int] = range(1, 11), domains: tuple[str,
             for i, task in enumerate(load_tasks(d)):
                 inst, skm, _ = generate_full(d, i, seed, km)
                 moved = world_state(inst, km).state_hash() != inst.goal_hash
-                res["state"].append((shipped_goal[(d, i)] == inst.goal_hash, moved))
+                flipped = inst.branch is not None and inst.branch != shipped_branch[(d, i)]
+                res["state"].append((shipped_goal[(d, i)] == inst.goal_hash, moved, flipped))
                 lit = run_actions(d, world_state(inst, km), task["actions"]).goal_hash
-                res["literal"].append((lit == inst.goal_hash, moved))
+                res["literal"].append((lit == inst.goal_hash, moved, flipped))
                 h = run_lifted(lifted[(d, i)], d, world_state(inst, km), lambda cls, v, m=skm: m.fwd(cls, v))
-                res["lifted"].append((h == inst.goal_hash, moved))
+                res["lifted"].append((h == inst.goal_hash, moved, flipped))
                 # A1: the public re-key transport applied to the memorized shipped actions.
                 a1 = run_actions(d, world_state(inst, km), rekey_actions(list(task["actions"]), skm, d, task_plan(d, i).extra))
-                res["a1_transport"].append((a1.goal_hash == inst.goal_hash, moved))
+                res["a1_transport"].append((a1.goal_hash == inst.goal_hash, moved, flipped))
                 # A1 with the authored branch pool and its dispatch rule: the generator's derivation.
                 disp = branch.derive(d, i, seed)
                 a1d = run_actions(d, world_state(inst, km), rekey_actions(disp.actions, skm, d, task_plan(d, i).extra))
-                res["a1_dispatch"].append((a1d.goal_hash == inst.goal_hash, moved))
+                res["a1_dispatch"].append((a1d.goal_hash == inst.goal_hash, moved, flipped))
 
     def row(key: str, artifact: str, adversary: str, holds: str) -> BoundaryRow:
         xs = res[key]
-        mv = [ok for ok, m in xs if m]
-        return BoundaryRow("tau-bench", "final-state hash", artifact, adversary, len(xs), _rate([ok for ok, _ in xs]), len(mv),
-                           _rate(mv), holds)
+        mv = [ok for ok, m, _ in xs if m]
+        fl = [ok for ok, _, f in xs if f]
+        return BoundaryRow("tau-bench", "final-state hash", artifact, adversary, len(xs), _rate([ok for ok, _, _ in xs]), len(mv),
+                           _rate(mv), holds, len(fl), _rate(fl))
 
     return [
-        row("state", "memorized shipped final state", "A0", "yes (against A0)"),
-        row("literal", "shipped literal actions (ids as values)", "A0", "yes (against A0)"),
-        row("lifted", "state-general procedure (ids bound to where they are read)", "procedure leak",
-            "re-keying: no (cosmetic); branch selection: only where the branch flips"),
-        row("a1_transport", "memorized actions + public re-key transport", "A1", "no, except flipped branches"),
-        row("a1_dispatch", "memorized branch pool + dispatch + transport", "A1", "no"),
+        row("state", "memorized final state", "A0", "yes vs A0"),
+        row("literal", "shipped literal actions", "A0", "yes vs A0"),
+        row("lifted", "state-general procedure", "procedure", "re-key: no; flipped branch: yes"),
+        row("a1_transport", "actions + re-key transport", "A1", "only flipped branches"),
+        row("a1_dispatch", "branch pool + dispatch", "A1", "no"),
     ]
 
 

@@ -66,6 +66,8 @@ class TaskPlan:
     instruction_spans: list[Span]
     output_spans: list[list[Span]]
     extra: dict[str, set[str]]
+    #: Spans of free-text action arguments, by (action position, argument) of the shipped actions.
+    text_spans: dict[tuple[int, str], list[Span]]
 
 
 def _extra_values(domain: str, task: dict[str, Any]) -> dict[str, set[str]]:
@@ -96,8 +98,10 @@ def task_plan(domain: str, index: int) -> TaskPlan:
         raise ConfigError(f"{domain} has tasks 0..{len(tasks) - 1}, not {index}")
     task = tasks[index]
     extra = _extra_values(domain, task)
+    text_spans = {(i, k): find_spans(a["kwargs"][k], domain, extra)
+                  for i, a in enumerate(task["actions"]) for k in TEXT_ARGS if isinstance((a.get("kwargs") or {}).get(k), str)}
     return TaskPlan(task, find_spans(task["instruction"], domain, extra),
-                    [find_spans(o, domain, extra) for o in task["outputs"]], extra)
+                    [find_spans(o, domain, extra) for o in task["outputs"]], extra, text_spans)
 
 
 _MAPS: OrderedDict[tuple[str, int], KeyMap] = OrderedDict()
@@ -117,14 +121,19 @@ def world_map(domain: str, seed: int) -> KeyMap:
     return km
 
 
-def rekey_actions(actions: list[dict[str, Any]], km: KeyMap, domain: str, extra: dict[str, set[str]]) -> list[dict[str, Any]]:
-    """Actions with typed id fields translated and free-text arguments rewritten by span."""
+def rekey_actions(actions: list[dict[str, Any]], km: KeyMap, domain: str, extra: dict[str, set[str]],
+                  known: dict[tuple[int, str], list[Span]] | None = None) -> list[dict[str, Any]]:
+    """Actions with typed id fields translated and free-text arguments rewritten by span
+    (``known``: spans found once per task for the *shipped* action list, by position)."""
     out = []
-    for act in actions:
+    for i, act in enumerate(actions):
         kwargs = translate(act.get("kwargs") or {}, km)
         for k in TEXT_ARGS:
             if isinstance(kwargs.get(k), str):
-                kwargs[k] = rewrite(kwargs[k], find_spans(kwargs[k], domain, extra), km)
+                spans = (known or {}).get((i, k))
+                if spans is None:
+                    spans = find_spans(act["kwargs"][k], domain, extra)
+                kwargs[k] = rewrite(act["kwargs"][k], spans, km)
         out.append({"name": act["name"], "kwargs": kwargs})
     return out
 
@@ -141,7 +150,7 @@ def generate_full(domain: str, index: int, seed: int, km: KeyMap | None = None) 
     base = km if km is not None else world_map(domain, seed)
     skm = base.scoped(f"task{index}")
     deriv = branch.derive(domain, index, seed)
-    actions = rekey_actions(deriv.actions, skm, domain, plan.extra)
+    actions = rekey_actions(deriv.actions, skm, domain, plan.extra, plan.text_spans if deriv.branch is None else None)
     state = State(load_world(domain), skm, deriv.patches(), deriv.patch_key)
     run: Replay = run_actions(domain, state, actions)
     inst = Instance(

@@ -372,11 +372,12 @@ class State:
         for slot in list(self._live if full else self._dirty):
             ent = self._live[slot]
             init = self._initial.get(slot)
-            if ent is not None and init is not None and _dumps(ent) == init:
-                continue  # untouched (same text in the same key order)
-            text = canon(ent) if ent is not None else "null"
-            if text != (canon(json.loads(init)) if init is not None else "null"):
-                out.append((slot[0], slot[1], text))
+            # Dict equality ignores key order, so an entity edited back to its initial content is unchanged.
+            if ent is not None and init is not None and ent == json.loads(init):
+                continue
+            if ent is None and init is None:
+                continue
+            out.append((slot[0], slot[1], canon(ent) if ent is not None else "null"))
         out.sort()
         if not full:
             self._diff = out
