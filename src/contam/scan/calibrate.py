@@ -5,9 +5,9 @@ Given every level's scores on labelled samples (:meth:`~contam.scan.hierarchy.Hi
 (reasoning similarity) for the *cascade's* verdict (a sample is flagged when any level fires):
 either the thresholds maximising F1, or, with ``target_precision``, those with the highest
 recall whose precision on the validation set reaches the target. The search is coordinate
-ascent over each level's observed score quantiles (a level may also be switched off), restarted
-for each semantic rule; ties go to the stricter threshold so held-out precision is not spent on
-nothing.
+exhaustive on a coarse grid of each level's observed score quantiles (a level may also be switched
+off), then coordinate ascent on a fine grid, for each semantic rule; ties go to the stricter
+threshold so held-out precision is not spent on nothing.
 
 >>> import numpy as np
 >>> from contam.scan.hierarchy import LevelScores
@@ -18,6 +18,7 @@ nothing.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -103,6 +104,7 @@ def calibrate(
     target_precision: float | None = None,
     rules: Sequence[str] = RULES,
     grid_size: int = 200,
+    coarse_size: int = 24,
     rounds: int = 3,
 ) -> Calibration:
     """Thresholds for ``levels`` maximising F1 (or recall at ``target_precision``) on ``labels``."""
@@ -114,11 +116,22 @@ def calibrate(
     if target_precision is not None and not 0 < target_precision <= 1:
         raise ConfigError(f"target precision must be in (0, 1], got {target_precision}")
     grids = {lv: _grid(_level_values(scores, lv), grid_size) for lv in levels}
+    coarse = {lv: _grid(_level_values(scores, lv), coarse_size) for lv in levels}
     best: tuple[tuple[float, float], Thresholds] | None = None
     for rule in (rules if "semantic" in levels else (Thresholds().semantic_rule,)):
-        t = Thresholds(token=OFF, semantic=OFF, reasoning=OFF, semantic_rule=rule)
+        base = Thresholds(token=OFF, semantic=OFF, reasoning=OFF, semantic_rule=rule)
+        # 1. Exhaustive search on a coarse grid (coordinate ascent alone gets stuck when one
+        #    level's best solo threshold flags everything), 2. coordinate ascent on the fine grid.
+        dec = {lv: [scores.level_decision(lv, replace(base, **{lv: float(g)})) for g in coarse[lv]] for lv in levels}
+        cur, t = (-2.0, 0.0), base
+        for combo in itertools.product(*[range(len(coarse[lv])) for lv in levels]):
+            pred = np.zeros(len(y), dtype=bool)
+            for lv, gi in zip(levels, combo, strict=True):
+                pred |= dec[lv][gi]
+            sc = _score(pred, y, target_precision)
+            if sc > cur:
+                cur, t = sc, replace(base, **{lv: float(coarse[lv][gi]) for lv, gi in zip(levels, combo, strict=True)})
         fired = {lv: scores.level_decision(lv, t) for lv in levels}
-        cur = (-2.0, 0.0)
         for _ in range(rounds):
             changed = False
             for lv in levels:
@@ -126,14 +139,13 @@ def calibrate(
                 for o in levels:
                     if o != lv:
                         others |= fired[o]
-                # Highest threshold first so ties keep the stricter one.
-                for g in grids[lv][::-1]:
+                for g in grids[lv][::-1]:  # highest first so ties keep the stricter threshold
                     cand = replace(t, **{lv: float(g)})
-                    dec = scores.level_decision(lv, cand)
-                    sc = _score(others | dec, y, target_precision)
+                    d = scores.level_decision(lv, cand)
+                    sc = _score(others | d, y, target_precision)
                     if sc > cur:
                         cur, t, changed = sc, cand, True
-                        fired[lv] = dec
+                        fired[lv] = d
             if not changed:
                 break
         if best is None or cur > best[0]:

@@ -272,8 +272,10 @@ class Hierarchy:
         res = self.cliff(self.items)
         get = res.get if isinstance(res, dict) else (lambda k, d=None: getattr(res, k, d))
         p = get("p_value")
+        if p is None and get("test") is not None:  # a contam.probe.cliff.CliffResult
+            p = getattr(get("test"), "p_value", None)
         delta = get("delta")
-        contaminated = get("contaminated")
+        contaminated = get("contaminated", get("flagged"))
         if contaminated is None:
             contaminated = p is not None and float(p) < alpha
         details = res.to_dict() if hasattr(res, "to_dict") else (dict(res) if isinstance(res, dict) else {})
@@ -281,3 +283,25 @@ class Hierarchy:
             level="performance", contaminated=bool(contaminated), p_value=None if p is None else float(p),
             delta=None if delta is None else float(delta), details=details,
         )
+
+
+def cliff_check(model: Any, k: int = 5, seed: int = 0) -> BenchmarkCheck:
+    """The level-4 hook backed by :class:`contam.probe.cliff.CliffProbe`: ``k`` audited variants
+    per item from :func:`contam.perturb.make_reference_set`, answered by ``model``, paired t-test.
+
+    >>> h = Hierarchy(cliff=cliff_check(load("smollm2"), k=5))   # doctest: +SKIP
+    >>> h.fit(items).check_benchmark().p_value                    # doctest: +SKIP
+    """
+
+    def run(items: Sequence[Item]) -> Any:
+        from contam.perturb import make_reference_set
+        from contam.probe.cliff import CliffConfig, CliffProbe
+
+        reference: dict[str, list[Item]] = {}
+        for v in make_reference_set(items, variants=k, seed=seed):
+            reference.setdefault(v.original_id, []).append(
+                Item(id=v.variant_id, question=v.question, answer=v.answer, solution=v.solution, choices=v.choices, benchmark="variant")
+            )
+        return CliffProbe(CliffConfig(k=k, seed=seed)).run(model, items, reference)
+
+    return run

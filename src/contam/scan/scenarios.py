@@ -97,21 +97,17 @@ def _pool(benchmark: str) -> list[Item]:
 
 # -- S3 / S4 transformations -----------------------------------------------------------------
 def gsm8k_variant(item: Item, seed: int) -> tuple[str, str] | None:
-    """Question and recomputed solution of an isomorphic variant (numbers via :mod:`contam.perturb`,
-    names swapped); ``None`` when the item cannot be templated."""
-    from contam.perturb.instantiate import draw
-    from contam.perturb.records import Rejection
-    from contam.perturb.symbolic import lift
+    """Question and recomputed solution of an isomorphic variant (numbers redrawn by
+    :func:`contam.perturb.make_reference_set`, which audits the recomputed answer; names swapped
+    here); ``None`` when the item cannot be templated."""
+    from contam.perturb import make_reference_set
 
-    t = lift(item)
-    if isinstance(t, Rejection):
-        return None
-    d = draw(t, seed, 0)
-    if d is None:
+    vs = make_reference_set([item], variants=1, seed=seed)
+    if not vs:
         return None
     rng = random.Random(f"{seed}:{item.id}:names")
-    q, mapping = swap_names(d.question, rng)
-    s, _ = swap_names(d.solution, rng, mapping)
+    q, mapping = swap_names(vs[0].question, rng)
+    s, _ = swap_names(vs[0].solution, rng, mapping)
     return q, s
 
 
