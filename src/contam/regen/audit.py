@@ -37,7 +37,7 @@ from contam.regen import branch
 from contam.regen.generate import Instance, generate_full, task_plan, world_map
 from contam.regen.rekey import SUBSTRING_CLASSES, KeyMap, map_digest, originals
 from contam.regen.replay import run_actions
-from contam.regen.world import DICT_KEY_CLASS, KEY_CLASS, TABLE_CLASS, State, load_tasks, load_world, translate
+from contam.regen.world import DICT_KEY_CLASS, KEY_CLASS, TABLE_CLASS, State, Template, load_tasks, load_world, make_template
 
 CHECKS = ("injective", "covered", "deterministic", "faithful", "solvable")
 
@@ -87,16 +87,20 @@ class AuditReport(Record):
                    [{"key": r.key, "problems": r.problems[:5]} for r in bad[:20]])
 
 
-class _Inverse:
-    """An IdMap that maps fresh values back (values it does not know, e.g. ids a tool minted, stay)."""
+class _Transport:
+    """The instance's map, except that ids no database or task holds (ones a tool minted during the
+    replay, such as a new reservation code) are left as they are, as the tools mint them alike."""
 
-    key = "inverse"
+    key = "transport"
 
-    def __init__(self, km: KeyMap) -> None:
+    def __init__(self, km: KeyMap, originals_by_class: dict[str, frozenset[str]]) -> None:
         self.km = km
+        self.orig = originals_by_class
 
     def fwd(self, cls: str, value: str) -> str:
-        return self.km.inv(cls, value) or value
+        if value in self.orig.get(cls, ()) or value in self.km.forward.get(cls, {}):
+            return self.km.fwd(cls, value)
+        return value
 
     def inv(self, cls: str, value: str) -> str | None:  # pragma: no cover - not used
         return None
@@ -147,7 +151,7 @@ class Auditor:
         self._domain: dict[str, list[str]] = {}
         self._seed: dict[tuple[str, int], tuple[list[str], KeyMap | None]] = {}
         self._expected: dict[tuple[str, int, str], tuple[tuple[str, ...], list[tuple[str, str, str]], list[str]]] = {}
-        self._wants: dict[tuple[str, str, int, str], list[tuple[str, str, str]]] = {}
+        self._wants: dict[tuple[str, str, int, str], list[tuple[str, str, Template]]] = {}
 
     # -- once per domain -------------------------------------------------------------------
     def domain_problems(self, domain: str) -> list[str]:
@@ -207,10 +211,10 @@ class Auditor:
             self._expected[key] = (run.errors, state.diff(), probs)
         return self._expected[key]
 
-    def _want(self, domain: str, index: int, patch_key: str, exp_diff: list[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
+    def _want(self, domain: str, index: int, patch_key: str, exp_diff: list[tuple[str, str, str]]) -> list[tuple[str, str, Template]]:
         key = ("want", domain, index, patch_key)
         if key not in self._wants:
-            self._wants[key] = sorted((t, k, _canon_sorted(json.loads(x))) for t, k, x in exp_diff)
+            self._wants[key] = [(t, k, make_template(json.loads(x))) for t, k, x in exp_diff]
         return self._wants[key]
 
     # -- per instance ----------------------------------------------------------------------
@@ -237,11 +241,10 @@ class Auditor:
         # coverage of everything the instance carries
         actions_text = json.dumps(inst.actions)
         texts = [inst.instruction, inst.user_id, *inst.outputs, actions_text, *(t for row in inst.goal_delta for t in row)]
-        for text in texts:
-            hits = orig.leaks(text)
-            if hits:
-                problems.append(f"covered: original {hits[0]!r} in fresh text {text[:60]!r}")
-                break
+        hits = orig.leaks("\n".join(texts))  # one pass; the separator keeps matches inside one text
+        if hits:
+            where = next(t for t in texts if hits[0].casefold() in t.casefold())
+            problems.append(f"covered: original {hits[0]!r} in fresh text {where[:60]!r}")
         plan = task_plan(domain, index)
         user = load_world(domain).tables["users"].get(plan.task["user_id"])
         if user is not None:
@@ -263,11 +266,13 @@ class Auditor:
             problems.append(f"faithful: error pattern {inst.errors} != shipped {list(exp_errors)}")
 
         # solvability: the fresh goal is the re-keyed shipped goal; id-bearing outputs are observable
-        inverse = _Inverse(skm)
-        back = sorted((t, inverse.fwd(_table_cls(t), k), _canon_sorted(translate(json.loads(x), inverse)))
-                      for t, k, x in inst.goal_delta)
-        want = self._want(domain, index, deriv.patch_key, exp_diff)
-        if back != want:
+        # Fill the shipped goal's templates with this instance's ids, compare as data (key order and
+        # the order of id-sorted lists aside).
+        transport = _Transport(skm, orig.by_class)
+        want = {(t, transport.fwd(_table_cls(t), k)): tpl for t, k, tpl in self._want(domain, index, deriv.patch_key, exp_diff)}
+        got = {(t, k): x for t, k, x in inst.goal_delta}
+        if set(want) != set(got) or any(_norm(json.loads(tpl.fill(transport))) != _norm(json.loads(got[key]))
+                                        for key, tpl in want.items()):
             problems.append("solvable: the fresh goal state is not the re-keyed shipped goal state")
         if any(not o for o in inst.outputs):
             problems.append("solvable: an empty required output")
@@ -284,10 +289,12 @@ class Auditor:
 _SORTED_FIELDS = ("exchange_items", "exchange_new_items", "return_items")
 
 
-def _canon_sorted(ent: Any) -> str:
+def _norm(ent: Any) -> Any:
     if isinstance(ent, dict):
-        ent = {k: (sorted(v) if k in _SORTED_FIELDS and isinstance(v, list) else v) for k, v in ent.items()}
-    return json.dumps(ent, sort_keys=True)
+        for k in _SORTED_FIELDS:
+            if isinstance(ent.get(k), list):
+                ent[k] = sorted(ent[k])
+    return ent
 
 
 def _table_cls(table: str) -> str:

@@ -230,20 +230,25 @@ class _Recorder:
 _TEMPLATES: dict[tuple[str, str, str], Template] = {}
 
 
+def make_template(entity: Any) -> Template:
+    """A fill-in template of ``entity``: its JSON text with every id leaf cut out."""
+    rec = _Recorder()
+    text = _dumps(translate(entity, rec))
+    parts = text.split(_OPEN)
+    pieces, order = [parts[0]], []
+    for part in parts[1:]:
+        num, rest = part.split(_CLOSE, 1)
+        order.append(rec.slots[int(num)])
+        pieces.append(rest)
+    return Template(tuple(pieces), tuple(order))
+
+
 def template(world: World, table: str, key: str) -> Template:
     """The (cached) fill-in template of one shipped entity."""
     slot = (world.domain, table, key)
     tpl = _TEMPLATES.get(slot)
     if tpl is None:
-        rec = _Recorder()
-        text = _dumps(translate(world.tables[table][key], rec))
-        parts = text.split(_OPEN)
-        pieces, order = [parts[0]], []
-        for part in parts[1:]:
-            num, rest = part.split(_CLOSE, 1)
-            order.append(rec.slots[int(num)])
-            pieces.append(rest)
-        tpl = Template(tuple(pieces), tuple(order))
+        tpl = make_template(world.tables[table][key])
         _TEMPLATES[slot] = tpl
     return tpl
 
