@@ -13,7 +13,7 @@ from contam.data import Document, load_benchmark
 from contam.data.webtext import build_corpus, inject, paragraphs
 from contam.errors import ConfigError
 from contam.scan.exact import ExactScanner, lcs_ratio
-from contam.scan.hashing import normalized_words, text_words, window_hashes, word_hashes
+from contam.scan.hashing import normalized_words, text_words, word_hashes
 from contam.scan.ngram import NGramConfig, NGramScanner
 
 
@@ -69,12 +69,12 @@ def test_evidence_spans_point_into_the_document(scanner, items) -> None:
     text, span = inject("\n\n".join(paragraphs()[:5]), item, rng, part="item")
     r = scanner.scan_one(Document(id="d", text=text))
     ev = [e for f in r.flags if f.item_id == item.id for e in f.evidence]
-    assert ev and all(e.kind == "ngram" and e.doc_span for e in ev)
+    assert ev and all(e.kind in ("ngram", "exact", "near_exact", "lcs") and e.doc_span for e in ev)
     lo, hi = min(e.doc_span[0] for e in ev), max(e.doc_span[1] for e in ev)
     assert span[0] <= lo < hi <= span[1]
     assert hi - lo > 0.9 * (span[1] - span[0])
     for e in ev:
-        assert normalized_words(text[e.doc_span[0] : e.doc_span[1]]) == normalized_words(e.text)
+        assert normalized_words(text[e.doc_span[0] : e.doc_span[1]])[:50] == normalized_words(e.text)[:50]
 
 
 def test_clean_web_text_gives_no_hit(scanner) -> None:
@@ -140,7 +140,7 @@ def test_short_item_found_by_anchor_exact_and_lcs(items) -> None:
     r = scanner.scan_one(Document(id="d", text="Practice test.\n" + leak + "\nGood luck!"))
     assert r.best.item_id == item.id and r.best.evidence[0].kind == "exact"
     words = leak.split()
-    edited = " ".join(words[:-1] + ["(" + words[-1] + ")!"]) .replace(words[len(words) // 2], words[len(words) // 2] + "s", 1)
+    edited = " ".join([*words[:-1], "(" + words[-1] + ")!"]).replace(words[len(words) // 2], words[len(words) // 2] + "s", 1)
     r2 = scanner.scan_one(Document(id="d", text="Practice test.\n" + edited + "\nGood luck!"))
     assert r2.contaminated and r2.best.item_id == item.id
 
@@ -180,3 +180,13 @@ def test_fast_path_words_match_regex_words(texts) -> None:
     for w, h in zip(flat, wh.tolist(), strict=True):
         assert seen.setdefault(w, h) == h
     assert list(doc) == sorted(doc)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.text(alphabet=st.characters(max_codepoint=127), max_size=80), min_size=1, max_size=5))
+def test_ascii_fast_path_spans_equal_regex_spans(texts) -> None:
+    _, starts, ends, doc, offsets = word_hashes(texts, with_offsets=True)
+    for d, t in enumerate(texts):
+        sel = doc == d
+        got = list(zip((starts[sel] - offsets[d]).tolist(), (ends[sel] - offsets[d]).tolist(), strict=True))
+        assert got == text_words(t)

@@ -37,6 +37,9 @@ _SEP3 = np.array(sorted(int.from_bytes(s.encode("utf-8"), "big") for s in SEPARA
 assert len(_SEP2) + len(_SEP3) == len(SEPARATORS)
 
 _SPACE = 32
+#: Buffers longer than this are hashed in segments cut at spaces (a 20 MB document must not
+#: need 20 M-entry power tables).
+SEGMENT_BYTES = 4 << 20
 _rng = np.random.default_rng(0x5EED_C0DE)
 #: Random 64-bit code per byte value (0 for the space so separators add nothing).
 _BYTE_CODE = _rng.integers(1, 2**63 - 1, size=256, dtype=np.uint64) | np.uint64(1)
@@ -68,7 +71,7 @@ class _Powers:
                 np.cumprod(self.inv, out=self.inv)
         return self.pow[:n], self.inv[:n]
 
-    def trim(self, limit: int = 1 << 23) -> None:
+    def trim(self, limit: int = SEGMENT_BYTES + 1) -> None:
         """Drop arrays grown for one huge document so memory stays flat."""
         if len(self.pow) > limit:
             self.pow = self.pow[:limit].copy()
@@ -87,8 +90,12 @@ class _Workspace:
         self.flips = np.zeros(0, dtype=bool)
         self.prefix = np.zeros(0, dtype=np.uint64)
 
+    def trim(self) -> None:
+        if self.size > SEGMENT_BYTES + 1:
+            self.__init__()  # type: ignore[misc]
+
     def get(self, n: int) -> _Workspace:
-        if n > self.size or (self.size > (1 << 23) and n <= (1 << 23)):
+        if n > self.size:
             self.size = max(n, 1 << 16)
             self.isw = np.empty(self.size, dtype=bool)
             self.flips = np.empty(self.size, dtype=bool)
@@ -126,24 +133,51 @@ def normalize_batch(texts: list[str]) -> tuple[bytes, np.ndarray]:
     return b.tobytes(), offsets
 
 
-def word_hashes(texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def word_hashes(texts: list[str], with_offsets: bool = False):  # type: ignore[no-untyped-def]
     """Hash every word of every text.
 
     Returns ``(hashes, starts, ends, doc)``: uint64 word hashes in reading order, their byte
-    start/end in the normalised batch buffer, and the index of the text each word belongs to.
+    start/end in the normalised batch buffer, and the index of the text each word belongs to;
+    with ``with_offsets`` also the byte offset of each text in the buffer (for an ASCII text,
+    ``starts - offset`` are character positions in the text).
     """
     buf, offsets = normalize_batch(texts)
     b = np.frombuffer(buf, dtype=np.uint8)
+    if len(b) <= SEGMENT_BYTES:
+        wh, starts, ends = _hash_segment(b)
+    else:
+        pieces, lo = [], 0
+        while lo < len(b):
+            hi = min(len(b), lo + SEGMENT_BYTES)
+            if hi < len(b):
+                cut = buf.rfind(b" ", lo, hi)  # words never straddle a cut
+                hi = cut + 1 if cut > lo else hi
+            w, s0, e0 = _hash_segment(b[lo:hi])
+            pieces.append((w, s0 + lo, e0 + lo))
+            lo = hi
+        wh, starts, ends = (np.concatenate([p[k] for p in pieces]) for k in range(3))
+        _POWERS.trim()
+        _WORK.trim()
+    # Words per text from the text offsets (both sorted): no per-word search needed.
+    first_word = np.searchsorted(starts, offsets[:-1])
+    doc = np.repeat(np.arange(len(texts), dtype=np.int64), np.diff(np.append(first_word, len(starts))))
+    out = (wh, starts, ends, doc)
+    return (*out, offsets) if with_offsets else out
+
+
+def _hash_segment(b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Word hashes and byte spans of one normalised buffer (or a segment of one cut at a space)."""
     ws = _WORK.get(len(b) + 1)
     isw = np.not_equal(b, _SPACE, out=ws.isw[: len(b)])
-    flips = np.not_equal(isw[1:], isw[:-1], out=ws.flips[: len(b) - 1])
+    flips = np.not_equal(isw[1:], isw[:-1], out=ws.flips[: max(len(b) - 1, 0)])
     edges = np.flatnonzero(flips) + 1  # alternating word starts and ends
     if len(isw) and isw[0]:
         edges = np.concatenate([np.zeros(1, dtype=edges.dtype), edges])
-    starts, ends = edges[0::2], edges[1::2]  # the buffer ends with a space, so every word ends
+    if len(edges) % 2:  # a word runs to the end of the segment
+        edges = np.append(edges, len(b))
+    starts, ends = edges[0::2].astype(np.int64), edges[1::2].astype(np.int64)
     if len(starts) == 0:
-        empty = np.zeros(0, dtype=np.int64)
-        return np.zeros(0, dtype=np.uint64), empty, empty, empty
+        return np.zeros(0, dtype=np.uint64), starts, ends
     pw, inv = _POWERS.get(len(b) + 1)
     # Prefix sums of byte * BASE**i; a word's hash is its slice of the sum, shifted back to
     # position 0 by BASE**-start so equal words hash equal wherever they are. The byte values
@@ -156,12 +190,7 @@ def word_hashes(texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, n
         wh = (s[ends] - s[starts]) * inv[starts]
         wh *= _MIX  # spread the bits: word hashes of short words differ only in low bits
         wh ^= wh >> np.uint64(29)
-    # Words per text from the text offsets (both sorted): no per-word search needed.
-    first_word = np.searchsorted(starts, offsets[:-1])
-    doc = np.repeat(np.arange(len(texts), dtype=np.int64), np.diff(np.append(first_word, len(starts))))
-    if len(b) > (1 << 23):
-        _POWERS.trim()
-    return wh, starts.astype(np.int64), ends.astype(np.int64), doc
+    return wh, starts, ends
 
 
 def window_hashes(wh: np.ndarray, doc: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -179,6 +208,8 @@ def window_hashes(wh: np.ndarray, doc: np.ndarray, n: int) -> tuple[np.ndarray, 
         np.cumsum(wh * pw[:w], out=q[1:])
         h = (q[n:] - q[: w - n + 1]) * inv[: w - n + 1]
         h ^= h >> np.uint64(31)
+    if w > SEGMENT_BYTES:
+        _POWERS.trim()
     first = np.arange(w - n + 1, dtype=np.int64)
     inside = doc[: w - n + 1] == doc[n - 1 :]
     if not inside.all():

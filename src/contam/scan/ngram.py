@@ -26,7 +26,8 @@ ratio, around the anchor (:mod:`contam.scan.exact`).
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 from rapidfuzz import fuzz
@@ -124,8 +125,9 @@ class NGramScanner:
         """Scan a batch; returns results of flagged documents only unless ``keep_all``."""
         idx = self._fitted()
         cfg = self.config
-        wh, _, _, doc_of_word = word_hashes([d.text for d in docs])
+        wh, starts, ends, doc_of_word, offsets = word_hashes([d.text for d in docs], with_offsets=True)
         word_start = np.searchsorted(doc_of_word, np.arange(len(docs) + 1))
+        self._spans = _SpanSource(docs, starts, ends, word_start, offsets)
         flags: dict[int, list[Flag]] = {}
         h, first = window_hashes(wh, doc_of_word, cfg.n)
         hit, pos = idx.lookup(h, first)
@@ -177,16 +179,16 @@ class NGramScanner:
             if not by_item:
                 continue
             local_hits = (hit[sl], pos[sl] - word_start[d])
-            out[d] = [self._ngram_flag(docs[d], item, parts, local_hits) for item, parts in by_item.items()]
+            out[d] = [self._ngram_flag(docs[d], d, item, parts, local_hits) for item, parts in by_item.items()]
         return out
 
-    def _ngram_flag(self, doc: Document, item_idx: int, parts: dict[str, tuple[float, np.ndarray]], local_hits: tuple) -> Flag:
+    def _ngram_flag(self, doc: Document, doc_index: int, item_idx: int, parts: dict[str, tuple[float, np.ndarray]], local_hits: tuple) -> Flag:
         idx = self._fitted()
         item = idx.items[item_idx]
         best = max(parts, key=lambda k: (parts[k][0], k == "question"))
         # The question and anything of the answer (its own n-grams or the seam into it): the whole item.
         part = "item" if "question" in parts and ("answer" in parts or "seam" in parts) else best
-        spans = text_words(doc.text)
+        spans = self._spans.get(doc_index)
         hit_u, hit_pos = local_hits
         hashes_by_u = idx.hashes[hit_u]
         evidence: list[Evidence] = []
@@ -217,12 +219,7 @@ class NGramScanner:
         cfg = self.config
         out: dict[int, list[Flag]] = {}
         seen: set[tuple[int, int]] = set()
-        cache: dict[int, list[tuple[int, int]]] = {}
-
-        def spans_of(d: int) -> list[tuple[int, int]]:
-            if d not in cache:
-                cache[d] = text_words(docs[d].text)
-            return cache[d]
+        spans_of = self._spans.get
 
         for p, start in idx.anchor_hits(ha, fa):
             d = int(doc_of_word[max(start, 0)] if start < len(wh) else doc_of_word[-1])
@@ -268,7 +265,38 @@ class NGramScanner:
         return self.index
 
 
-def _runs(text: str, spans: list[tuple[int, int]], starts: np.ndarray, n: int, part: str, weight: float) -> list[Evidence]:
+class _ArraySpans:
+    """Word spans of an ASCII document, straight from the fast path's byte offsets."""
+
+    def __init__(self, starts: np.ndarray, ends: np.ndarray) -> None:
+        self.starts, self.ends = starts, ends
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def __getitem__(self, i: int) -> tuple[int, int]:
+        return int(self.starts[i]), int(self.ends[i])
+
+
+class _SpanSource:
+    """Character spans of the words of a batch's documents, computed only for flagged ones."""
+
+    def __init__(self, docs: list[Document], starts: np.ndarray, ends: np.ndarray, word_start: np.ndarray, offsets: np.ndarray) -> None:
+        self.docs, self.starts, self.ends, self.word_start, self.offsets = docs, starts, ends, word_start, offsets
+        self.cache: dict[int, Any] = {}
+
+    def get(self, d: int) -> Any:
+        if d not in self.cache:
+            text = self.docs[d].text
+            if text.isascii():  # lowercasing kept every character at its place
+                a, b = self.word_start[d], self.word_start[d + 1]
+                self.cache[d] = _ArraySpans(self.starts[a:b] - self.offsets[d], self.ends[a:b] - self.offsets[d])
+            else:
+                self.cache[d] = text_words(text)
+        return self.cache[d]
+
+
+def _runs(text: str, spans: Any, starts: np.ndarray, n: int, part: str, weight: float) -> list[Evidence]:
     """Merge matched windows (word starts) into runs of words and give their character spans."""
     if len(starts) == 0 or not spans:
         return []
@@ -287,7 +315,7 @@ def _runs(text: str, spans: list[tuple[int, int]], starts: np.ndarray, n: int, p
     return [Evidence(kind=e.kind, text=e.text, doc_span=e.doc_span, part=e.part, weight=round(per * e.weight, 4)) for e in out]
 
 
-def _evidence(text: str, spans: list[tuple[int, int]], a: int, b: int, part: str) -> Evidence:
+def _evidence(text: str, spans: Any, a: int, b: int, part: str) -> Evidence:
     b = min(b, len(spans) - 1)
     s0, s1 = spans[a][0], spans[b][1]
     snippet = text[s0:s1]
@@ -298,10 +326,18 @@ def _evidence(text: str, spans: list[tuple[int, int]], a: int, b: int, part: str
 
 
 def _dedupe(flags: list[Flag]) -> list[Flag]:
-    """One flag per item (the best), best first."""
-    best: dict[str, Flag] = {}
+    """One flag per item (the best score), best first, carrying the evidence of all its matches
+    (so masking removes every matched span, not only the best matcher's)."""
+    groups: dict[str, list[Flag]] = {}
     for f in flags:
-        if f.item_id not in best or f.score > best[f.item_id].score:
-            best[f.item_id] = f
-    return sorted(best.values(), key=lambda f: (-f.score, f.item_id))
-
+        groups.setdefault(f.item_id, []).append(f)
+    out: list[Flag] = []
+    for group in groups.values():
+        best = max(group, key=lambda f: f.score)
+        if len(group) > 1:
+            evidence = tuple(sorted((e for f in group for e in f.evidence), key=lambda e: e.doc_span or (0, 0)))
+            scores = {k: v for f in group for k, v in f.scores.items()}
+            scores.update(best.scores)
+            best = replace(best, evidence=evidence, scores=scores)
+        out.append(best)
+    return sorted(out, key=lambda f: (-f.score, f.item_id))

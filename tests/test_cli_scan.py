@@ -1,0 +1,116 @@
+"""``contam scan`` / ``decontaminate`` / ``benchmarks`` end to end through the installed console script."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from contam.data.webtext import build_demo_corpus
+
+CONTAM = str(Path(sys.executable).with_name("contam"))
+
+
+def contam(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "CONTAM_PROGRESS": "0", "COLUMNS": "200"}
+    return subprocess.run([CONTAM, *map(str, args)], capture_output=True, text=True, env=env, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    d = tmp_path_factory.mktemp("cli")
+    truth = build_demo_corpus(d / "corpus.jsonl", seed=0)
+    return d, truth
+
+
+def _one_line_error(p: subprocess.CompletedProcess[str], needle: str) -> None:
+    assert p.returncode == 2, (p.returncode, p.stdout, p.stderr)
+    assert "Traceback" not in p.stderr
+    lines = [x for x in p.stderr.splitlines() if x.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: ") and needle in lines[0], p.stderr
+
+
+def test_benchmarks_lists_builtins() -> None:
+    p = contam("benchmarks", "--json")
+    assert p.returncode == 0, p.stderr
+    rows = {r["name"]: r for r in json.loads(p.stdout)}
+    assert rows["gsm8k"]["records"] == 1319 and rows["humaneval"]["license"] == "MIT"
+    table = contam("benchmarks")
+    assert table.returncode == 0 and "swebench-verified" in table.stdout
+
+
+def test_scan_then_decontaminate(demo) -> None:
+    d, truth = demo
+    p = contam("scan", "-b", "gsm8k", "-b", "humaneval", "-b", "mmlu", "--corpus", d / "corpus.jsonl", "--out", d / "scan", "--json")
+    assert p.returncode == 0, p.stderr
+    s = json.loads(p.stdout)
+    assert s["documents"] == 200 and s["flagged"] == len(truth)
+    rows = [json.loads(x) for x in (d / "scan" / "flags.jsonl").read_text().splitlines()]
+    assert {(r["line"], r["flags"][0]["item_id"]) for r in rows} >= {(t.line, t.item_id) for t in truth if t.benchmark != "mmlu"}
+    human = contam("scan", "-b", "gsm8k", "--corpus", d / "corpus.jsonl", "--out", d / "scan-gsm8k")
+    assert human.returncode == 0 and "flagged" in human.stdout and "gsm8k/test/" in human.stdout
+    p = contam("decontaminate", "--corpus", d / "corpus.jsonl", "--scan", d / "scan", "--out", d / "clean.jsonl", "--json")
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert out["dropped"] == len(truth) and len((d / "clean.jsonl").read_text().splitlines()) == 200 - len(truth)
+    p = contam("decontaminate", "--corpus", d / "corpus.jsonl", "-b", "gsm8k", "--mode", "mask", "--out", d / "masked.jsonl", "--json")
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["masked"] == sum(t.benchmark == "gsm8k" for t in truth)
+    _one_line_error(contam("decontaminate", "--corpus", d / "corpus.jsonl", "--out", d / "x.jsonl"), "exactly one of --scan")
+
+
+BAD = {
+    "malformed JSON": (b'{"text": "fine"}\n{"text": broken\n', "bad.jsonl:2: not valid JSON"),
+    "missing text field": (b'{"text": "fine"}\n{"body": "x"}\n', "bad.jsonl:2: field 'text': text field is missing"),
+    "non-UTF-8": (b'{"text": "fine"}\n{"text": "caf\xe9"}\n', "bad.jsonl:2: not valid UTF-8"),
+    "empty text": (b'{"text": "fine"}\n{"text": "   "}\n', "bad.jsonl:2: field 'text': text is empty"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD))
+def test_bad_corpus_lines(case, tmp_path) -> None:
+    content, message = BAD[case]
+    corpus = tmp_path / "bad.jsonl"
+    corpus.write_bytes(content)
+    out = tmp_path / "out"
+    _one_line_error(contam("scan", "-b", "mmlu-sociology", "--corpus", corpus, "--out", out), message)
+    assert not out.exists() or list(out.iterdir()) == []  # never a half-written output
+    p = contam("scan", "-b", "mmlu-sociology", "--corpus", corpus, "--out", out, "--skip-bad", "--json")
+    assert p.returncode == 0, p.stderr
+    s = json.loads(p.stdout)
+    assert s["bad_input"]["skipped"] == 1 and s["documents"] >= 1
+
+
+def test_bad_requests(demo, tmp_path) -> None:
+    d, _ = demo
+    corpus = d / "corpus.jsonl"
+    _one_line_error(contam("scan", "-b", "gsm9k", "--corpus", corpus, "--out", tmp_path / "o"), "unknown benchmark 'gsm9k'")
+    dup = tmp_path / "dup.jsonl"
+    dup.write_text('{"id": "q1", "question": "What is two plus two?"}\n{"id": "q1", "question": "Again?"}\n')
+    _one_line_error(contam("scan", "-b", dup, "--corpus", corpus, "--out", tmp_path / "o"), "duplicate item id 'q1'")
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    _one_line_error(contam("scan", "-b", "gsm8k", "--corpus", corpus, "--out", blocker / "out"), "cannot create output folder")
+    _one_line_error(contam("scan", "-b", "gsm8k", "--corpus", tmp_path / "nope.jsonl", "--out", tmp_path / "o"), "no such file")
+    _one_line_error(contam("scan", "-b", "gsm8k", "--corpus", corpus, "--out", tmp_path / "o", "--levels", "vibes"), "unknown level")
+    _one_line_error(contam("scan", "-b", "gsm8k", "--corpus", corpus, "--out", tmp_path / "o", "--threshold", "2"), "threshold")
+
+
+def test_ten_megabyte_document(tmp_path) -> None:
+    from contam.data import load_benchmark
+
+    item = load_benchmark("humaneval")[10]
+    filler = "the quick brown fox jumps over the lazy dog. " * 230_000
+    corpus = tmp_path / "big.jsonl"
+    corpus.write_text(json.dumps({"id": "big", "text": filler + item.question + item.solution + filler}) + "\n", encoding="utf-8")
+    assert corpus.stat().st_size > 20_000_000
+    p = contam("scan", "-b", "humaneval", "--corpus", corpus, "--out", tmp_path / "out", "--json")
+    assert p.returncode == 0, p.stderr
+    s = json.loads(p.stdout)
+    assert s["flagged"] == 1
+    row = json.loads((tmp_path / "out" / "flags.jsonl").read_text())
+    assert row["flags"][0]["item_id"] == item.id and row["flags"][0]["part"] == "item"

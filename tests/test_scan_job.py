@@ -1,0 +1,162 @@
+"""The scan job (streaming, every core, atomic outputs) and decontamination, on real data."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+
+import pytest
+
+from contam.data import load_benchmark
+from contam.data.webtext import build_corpus, build_demo_corpus, write_jsonl
+from contam.errors import ConfigError, InputError, OutputError
+from contam.scan.decontaminate import decontaminate, load_scan
+from contam.scan.job import run_scan
+from contam.scan.ngram import NGramConfig
+
+BENCH = ["gsm8k", "humaneval", "mmlu"]
+
+
+@pytest.fixture(scope="module")
+def items():
+    from contam.data import load_benchmarks
+
+    return load_benchmarks(BENCH)
+
+
+@pytest.fixture()
+def demo(tmp_path):
+    path = tmp_path / "corpus.jsonl"
+    return path, build_demo_corpus(path, seed=2)
+
+
+def _lines(path):
+    return path.read_text(encoding="utf-8").splitlines()
+
+
+def test_scan_writes_flags_and_summary(demo, items, tmp_path) -> None:
+    corpus, truth = demo
+    s = run_scan(corpus, items, tmp_path / "out")
+    assert s["documents"] == 200 and s["flagged"] == len(truth)
+    rows = [json.loads(x) for x in _lines(tmp_path / "out" / "flags.jsonl")]
+    assert [r["line"] for r in rows] == sorted(t.line for t in truth)
+    for r, t in zip(rows, sorted(truth, key=lambda t: t.line), strict=True):
+        assert t.item_id in {f["item_id"] for f in r["flags"]}
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["by_benchmark"]["gsm8k"]["documents"] == 4
+    assert set(summary["by_part"]) <= {"question", "answer", "seam", "item"}
+    assert summary["bad_input"]["skipped"] == 0
+    everything = run_scan(corpus, items, tmp_path / "all", keep_all=True)
+    assert len(_lines(tmp_path / "all" / "flags.jsonl")) == 200 == everything["documents"]
+
+
+def test_parallel_output_is_deterministic(items, tmp_path) -> None:
+    docs, truth = build_corpus(1500, seed=8, items=load_benchmark("gsm8k")[:20] + load_benchmark("humaneval")[:20])
+    corpus = tmp_path / "c.jsonl"
+    write_jsonl(corpus, docs)
+    cfg = NGramConfig(batch_bytes=64 << 10)  # many chunks
+    one = run_scan(corpus, items, tmp_path / "one", config=cfg, workers=1)
+    two = run_scan(corpus, items, tmp_path / "two", config=cfg, workers=2)
+    assert two["workers"] == 2 and one["flagged"] == two["flagged"] == len(truth)
+    assert (tmp_path / "one" / "flags.jsonl").read_bytes() == (tmp_path / "two" / "flags.jsonl").read_bytes()
+
+
+def test_compressed_and_csv_corpora(demo, items, tmp_path) -> None:
+    corpus, truth = demo
+    gz = tmp_path / "c.jsonl.gz"
+    gz.write_bytes(gzip.compress(corpus.read_bytes()))
+    assert run_scan(gz, items, tmp_path / "gz")["flagged"] == len(truth)
+    csv_path = tmp_path / "c.csv"
+    import csv
+
+    with open(csv_path, "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(["id", "body"])
+        for line in _lines(corpus):
+            d = json.loads(line)
+            w.writerow([d["id"], d["text"]])
+    assert run_scan(csv_path, items, tmp_path / "csv", text_field="body")["flagged"] == len(truth)
+
+
+def test_bad_input_is_atomic_or_counted(demo, items, tmp_path) -> None:
+    corpus, truth = demo
+    bad = tmp_path / "bad.jsonl"
+    lines = corpus.read_bytes().splitlines(keepends=True)
+    bad.write_bytes(b"".join(lines[:150]) + b'{"id": "x", "text": "unterminated\n' + b'{"id": "y"}\n' + b'{"id": "z", "text": "\xff\xfe"}\n' + b'{"id": "e", "text": "  "}\n' + b"".join(lines[150:]))
+    out = tmp_path / "out"
+    with pytest.raises(InputError, match=r"bad.jsonl:151: not valid JSON"):
+        run_scan(bad, items, out)
+    assert sorted(p.name for p in out.iterdir()) == []  # nothing half-written
+    s = run_scan(bad, items, out, skip_bad=True)
+    assert s["bad_input"]["skipped"] == 4 and s["documents"] == 201
+    assert s["bad_input"]["reasons"] == {"not valid JSON": 1, "missing field 'text'": 1, "not valid UTF-8": 1, "empty text": 1}
+    assert s["flagged"] == len(truth)
+
+
+def test_huge_document_and_config_errors(items, tmp_path) -> None:
+    big = tmp_path / "big.jsonl"
+    item = load_benchmark("gsm8k")[5]
+    filler = "lorem ipsum dolor sit amet " * 400_000  # ~10 MB in one document
+    big.write_text(json.dumps({"id": "big", "text": filler + item.question + filler}) + "\n", encoding="utf-8")
+    s = run_scan(big, items, tmp_path / "big")
+    assert s["flagged"] == 1 and s["bytes"] > 10_000_000
+    with pytest.raises(ConfigError, match="unknown benchmark"):
+        run_scan(big, ["gsm9k"], tmp_path / "x")
+    with pytest.raises(ConfigError, match="unknown level"):
+        run_scan(big, items, tmp_path / "x", levels=("lexical",))
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(OutputError, match="cannot create output folder"):
+        run_scan(big, items, blocker / "out")
+    dup = tmp_path / "dup.jsonl"
+    dup.write_text('{"id": "a", "question": "one two three"}\n{"id": "a", "question": "four"}\n')
+    with pytest.raises(InputError, match="duplicate item id 'a'"):
+        run_scan(big, [str(dup)], tmp_path / "x")
+    with pytest.raises(ConfigError, match="repeats item id"):
+        run_scan(big, ["gsm8k", "gsm8k"], tmp_path / "x")
+
+
+def _sha(path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_decontaminate_round_trip(demo, items, tmp_path) -> None:
+    corpus, truth = demo
+    before = _sha(corpus)
+    run_scan(corpus, items, tmp_path / "scan")
+    flagged = {r.line for r in load_scan(tmp_path / "scan")}
+    s = decontaminate(corpus, tmp_path / "clean.jsonl", scan=tmp_path / "scan", mode="drop")
+    assert s["dropped"] == len(flagged) == len(truth) and s["documents_out"] == 200 - len(truth)
+    kept = [line for i, line in enumerate(corpus.read_bytes().splitlines(keepends=True), 1) if i not in flagged]
+    assert (tmp_path / "clean.jsonl").read_bytes() == b"".join(kept)  # byte for byte
+    log = [json.loads(x) for x in _lines(tmp_path / "clean.jsonl.log.jsonl")]
+    assert {e["line"] for e in log} == flagged and all(e["action"] == "dropped" for e in log)
+    assert run_scan(tmp_path / "clean.jsonl", items, tmp_path / "rescan")["flagged"] == 0
+
+    m = decontaminate(corpus, tmp_path / "masked.jsonl.gz", scan=tmp_path / "scan", mode="mask", mask="[X]")
+    assert m["masked"] + m["dropped"] == len(truth) and m["documents_out"] + m["dropped"] == 200
+    masked = [json.loads(x) for x in gzip.decompress((tmp_path / "masked.jsonl.gz").read_bytes()).splitlines()]
+    assert sum("[X]" in d["text"] for d in masked) == m["masked"]
+    plain = tmp_path / "masked.jsonl"
+    plain.write_bytes(gzip.decompress((tmp_path / "masked.jsonl.gz").read_bytes()))
+    rescan = run_scan(plain, items, tmp_path / "rescan2")
+    assert rescan["flagged"] == 0, rescan
+    assert _sha(corpus) == before  # the input is never modified
+
+
+def test_decontaminate_refuses_bad_requests(demo, items, tmp_path) -> None:
+    corpus, _ = demo
+    run_scan(corpus, items, tmp_path / "scan")
+    with pytest.raises(ConfigError, match="refusing to overwrite"):
+        decontaminate(corpus, corpus, scan=tmp_path / "scan")
+    with pytest.raises(ConfigError, match="mode"):
+        decontaminate(corpus, tmp_path / "o.jsonl", scan=tmp_path / "scan", mode="shred")
+    other = tmp_path / "other.jsonl"
+    docs, _ = build_corpus(200, seed=77, items=[])
+    write_jsonl(other, docs)
+    with pytest.raises(InputError, match="do not match this corpus"):
+        decontaminate(other, tmp_path / "o.jsonl", scan=tmp_path / "scan")
+    assert not (tmp_path / "o.jsonl").exists() and not (tmp_path / "o.jsonl.log.jsonl").exists()
+    with pytest.raises(InputError, match=r"no flags\.jsonl"):
+        decontaminate(corpus, tmp_path / "o.jsonl", scan=tmp_path)
