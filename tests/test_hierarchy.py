@@ -109,3 +109,17 @@ def test_level4_hook(items: list) -> None:
     assert seen == [len(items)] and v is not None
     assert v.level == "performance" and v.contaminated and v.p_value is not None and v.p_value < 0.05 and v.delta > 0
     assert Hierarchy(HierarchyConfig(levels="token")).fit(items).check_benchmark() is None
+
+
+def test_generated_traces_with_the_embedded_model(items: list) -> None:
+    """With a trace model, texts without a chain get the model's step-by-step solution appended
+    (Algorithm 1's ExtractReasoning(M(x))); texts that have a chain are left alone."""
+    from contam.models import load
+
+    lm = load("smollm2")
+    h = Hierarchy(HierarchyConfig(levels="reasoning"), trace_model=lm).fit(items[:5])
+    texts = ["Tom has 3 apples and buys 4 more. How many apples does he have?", items[0].text]
+    out = h._traces(texts)
+    assert out[1] == items[0].text
+    assert out[0].startswith(texts[0]) and len(out[0]) > len(texts[0])
+    assert h._traces(texts) == out  # greedy decoding: deterministic

@@ -153,10 +153,19 @@ BenchmarkCheck = Callable[[Sequence[Item]], Any]
 class Hierarchy:
     """The cascade: ``Hierarchy(HierarchyConfig(levels=...)).fit(items).scan(docs)``."""
 
-    def __init__(self, config: HierarchyConfig | None = None, embedder: Embedder | None = None, cliff: BenchmarkCheck | None = None) -> None:
+    def __init__(
+        self,
+        config: HierarchyConfig | None = None,
+        embedder: Embedder | None = None,
+        cliff: BenchmarkCheck | None = None,
+        trace_model: Any | None = None,
+    ) -> None:
         self.config = config or HierarchyConfig()
         self.embedder = embedder
         self.cliff = cliff
+        #: A LanguageModel that writes a chain of thought for texts without one (Algorithm 1's
+        #: ``ExtractReasoning(M(x))``); without it, level 3 reads the text's own solution.
+        self.trace_model = trace_model
         self.items: list[Item] = []
 
     def fit(self, items: Iterable[Item], reference: Sequence[str] | None = None, item_embeddings: np.ndarray | None = None) -> Hierarchy:
@@ -174,7 +183,7 @@ class Hierarchy:
         if "semantic" in cfg.levels:
             self.semantic = SemanticScanner(cfg.semantic, self.embedder).fit(self.items, reference=reference, item_embeddings=item_embeddings)
         if "reasoning" in cfg.levels:
-            self.reasoning = ReasoningMatcher(cfg.reasoning).fit([it.text for it in self.items])
+            self.reasoning = ReasoningMatcher(cfg.reasoning).fit(self._traces([it.text for it in self.items]))
         return self
 
     # -- scoring ------------------------------------------------------------------------
@@ -191,8 +200,25 @@ class Hierarchy:
         rea = None
         if self.reasoning is not None:
             extra = sem.nearest if sem is not None else None
-            rea = self.reasoning.match([d.text for d in docs], extra=extra)
+            rea = self.reasoning.match(self._traces([d.text for d in docs]), extra=extra)
         return LevelScores(tok, tres, sem, rea)
+
+    def _traces(self, texts: list[str]) -> list[str]:
+        """Texts for level 3: unchanged when they carry a chain; with a ``trace_model``, texts
+        too short of steps get the model's step-by-step solution appended."""
+        if self.trace_model is None:
+            return texts
+        from contam.scan.reasoning import extract_steps
+
+        need = [i for i, t in enumerate(texts) if sum(s.kind != "answer" for s in extract_steps(t)) < self.config.reasoning.min_steps]
+        if not need:
+            return texts
+        prompts = [[{"role": "user", "content": "Solve this step by step, one numbered step per line.\n\n" + texts[i][:2000]}] for i in need]
+        outs = self.trace_model.generate(prompts, max_new_tokens=256, temperature=0.0, seed=0)
+        done = list(texts)
+        for i, o in zip(need, outs, strict=True):
+            done[i] = texts[i] + "\n" + (o[0].text if o else "")
+        return done
 
     def scan(self, docs: Iterable[Document]) -> Iterator[DocResult]:
         """Verdicts in input order. Documents are taken in chunks of ``chunk_size`` (DBSCAN
@@ -238,7 +264,7 @@ class Hierarchy:
         if self.reasoning is not None and todo.any():
             idx = np.flatnonzero(todo)
             extra = [nearest[i] if nearest[i] is not None else () for i in idx]
-            matches = self.reasoning.match([docs[i].text for i in idx], extra=extra)
+            matches = self.reasoning.match(self._traces([docs[i].text for i in idx]), extra=extra)
             for k, i in enumerate(idx):
                 m = matches[k]
                 scores[i].update({"reasoning": m.sim.total, "struct": m.sim.struct, "step": m.sim.step, "arg": m.sim.arg, "steps": float(m.n_steps)})
