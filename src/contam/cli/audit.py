@@ -92,6 +92,7 @@ def make_scenarios(
     seed: Annotated[int, typer.Option(help="Seed for sampling, splits and variants.")] = 0,
     paraphrase_model: Annotated[str | None, typer.Option("--paraphrase-model", help="LLM spec for S2 (e.g. smollm2); rule-based without.")] = None,
     floor: Annotated[float, typer.Option(help="Least embedding cosine between an LLM paraphrase and its original.")] = 0.8,
+    question_only: Annotated[bool, typer.Option("--question-only", help="Samples hold questions/prompts only, no solutions (S4 left out).")] = False,
     as_json: JsonFlag = False,
 ) -> None:
     """Build labelled scenarios S1–S4 plus hard negatives from a benchmark.
@@ -104,7 +105,7 @@ def make_scenarios(
     para = _paraphraser(paraphrase_model, floor)
     summaries = {}
     for b in names:
-        s = build_scenarios(b, n=n, seed=seed, paraphraser=para)
+        s = build_scenarios(b, n=n, seed=seed, paraphraser=para, question_only=question_only)
         folder = out / b if len(names) > 1 else out
         save_scenarios(s, folder)
         summaries[b] = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
@@ -155,6 +156,7 @@ def eval_detectors(
     seed: Annotated[int, typer.Option(help="Seed of the scenarios built on the fly.")] = 0,
     levels: Annotated[str, typer.Option(help="Cascade levels: token,semantic,reasoning or all.")] = "all",
     target_precision: Annotated[float | None, typer.Option("--target-precision", help="Calibrate for recall at this precision instead of F1.")] = None,
+    question_only: Annotated[bool, typer.Option("--question-only", help="Scenarios built on the fly hold questions only (no solutions).")] = False,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Write report.json (and one JSONL row per cell) here.")] = None,
     as_json: JsonFlag = False,
 ) -> None:
@@ -179,7 +181,7 @@ def eval_detectors(
     cfg = HierarchyConfig(levels=levels)
     reports = []
     for b in names:
-        s = load_scenarios(scenarios) if scenarios is not None else build_scenarios(b, n=n, seed=seed)
+        s = load_scenarios(scenarios) if scenarios is not None else build_scenarios(b, n=n, seed=seed, question_only=question_only)
         err_console.print(f"[dim]{b}: {len(s.samples)} samples against {len(s.benchmark_ids)} benchmark items[/]")
         reports.append(evaluate(s, cfg, model=lm, target_precision=target_precision))
     table2 = []

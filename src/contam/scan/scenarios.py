@@ -35,7 +35,7 @@ import ast
 import random
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from contam.data import Document, Item, load_benchmark
@@ -175,25 +175,25 @@ def s4_text(item: Item, seed: int) -> str | None:
     return None
 
 
-def _mmlu_variant(item: Item, rng: random.Random) -> str:
+def _mmlu_variant(item: Item, rng: random.Random, with_answer: bool = True) -> str:
     q, _ = swap_names(item.question, rng)
     q = re.sub(r"(?<![\w.])(\d{1,3})(?![\w.])", lambda m: str(int(m.group(1)) + rng.randint(1, 5)), q)
     choices = list(item.choices)
     gold = item.answer_text
     rng.shuffle(choices)
     opts = "\n".join(f"{chr(65 + i)}. {c}" for i, c in enumerate(choices))
-    return f"{q}\n{opts}\n{gold}"
+    return f"{q}\n{opts}\n{gold}" if with_answer else f"{q}\n{opts}"
 
 
-def _variant_text(item: Item, seed: int) -> str | None:
+def _variant_text(item: Item, seed: int, question_only: bool = False) -> str | None:
     rng = random.Random(f"{seed}:{item.id}:s3")
     if item.benchmark.startswith("gsm8k"):
         v = gsm8k_variant(item, seed)
-        return None if v is None else v[0] + "\n" + v[1]
+        return None if v is None else (v[0] if question_only else v[0] + "\n" + v[1])
     if item.benchmark == "humaneval":
         p, s = rename_code(item.question, item.solution, str(item.metadata.get("entry_point", "")), rng)
-        return p + s
-    return _mmlu_variant(item, rng)
+        return p if question_only else p + s
+    return _mmlu_variant(item, rng, with_answer=not question_only)
 
 
 def _paraphrase_text(item: Item, seed: int) -> str:
@@ -247,15 +247,20 @@ def build_scenarios(
     seed: int = 0,
     scenarios: Sequence[str] = SCENARIOS,
     paraphraser: object | None = None,
+    question_only: bool = False,
 ) -> ScenarioSet:
     """Labelled samples for ``benchmark`` (``gsm8k``, ``humaneval`` or ``mmlu``); ``n`` source
     items per scenario (paper: 150 / 100 / 200) and as many hard negatives. ``paraphraser``: an
-    :class:`~contam.scan.paraphrase.LLMParaphraser` for S2 (rule-based without one)."""
+    :class:`~contam.scan.paraphrase.LLMParaphraser` for S2 (rule-based without one).
+    ``question_only``: samples (and negatives) hold the question / prompt without any solution,
+    the harder setting of synthetic *prompts*; S4 needs a chain and is left out."""
     if benchmark not in BENCHMARKS:
         raise ConfigError(f"scenarios are built for {', '.join(BENCHMARKS)}, not {benchmark!r}")
     bad = [s for s in scenarios if s not in SCENARIOS]
     if bad:
         raise ConfigError(f"unknown scenario(s) {bad}: choose from {', '.join(SCENARIOS)}")
+    if question_only:
+        scenarios = tuple(sc for sc in scenarios if sc != "S4")
     rng = random.Random(seed)
     pool = _pool(benchmark)
     notes = {"negatives": "", "S2": "rule-based paraphrase" if paraphraser is None else "LLM paraphrase above a cosine floor, rule-based fallback"}
@@ -290,25 +295,33 @@ def build_scenarios(
     samples: list[Sample] = []
     para_texts: dict[str, tuple[str, str]] = {}
     if "S2" in scenarios and paraphraser is not None:
-        para_texts = paraphraser.paraphrase_items(sources, seed)  # type: ignore[attr-defined]
+        para_texts = paraphraser.paraphrase_items([_bare(it) if question_only else it for it in sources], seed)  # type: ignore[attr-defined]
     for it in sources:
         sp = src_split[it.id]
+        base = _bare(it) if question_only else it
         for sc in scenarios:
             gen = {"S1": "exact", "S3": "isomorphic", "S4": "reasoning-transfer"}.get(sc, "rule-paraphrase")
             if sc == "S1":
-                text: str | None = it.text
+                text: str | None = base.text
             elif sc == "S2":
                 text = None
                 if it.id in para_texts:
                     text, gen = para_texts[it.id]
                 if text is None:
-                    text, gen = _paraphrase_text(it, seed), "rule-paraphrase"
+                    text, gen = _paraphrase_text(base, seed), "rule-paraphrase"
             elif sc == "S3":
-                text = _variant_text(it, seed)
+                text = _variant_text(it, seed, question_only)
             else:
                 text = s4_text(it, seed)
             if text:
                 samples.append(Sample(f"{sc}/{it.id}", text, 1, sc, it.id, gen, sp, benchmark))
     for it in negs:
-        samples.append(Sample(f"neg/{it.id}", it.text, 0, "neg", it.id, "hard-negative:" + it.benchmark, neg_split[it.id], benchmark))
+        samples.append(Sample(f"neg/{it.id}", (_bare(it) if question_only else it).text, 0, "neg", it.id, "hard-negative:" + it.benchmark, neg_split[it.id], benchmark))
+    if question_only:
+        notes["parts"] = "question only (no solutions)"
     return ScenarioSet(benchmark, seed, tuple(it.id for it in bench_items), tuple(samples), notes)
+
+
+def _bare(item: Item) -> Item:
+    """The item without its solution or answer: what a synthetic prompt would copy."""
+    return replace(item, solution="", answer="")
