@@ -71,6 +71,8 @@ def main() -> int:
     print(f"machine: {platform.machine()} {os.cpu_count()} cores, Python {platform.python_version()}, one process")
     print(f"instances generated + audited: {n:,} ({args.seeds} seeds x 165 tasks; {report.by_domain})")
     print(f"invalid: {report.n_invalid} (rate {report.invalid_rate:.6f}); failures by check: {report.failures}")
+    for ex in report.invalid_examples[:5]:
+        print(f"  invalid: {ex}")
     print(f"branch-selected instances: {sum(report.branches.values()):,} {report.branches}")
     print(f"wall: {wall:.1f} s -> {n / wall:,.0f} instances/s;  CPU: {cpu:.1f} s -> {n / cpu:,.0f} instances per CPU-second")
     print(f"baseline (full DB copy per instance, generation only): {1e3 * base_per:.2f} ms/instance vs ours "

@@ -55,6 +55,25 @@ def test_branch_spec_reproduces_shipped_and_follows_the_predicate():
     assert seen == {"then", "else"}
 
 
+def test_audit_catches_a_wrong_goal_and_a_wrong_error_pattern():
+    import dataclasses
+
+    from contam.regen.generate import generate_full, world_map
+
+    km = world_map("retail", 3)
+    inst, skm, deriv = generate_full("retail", 0, 3, km)
+    auditor = Auditor(determinism=False)
+    assert auditor.check(inst, skm, deriv, km).valid
+    # a goal delta that is not the re-keyed shipped goal (the exchange went to another item)
+    table, key, text = inst.goal_delta[0]
+    wrong = dataclasses.replace(inst, goal_delta=[[table, key, text.replace('"exchange requested"', '"delivered"')]])
+    row = auditor.check(wrong, skm, deriv, km)
+    assert not row.solvable and not row.valid
+    # an error pattern that differs from the shipped one at some position
+    wrong = dataclasses.replace(inst, errors=["not_found", *inst.errors[1:]])
+    assert not auditor.check(wrong, skm, deriv, km).faithful
+
+
 def test_stale_spec_is_loud():
     state = State(load_world("retail"))
     with pytest.raises(branch.StaleSpec):

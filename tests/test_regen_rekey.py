@@ -27,6 +27,8 @@ def test_map_is_injective_disjoint_and_leak_free(seed, domain):
         assert not orig.by_class.get(cls, frozenset()).intersection(fresh), cls
         assert all(km.inv(cls, v) == k for k, v in fwd.items())
     assert orig.leaks("\n".join(v for cls in SUBSTRING_CLASSES for v in km.forward.get(cls, {}).values())) == []
+    # fresh user ids / emails never spell an original zip or card last-four as a digit group
+    assert not any(orig.clashes(v) for cls in ("user", "email") for v in km.forward[cls].values())
     assert map_digest(km) == map_digest(KeyMap.build(domain, seed))  # determinism
 
 

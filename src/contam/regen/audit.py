@@ -249,7 +249,9 @@ class Auditor:
         user = load_world(domain).tables["users"].get(plan.task["user_id"])
         if user is not None:
             private = {user["address"]["zip"], *plan.extra.get("last4", set())}
-            words = set(re.findall(r"\d+", inst.instruction + " " + actions_text))
+            # Strings only: an amount that happens to equal a last-four is shipped content, not an id.
+            strings = " ".join(x for x in _strings(inst.actions) if isinstance(x, str))
+            words = set(re.findall(r"\d+", inst.instruction + " " + strings))
             if private & words:
                 problems.append(f"covered: the task user's zip/last-four {sorted(private & words)[0]!r} survives")
 

@@ -168,16 +168,12 @@ def generate_full(domain: str, index: int, seed: int, km: KeyMap | None = None) 
     return inst, skm, deriv
 
 
-_DIGESTS: dict[int, str] = {}
-
-
 def _digest(km: KeyMap) -> str:
-    d = _DIGESTS.get(id(km))
-    if d is None or len(_DIGESTS) > 64:
-        if len(_DIGESTS) > 64:
-            _DIGESTS.clear()
+    # Cached on the map object itself (an id()-keyed cache would go stale when ids are reused).
+    d = getattr(km, "_digest_cache", None)
+    if d is None:
         d = map_digest(km)
-        _DIGESTS[id(km)] = d
+        km._digest_cache = d  # type: ignore[attr-defined]
     return d
 
 

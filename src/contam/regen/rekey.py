@@ -146,6 +146,12 @@ class Originals:
     by_class: dict[str, frozenset[str]]
     automaton: ahocorasick.Automaton
     words: frozenset[str]
+    #: Original zips and card last-fours: fresh ids must not carry them as a digit group.
+    short_digits: frozenset[str] = frozenset()
+
+    def clashes(self, cand: str) -> bool:
+        """True if a digit group of ``cand`` is an original zip or card last-four (``pove_kuvi_7334``)."""
+        return any(g in self.short_digits for g in re.findall(r"\d+", cand))
 
     def leaks(self, text: str) -> list[str]:
         """Original ids occurring as substrings of ``text`` (case-insensitive) and original
@@ -167,12 +173,15 @@ def originals(domain: str) -> Originals:
     # Zips and last-fours are short digit strings that collide with amounts and years by
     # chance; they are checked per task (the task user's own values) rather than globally.
     words = frozenset(by_class.get("name", ()))
-    return Originals(by_class, auto, words)
+    return Originals(by_class, auto, words, frozenset(by_class.get("zip", ())) | frozenset(by_class.get("last4", ())))
 
 
 def _rng(*parts: object) -> random.Random:
     return random.Random(int.from_bytes(hashlib.sha256("|".join(map(str, parts)).encode()).digest()[:8], "big"))
 
+
+#: Classes whose fresh values carry free digit groups that must not spell an original zip/last-four.
+_DIGIT_CLASH = frozenset({"user", "email"})
 
 #: Mint order: names first (user ids and emails are derived from the fresh names).
 _ORDER = ("name", "zip", "last4", "address1", "address2", "order", "product", "item", "payment", "tracking", "reservation",
@@ -225,7 +234,8 @@ class KeyMap:
         ctx = _Ctx(self.forward.get("name", {}))
         for attempt in range(1000):
             cand = _mint(cls, value, self._extra_rng, ctx, attempt // 50)
-            if cand in taken_back or cand in orig.by_class.get(cls, ()) or cand == value or orig.leaks(cand):
+            if (cand in taken_back or cand in orig.by_class.get(cls, ()) or cand == value or orig.leaks(cand)
+                    or (cls in _DIGIT_CLASH and orig.clashes(cand))):
                 continue
             self.forward.setdefault(cls, {})[value] = cand
             taken_back[cand] = value
@@ -263,7 +273,7 @@ class _Scoped(KeyMap):
         for attempt in range(1000):
             cand = _mint(cls, value, self._extra_rng, ctx, attempt // 50)
             if (cand in base_back or cand in self.backward.get(cls, {}) or cand in orig.by_class.get(cls, ())
-                    or cand == value or orig.leaks(cand)):
+                    or cand == value or orig.leaks(cand) or (cls in _DIGIT_CLASH and orig.clashes(cand))):
                 continue
             self.forward.setdefault(cls, {})[value] = cand
             self.backward.setdefault(cls, {})[cand] = value
@@ -305,6 +315,8 @@ def _build(domain: str, seed: int) -> KeyMap:
                 j = bisect.bisect_right(starts, end - len(word) + 1) - 1
                 batch[j] = None
         values = [v for v, _ in recipes[cls]]
+        if cls in _DIGIT_CLASH:
+            batch = [None if c is None or orig.clashes(c) else c for c in batch]
         if None not in batch and len(set(batch)) == len(batch) and own.isdisjoint(batch):
             # The common case: the whole vectorised batch is clean, accept it in one go.
             fwd = dict(zip(values, batch, strict=True))  # type: ignore[arg-type]
@@ -321,7 +333,7 @@ def _build(domain: str, seed: int) -> KeyMap:
             for attempt in range(1, 10_000):
                 # The vectorised draw was the first candidate; re-draws use the scalar recipe.
                 cand = recipe(rng, ctx, attempt // 50)
-                if cand in back or cand in own:
+                if cand in back or cand in own or (cls in _DIGIT_CLASH and orig.clashes(cand)):
                     continue
                 if check and next(auto_iter(cand.casefold()), None) is not None:
                     continue
