@@ -15,6 +15,7 @@ the same guarantees; it is a pure function of (domain, seed).
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from functools import cache
 
 import numpy as np
@@ -56,45 +57,72 @@ def _parse(cls: str, value: str) -> tuple | None:
 
 def _digits(rng: np.random.Generator, lengths: np.ndarray, lead: np.ndarray) -> list[str]:
     lo = np.where(lead, 10 ** (lengths - 1), 0)
-    hi = 10**lengths
-    xs = rng.integers(lo, hi)
-    return [f"{x:0{n}d}" for x, n in zip(xs.tolist(), lengths.tolist(), strict=True)]
+    xs = rng.integers(lo, 10**lengths).tolist()
+    if lead.all():  # a leading non-zero digit: plain str() has the right width
+        return list(map(str, xs))
+    return [str(x).zfill(n) for x, n in zip(xs, lengths.tolist(), strict=True)]
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """Per-kind positions and arrays for one class's values (computed once per value list)."""
+
+    digits: tuple[list[int], np.ndarray, np.ndarray, list[str]]
+    named: dict[str, tuple[list[int], np.ndarray, list[tuple]]]
+    street: tuple[list[int], np.ndarray, list[str]]
+    shape: tuple[list[int], np.ndarray | None, list[int]]
+
+
+@cache
+def _plan(cls: str, values: tuple[str, ...]) -> _Plan:
+    parsed = [_parse(cls, v) for v in values]
+
+    def pos(kind: str) -> list[int]:
+        return [i for i, p in enumerate(parsed) if p is not None and p[0] == kind]
+
+    d = pos("digits")
+    digits = (d, np.array([parsed[i][2] for i in d], dtype=np.int64), np.array([parsed[i][3] for i in d], dtype=bool),
+              [parsed[i][1] for i in d])
+    named = {}
+    for kind in ("user", "email"):
+        k = pos(kind)
+        named[kind] = (k, np.array([parsed[i][3] for i in k], dtype=np.int64), [parsed[i] for i in k])
+    st = pos("street")
+    street = (st, np.array([parsed[i][1] for i in st], dtype=np.int64), [parsed[i][2] for i in st])
+    sh = pos("shape")
+    grid = None
+    if sh:
+        width = max(len(values[i]) for i in sh)
+        grid = np.char.isdigit(np.array([list(values[i].ljust(width)) for i in sh]))
+    shape = (sh, grid, [len(values[i]) for i in sh])
+    return _Plan(digits, named, street, shape)
 
 
 def draw(cls: str, values: list[str], rng: np.random.Generator, names: dict[str, str]) -> list[str | None]:
     """One candidate per value (None where the class has no vector recipe for it)."""
-    parsed = [_parse(cls, v) for v in values]
+    plan = _plan(cls, tuple(values))
     out: list[str | None] = [None] * len(values)
-    kinds = {p[0] for p in parsed if p is not None}
-    if "digits" in kinds:
-        pos = [i for i, p in enumerate(parsed) if p is not None and p[0] == "digits"]
-        nums = _digits(rng, np.array([parsed[i][2] for i in pos]), np.array([parsed[i][3] for i in pos]))
-        for i, d in zip(pos, nums, strict=True):
-            out[i] = parsed[i][1] + d
-    for kind in ("user", "email"):
-        if kind in kinds:
-            pos = [i for i, p in enumerate(parsed) if p is not None and p[0] == kind]
-            nums = _digits(rng, np.array([parsed[i][3] for i in pos]), np.ones(len(pos), dtype=bool))
-            for i, d in zip(pos, nums, strict=True):
-                p = parsed[i]
-                a, b = names.get(p[1]), names.get(p[2])
-                if a is None or b is None:  # a name token the database does not use: no vector recipe
-                    continue
-                a, b = a.lower(), b.lower()
-                out[i] = f"{a}_{b}_{d}" if kind == "user" else f"{a}.{b}{d}@{p[4]}"
-    if "street" in kinds:
-        pos = [i for i, p in enumerate(parsed) if p is not None and p[0] == "street"]
-        nums = _digits(rng, np.array([parsed[i][1] for i in pos]), np.ones(len(pos), dtype=bool))
-        words = _words(rng, len(pos))
-        for i, d, w in zip(pos, nums, words, strict=True):
-            out[i] = f"{d} {w}{parsed[i][2]}"
-    if "shape" in kinds:
-        pos = [i for i, p in enumerate(parsed) if p is not None and p[0] == "shape"]
-        width = max(len(values[i]) for i in pos)
-        grid = np.array([list(values[i].ljust(width)) for i in pos])
-        digit = np.char.isdigit(grid)
-        chars = np.where(digit, rng.integers(48, 58, size=grid.shape), rng.integers(65, 91, size=grid.shape)).astype(np.uint8)
-        rows = chars.view(f"S{width}").ravel()
-        for i, row in zip(pos, rows.tolist(), strict=True):
-            out[i] = row.decode()[: len(values[i])]
+    pos, lengths, lead, prefixes = plan.digits
+    if pos:
+        for i, pre, num in zip(pos, prefixes, _digits(rng, lengths, lead), strict=True):
+            out[i] = pre + num
+    for kind, (pos, lengths, parsed) in plan.named.items():
+        if not pos:
+            continue
+        nums = _digits(rng, lengths, np.ones(len(pos), dtype=bool))
+        for i, p, num in zip(pos, parsed, nums, strict=True):
+            a, b = names.get(p[1]), names.get(p[2])
+            if a is None or b is None:  # a name token the database does not use: no vector recipe
+                continue
+            out[i] = f"{a.lower()}_{b.lower()}_{num}" if kind == "user" else f"{a.lower()}.{b.lower()}{num}@{p[4]}"
+    pos, lengths, suffixes = plan.street
+    if pos:
+        nums = _digits(rng, lengths, np.ones(len(pos), dtype=bool))
+        for i, num, w, suf in zip(pos, nums, _words(rng, len(pos)), suffixes, strict=True):
+            out[i] = f"{num} {w}{suf}"
+    pos, grid, widths = plan.shape
+    if pos and grid is not None:
+        chars = np.where(grid, rng.integers(48, 58, size=grid.shape), rng.integers(65, 91, size=grid.shape)).astype(np.uint8)
+        for i, row, n in zip(pos, chars.view(f"S{grid.shape[1]}").ravel().tolist(), widths, strict=True):
+            out[i] = row.decode()[:n]
     return out
