@@ -34,16 +34,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from fractions import Fraction
 
 from contam.perturb import arith
 from contam.perturb.instantiate import Draw, check_constraints, compiled, draw
 from contam.perturb.mentions import find_mentions
 from contam.perturb.records import Template
+from contam.perturb.symbolic import Rejected, collect_steps
 
 CHECKS = ("faithfulness", "coverage", "reparse", "solution", "constraints", "answer_changed", "determinism")
-_ANNOT = re.compile(r"<<([^<>]*)>>")
 _REWRITABLE = ("int", "decimal", "money", "percent", "word", "cents")
 
 
@@ -119,17 +118,13 @@ def _reparse_agrees(template: Template, d: Draw, found: list) -> bool:
 
 
 def _solution_consistent(d: Draw) -> bool:
-    """Every annotation of the new solution is exact, and the final line is the answer."""
-    body, sep, final = d.solution.rpartition("####")
+    """Every annotation and every prose equation of the new solution is exact, and the final line
+    is the answer, which one of those computations produces."""
+    _, sep, final = d.solution.rpartition("####")
     if not sep or final.strip().replace(",", "") != d.answer:
         return False
-    last = None
-    for m in _ANNOT.finditer(body):
-        expr, _, result = m.group(1).rpartition("=")
-        try:
-            if arith.evaluate(expr) != Fraction(result):
-                return False
-            last = Fraction(result)
-        except (arith.ArithError, ValueError, ZeroDivisionError):
-            return False
-    return last is not None and Fraction(d.answer) in {last, *d.results}
+    try:
+        steps = collect_steps(d.solution)
+    except Rejected:
+        return False
+    return bool(steps) and Fraction(d.answer) in {p.value for p in steps}

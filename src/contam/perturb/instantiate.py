@@ -15,6 +15,9 @@ True
 
 from __future__ import annotations
 
+import itertools
+import math
+import operator
 import random
 import re
 from collections.abc import Callable
@@ -26,6 +29,7 @@ from contam.perturb import arith
 from contam.perturb.mentions import word_for
 from contam.perturb.records import Mention, Slot, Template
 
+_PROSE_TOK = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+")
 _LIT = re.compile(r"\d+(?:\.\d*)?|\.\d+")
 #: New values stay within this factor of the original (when enough values remain).
 MAGNITUDE = 3
@@ -62,42 +66,88 @@ def rng_for(template: Template, seed: int, index: int) -> random.Random:
     return random.Random(f"{template.id}|{seed}|{index}")
 
 
+@dataclass(frozen=True)
+class Range:
+    """Values ``k * step * unit`` for ``lo <= k <= hi``: what a free slot may take."""
+
+    unit: Fraction
+    step: int
+    lo: int
+    hi: int
+    original: Fraction
+    fstep: float = field(init=False, repr=False, compare=False, default=0.0)
+    fmin: float = field(init=False, repr=False, compare=False, default=0.0)
+    fmax: float = field(init=False, repr=False, compare=False, default=0.0)
+
+    def __post_init__(self) -> None:
+        # Float views used on the hot path of rejection sampling (exact values are rebuilt after).
+        fstep = float(self.unit * self.step)
+        object.__setattr__(self, "fstep", fstep)
+        object.__setattr__(self, "fmin", self.lo * fstep)
+        object.__setattr__(self, "fmax", self.hi * fstep)
+
+    def __len__(self) -> int:
+        return max(0, self.hi - self.lo + 1)
+
+    def sample(self, rng: random.Random) -> Fraction:
+        return Fraction(rng.randint(self.lo, self.hi) * self.step) * self.unit
+
+    def __contains__(self, x: object) -> bool:
+        if not isinstance(x, Fraction):
+            return False
+        k = x / (self.unit * self.step)
+        return k.denominator == 1 and self.lo <= k <= self.hi
+
+
 def candidates(slot: Slot) -> tuple[Fraction, ...]:
-    """Values a free slot may take: same number of digits and same roundness as the original.
+    """Values a free slot may take: same number of digits and same roundness as the original,
+    within a factor of :data:`MAGNITUDE` of it when that leaves at least :data:`MIN_CHOICES`.
 
     >>> [str(v) for v in candidates(Slot("s0", "48", "int", (0,)))][:3]
-    ['10', '11', '12']
-    >>> len(candidates(Slot("s0", "80000", "money", (0,))))
-    9
+    ['16', '17', '18']
+    >>> [str(v) for v in candidates(Slot("s0", "80000", "money", (0,)))]
+    ['30000', '40000', '50000', '60000', '70000', '90000']
     >>> [str(v) for v in candidates(Slot("s0", "3/2", "money", (0,), decimals=2))][:2]
-    ['1', '11/10']
+    ['1/2', '3/5']
     """
-    return _candidates(slot.value, slot.kind, slot.decimals)
+    r = slot_range(slot)
+    if r is None:
+        return ()
+    return tuple(x for x in (Fraction(k * r.step) * r.unit for k in range(r.lo, min(r.hi, r.lo + 100_000) + 1)) if x != r.original)
 
 
-@lru_cache(maxsize=4096)
-def _candidates(value: str, kind: str, decimals: int) -> tuple[Fraction, ...]:
+def slot_range(slot: Slot) -> Range | None:
+    """The sampling :class:`Range` of a slot, or None when its value cannot be varied."""
+    return _range(slot.value, slot.kind, slot.decimals)
+
+
+@lru_cache(maxsize=8192)
+def _range(value: str, kind: str, decimals: int) -> Range | None:
     v = Fraction(value)
     unit = Fraction(1, 10**decimals)
-    n = int(v / unit) if (v / unit).denominator == 1 else None
-    if n is None or n <= 0:
-        return ()
+    if (v / unit).denominator != 1 or v <= 0:
+        return None
+    n = int(v / unit)
     digits = len(str(n))
     zeros = len(str(n)) - len(str(n).rstrip("0"))
     if decimals == 0 and digits == 1:
         low, high, step = 2, 12, 1  # single digits may grow to a dozen: still the same order of magnitude
     else:
-        zeros = min(zeros, digits - 1)
-        step = 10**zeros
+        step = 10 ** min(zeros, digits - 1)
         low, high = max(10 ** (digits - 1), 2), 10**digits - 1
-    out = [Fraction(k) * unit for k in range((low + step - 1) // step * step, high + 1, step)]
-    if kind == "percent" and v <= 100:
-        out = [x for x in out if x < 100]
-    out = [x for x in out if x != v and x not in (0, 1)]
+    if kind == "percent" and v < 100:
+        high = min(high, int(Fraction(100) / unit) - 1)
+    lo, hi = -(-low // step), high // step
     # Same order of magnitude, read strictly: within a factor of MAGNITUDE of the original when
     # that still leaves a real choice (1.2 times stays near 1.2, not 9.5).
-    near = [x for x in out if v / MAGNITUDE <= x <= v * MAGNITUDE]
-    return tuple(near if len(near) >= MIN_CHOICES else out)
+    unit_step = unit * step
+    wlo, whi = max(lo, math.ceil(v / MAGNITUDE / unit_step)), min(hi, math.floor(v * MAGNITUDE / unit_step))
+    if whi - wlo >= MIN_CHOICES:
+        lo, hi = wlo, whi
+    if hi - lo < 1:
+        return None
+    lo = max(lo, math.ceil(Fraction(2) / unit_step)) if decimals == 0 else lo
+    return Range(unit, step, lo, hi, v)
 
 
 class Program:
@@ -108,6 +158,8 @@ class Program:
         self.slot_index = {s.id: k for k, s in enumerate(template.slots)}
         n_slots = len(template.slots)
         self._steps: list[Callable[[list[Fraction]], Fraction]] = []
+        self._fsteps: list[Callable[[list[float]], float]] = []
+        self._fdefaults = [float(Fraction(s.value)) for s in template.slots]
         for step in template.steps:
             tree = arith.parse(arith.normalize_expression(step.expr))
             by_index = dict(enumerate(step.leaves))
@@ -125,6 +177,7 @@ class Program:
                 return lambda v: c
 
             self._steps.append(arith.compile_node(tree, leaf))
+            self._fsteps.append(_compile_float(tree, {k: lf for k, lf in enumerate(step.leaves)}, self.slot_index, n_slots))
         # Derived slots: from another slot (before the run) or from a step (right after it).
         self.from_slot = [(self.slot_index[s.id], self.slot_index[s.source[5:]], Fraction(s.ratio))
                           for s in template.slots if s.role == "derived" and s.source.startswith("slot:")]
@@ -132,6 +185,19 @@ class Program:
         for s in template.slots:
             if s.role == "derived" and s.source.startswith("step:"):
                 self.from_step.setdefault(int(s.source[5:]), []).append((self.slot_index[s.id], Fraction(s.ratio)))
+
+    def run_float(self, values: dict[str, float]) -> list[float]:
+        """Step results in floating point: a cheap first filter before the exact run."""
+        vec = [values.get(s.id, f) for s, f in zip(self.template.slots, self._fdefaults, strict=True)]
+        for k, root, ratio in self.from_slot:
+            vec[k] = vec[root] * float(ratio)
+        n = len(vec)
+        for j, f in enumerate(self._fsteps):
+            r = f(vec)
+            vec.append(r)
+            for k, ratio in self.from_step.get(j, ()):
+                vec[k] = r * float(ratio)
+        return vec[n:]
 
     def run(self, values: dict[str, Fraction]) -> tuple[dict[str, Fraction], list[Fraction]]:
         """All slot values (derived ones filled in) and every step result, exactly."""
@@ -146,6 +212,40 @@ class Program:
                 vec[k] = r * ratio
         n = len(t.slots)
         return {s.id: vec[k] for k, s in enumerate(t.slots)}, vec[n:]
+
+
+_FOPS: dict[str, Callable[[float, float], float]] = {
+    "+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
+}
+
+
+def _fpow(a: float, b: float) -> float:
+    if b != int(b) or abs(b) > arith.MAX_EXPONENT:
+        raise OverflowError("exponent is not a small integer")
+    return a ** int(b)
+
+
+def _compile_float(node: arith.Node, leaves: dict, slot_index: dict[str, int], n_slots: int) -> Callable[[list[float]], float]:
+    if isinstance(node, arith.Num):
+        lf = leaves[node.index]
+        scale = float(Fraction(lf.scale))
+        if lf.kind == "slot":
+            k = slot_index[lf.ref]
+            return lambda v: v[k] * scale
+        if lf.kind == "step":
+            k = n_slots + int(lf.ref)
+            return lambda v: v[k]
+        c = float(Fraction(lf.value))
+        return lambda v: c
+    if isinstance(node, arith.Neg):
+        inner = _compile_float(node.operand, leaves, slot_index, n_slots)
+        return lambda v: -inner(v)
+    if isinstance(node, arith.Var):
+        raise arith.ArithError("names are not part of a template program")
+    left = _compile_float(node.left, leaves, slot_index, n_slots)
+    right = _compile_float(node.right, leaves, slot_index, n_slots)
+    fn = _fpow if node.op == "**" else _FOPS[node.op]
+    return lambda v: fn(left(v), right(v))
 
 
 def _places(x: Fraction, limit: int = 8) -> int | None:
@@ -173,6 +273,9 @@ def check_constraints(template: Template, values: dict[str, Fraction], results: 
         elif k == "tie":
             sid, ratio = c.arg.split("*")
             if values[sid] * Fraction(ratio) != results[int(c.target)]:
+                return k
+        elif k == "eqstep":
+            if results[int(c.target)] != results[int(c.arg)]:
                 return k
         elif k == "le100":
             if values[c.target] > 100:
@@ -248,6 +351,12 @@ def render_solution(template: Template, values: dict[str, Fraction], results: li
         return Fraction(value)
 
     for j, step in enumerate(template.steps):
+        if step.prose:  # "60/15 = 4": rewrite each number where it stands, in its own spelling
+            toks = list(_PROSE_TOK.finditer(sol, step.start, step.end))
+            news = [leaf_value(lf.kind, lf.ref, lf.scale, lf.value) for lf in step.leaves] + [results[j]]
+            for tok, new in zip(toks, news, strict=True):
+                edits.append((tok.start(), tok.end(), format_value(new, tok.group(0))))
+            continue
         expr = arith.normalize_expression(step.expr)
         pieces: list[str] = []
         pos = 0
@@ -261,7 +370,8 @@ def render_solution(template: Template, values: dict[str, Fraction], results: li
             edits.append((step.echo_start, step.echo_end, format_value(results[j], sol[step.echo_start:step.echo_end])))
     for p in template.prose:
         if p.kind != "const":
-            edits.append((p.start, p.end, format_value(leaf_value(p.kind, p.ref, p.scale, "0"), p.text)))
+            spelling = "word" if p.text[:1].isalpha() else "int"
+            edits.append((p.start, p.end, format_value(leaf_value(p.kind, p.ref, p.scale, "0"), p.text, kind=spelling)))
     answer = format_value(results[template.answer_step], "0")
     hash_at = sol.rfind("####")
     edits.append((hash_at, len(sol), f"#### {answer}"))
@@ -294,50 +404,141 @@ def compiled(template: Template) -> Program:
     return program
 
 
-def _free_candidates(template: Template) -> tuple[list[tuple[str, tuple[Fraction, ...]]], list[list[str]]]:
-    """Candidates per free slot with every moving original value removed (coverage by construction),
-    and the free slots of each number family (money, percent, plain) sorted by original value."""
+@dataclass
+class _Plan:
+    """What sampling needs, computed once per template."""
+
+    free: list[tuple[str, Range]]
+    ranked: list[list[str]]
+    originals: set[Fraction]
+    excluded: dict[str, set[int]]
+    quick: list[tuple[int, str]]  # (step, constraint kind) checked in floats first
+
+
+_PLANS: dict[str, tuple[Template, _Plan | None]] = {}
+
+
+def _plan(template: Template) -> _Plan | None:
+    hit = _PLANS.get(template.id)
+    if hit is not None and hit[0] is template:
+        return hit[1]
     originals = {Fraction(s.value) for s in template.slots if s.role != "frozen"}
-    free: list[tuple[str, tuple[Fraction, ...]]] = []
+    free: list[tuple[str, Range]] = []
     families: dict[str, list[Slot]] = {}
+    plan: _Plan | None = None
+    ok = True
     for s in template.slots:
         if s.role != "free":
             continue
-        free.append((s.id, tuple(x for x in candidates(s) if x not in originals)))
+        r = slot_range(s)
+        if r is None:
+            ok = False
+            break
+        free.append((s.id, r))
         family = {"cents": "money"}.get(s.kind, s.kind if s.kind in ("money", "percent") else "n")
         families.setdefault(family, []).append(s)
-    ranked = [[s.id for s in sorted(group, key=lambda s: Fraction(s.value))] for group in families.values() if len(group) > 1]
-    return free, ranked
+    if ok:
+        ranked = [[s.id for s in sorted(group, key=lambda s: Fraction(s.value))] for group in families.values() if len(group) > 1]
+        quick = [(int(c.target), c.kind) for c in template.constraints if c.kind in ("int", "pos", "nonneg", "lt1")]
+        # Never draw an original value (coverage), nor a constant the program uses (12 weeks next to
+        # 12 eggs per dozen reads as a different problem).
+        avoid = originals | {Fraction(lf.value) for st in template.steps for lf in st.leaves if lf.kind == "const"}
+        excluded = {sid: {int(x / (r.unit * r.step)) for x in avoid if x in r} for sid, r in free}
+        if any(len(excluded[sid]) >= len(r) for sid, r in free):
+            ok = False
+        else:
+            plan = _Plan(free, ranked, originals, excluded, quick)
+    if len(_PLANS) > 20000:
+        _PLANS.clear()
+    _PLANS[template.id] = (template, plan)
+    return plan
 
 
-def _rank(chosen: dict[str, Fraction], ranked: list[list[str]], allowed: dict[str, set[Fraction]]) -> None:
+def _on_grid(v: float, r: Range) -> bool:
+    return abs(v / r.fstep - round(v / r.fstep)) < 1e-9
+
+
+def _exact(v: float, r: Range) -> Fraction:
+    """The exact grid value a float sample stands for."""
+    return Fraction(round(v / r.fstep) * r.step) * r.unit
+
+
+def _rank(chosen: dict[str, Fraction], ranked: list[list[str]], ranges: dict[str, Range]) -> None:
     """Reassign drawn values so each family keeps the original order, where every value still fits its slot."""
     for ids in ranked:
         vals = sorted(chosen[i] for i in ids)
-        if all(v in allowed[i] for i, v in zip(ids, vals, strict=True)):
+        if all(v in ranges[i] for i, v in zip(ids, vals, strict=True)):
             chosen.update(zip(ids, vals, strict=True))
 
 
+def _quick_violations(plan: _Plan, results: list[float]) -> tuple[int, str | None]:
+    """How many of the cheap constraints a float run breaks, and the first one's kind."""
+    count, first = 0, None
+    for j, kind in plan.quick:
+        r = results[j]
+        bad = (kind == "int" and abs(r - round(r)) > 1e-6 * max(1.0, abs(r))) or (kind == "pos" and r <= 0) \
+            or (kind == "nonneg" and r < -1e-9) or (kind == "lt1" and not 0 < r < 1)
+        if bad:
+            count += 1
+            first = first or kind
+    return count, first
+
+
+#: Local-search moves between full restarts (min-conflicts: re-draw one slot, keep the move
+#: unless it breaks more constraints). Divisibility chains are found far faster this way than
+#: by redrawing everything, and the walk is still a pure function of the seeded generator.
+RESTART_EVERY = 25
+
+
 def draw(template: Template, seed: int, index: int = 0, *, budget: int = 400, stats: SamplerStats | None = None) -> Draw | None:
-    """Sample one instance; None when ``budget`` draws all broke a constraint."""
+    """Sample one instance; None when ``budget`` candidate assignments all broke a constraint."""
     rng = rng_for(template, seed, index)
     program = compiled(template)
-    free, ranked = _free_candidates(template)
-    if any(not c for _, c in free):
+    plan = _plan(template)
+    if plan is None:
         return None
-    allowed = {sid: set(c) for sid, c in free}
+    ranges = dict(plan.free)
+
+    def sample_k(sid: str, r: Range) -> int:
+        k = rng.randint(r.lo, r.hi)
+        while k in plan.excluded[sid]:  # coverage by construction: no original value is drawn
+            k = rng.randint(r.lo, r.hi)
+        return k
+
+    space = math.prod(len(r) - len(plan.excluded[sid]) for sid, r in plan.free)
+    if space <= ENUMERATE_BELOW:
+        budget = min(budget, RANDOM_FIRST)  # small space: a few random draws, then exhaustive search
+    ks: dict[str, int] = {}
+    current = 1 << 30
     for attempt in range(1, budget + 1):
-        chosen = {sid: rng.choice(c) for sid, c in free}
-        _rank(chosen, ranked, allowed)  # order constraints hold by construction where ranges allow
+        if attempt % RESTART_EVERY == 1 or len(plan.free) == 1:
+            trial = {sid: sample_k(sid, r) for sid, r in plan.free}
+            current = 1 << 30
+        else:
+            sid, r = plan.free[rng.randrange(len(plan.free))]
+            trial = dict(ks)
+            trial[sid] = sample_k(sid, r)
+        fvals = {sid: trial[sid] * r.fstep for sid, r in plan.free}
+        for ids in plan.ranked:  # order constraints hold by construction where ranges allow
+            vals = sorted(fvals[i] for i in ids)
+            if all(ranges[i].fmin <= v <= ranges[i].fmax and _on_grid(v, ranges[i]) for i, v in zip(ids, vals, strict=True)):
+                fvals.update(zip(ids, vals, strict=True))
         try:
-            values, results = program.run(chosen)
-        except arith.ArithError:
-            if stats is not None:
-                stats.add("arithmetic")
-            continue
-        why = check_constraints(template, values, results)
-        if why is None and results[template.answer_step] == Fraction(template.answer):
-            why = "answer_unchanged"
+            violations, why = _quick_violations(plan, program.run_float(fvals))
+        except (ZeroDivisionError, OverflowError):
+            violations, why = 1 << 20, "arithmetic"
+        if violations <= current:
+            ks, current = trial, violations
+        if why is None:
+            chosen = {sid: _exact(fvals[sid], ranges[sid]) for sid, _ in plan.free}
+            try:
+                values, results = program.run(chosen)
+            except arith.ArithError:
+                why = "arithmetic"
+        if why is None:
+            why = check_constraints(template, values, results)
+            if why is None and results[template.answer_step] == Fraction(template.answer):
+                why = "answer_unchanged"
         if why is not None:
             if stats is not None:
                 stats.add(why)
@@ -345,4 +546,49 @@ def draw(template: Template, seed: int, index: int = 0, *, budget: int = 400, st
         question = render_question(template, values)
         solution, answer = render_solution(template, values, results)
         return Draw(values, results, question, solution, answer, attempt)
+    if space <= ENUMERATE_BELOW:
+        feasible = _feasible(template, plan, program)
+        if feasible:
+            values, results = feasible[rng.randrange(len(feasible))]
+            question = render_question(template, values)
+            solution, answer = render_solution(template, values, results)
+            return Draw(values, results, question, solution, answer, budget + 1)
     return None
+
+
+#: Assignment spaces up to this size are searched exhaustively when random draws keep failing.
+ENUMERATE_BELOW = 20_000
+#: Random draws tried first on a small space.
+RANDOM_FIRST = 60
+_FEASIBLE: dict[str, tuple[Template, list]] = {}
+
+
+def _feasible(template: Template, plan: _Plan, program: Program) -> list[tuple[dict[str, Fraction], list[Fraction]]]:
+    """Every assignment of a small space that keeps all constraints (cached per template)."""
+    hit = _FEASIBLE.get(template.id)
+    if hit is not None and hit[0] is template:
+        return hit[1]
+    ids = [sid for sid, _ in plan.free]
+    axes = [[k for k in range(r.lo, r.hi + 1) if k not in plan.excluded[sid]] for sid, r in plan.free]
+    fsteps = [r.fstep for _, r in plan.free]
+    ranges = dict(plan.free)
+    answer = Fraction(template.answer)
+    out: list[tuple[dict[str, Fraction], list[Fraction]]] = []
+    for combo in itertools.product(*axes):
+        fvals = {sid: k * f for sid, k, f in zip(ids, combo, fsteps, strict=True)}
+        try:
+            if _quick_violations(plan, program.run_float(fvals))[0]:
+                continue
+        except (ZeroDivisionError, OverflowError):
+            continue
+        chosen = {sid: _exact(fvals[sid], ranges[sid]) for sid in ids}
+        try:
+            values, results = program.run(chosen)
+        except arith.ArithError:
+            continue
+        if check_constraints(template, values, results) is None and results[template.answer_step] != answer:
+            out.append((values, results))
+    if len(_FEASIBLE) > 5000:
+        _FEASIBLE.clear()
+    _FEASIBLE[template.id] = (template, out)
+    return out

@@ -84,6 +84,9 @@ class Step(Record):
     end: int
     echo_start: int = -1  # span of the result written right after ``>>`` (or -1)
     echo_end: int = -1
+    #: True for arithmetic written in the prose without an annotation ("60/15 = 4 cartons"):
+    #: the span covers "expr = result" and is rewritten number by number.
+    prose: bool = False
 
 
 @dataclass(frozen=True)
@@ -108,7 +111,8 @@ class Constraint(Record):
     ``kind``: ``int`` (step result stays an integer), ``nonneg``, ``pos``, ``lt1`` (a ratio below
     one stays below one), ``decimals`` (at most ``arg`` decimal places), ``tie`` (the slot in
     ``arg`` equals the step result ``target`` times ``ratio``), ``order`` (mention values keep
-    their order: ``target`` < ``arg``), ``le100`` (a percent stays at most 100).
+    their order: ``target`` < ``arg``), ``le100`` (a percent stays at most 100), ``eqstep`` (two
+    step results a literal could have meant stay equal: ``target`` == ``arg``).
     """
 
     kind: str

@@ -31,6 +31,7 @@ Ambiguity is resolved so that *every* reading stays correct, never by guessing:
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import re
 from dataclasses import dataclass
@@ -106,64 +107,78 @@ def _lift(item: Item, cfg: SymbolicConfig) -> Template:
     group_scales = {v: sorted({Fraction(s) for i in groups[v] for s in mentions[i].scales}) for v in group_values}
     frozen_values = {Fraction(m.value) * Fraction(s) for m in mentions if not m.perturbable for s in m.scales}
 
-    raw_steps = list(_ANNOT.finditer(solution))
-    if not raw_steps:
+    parsed = collect_steps(solution)
+    if not parsed:
         raise Rejected("no_annotations", "solution has no <<expr=result>> annotations")
+    # How often each value is read before any step produces it: when a value is read more often
+    # than the question states it, some reads come from a constant ("2/2" for "2 bolts ... half").
+    reads: dict[Fraction, int] = {}
+    seen_results: set[Fraction] = set()
+    for p in parsed:
+        for lit in arith.literals(p.tree):
+            if lit.value not in seen_results:
+                reads[lit.value] = reads.get(lit.value, 0) + 1
+        seen_results.add(p.value)
     results: list[Fraction] = []
     steps: list[Step] = []
     # Ties collected while tracing, resolved after.
     slot_links: dict[str, tuple[str, Fraction]] = {}  # slot -> (root slot, ratio): value(slot) = value(root) * ratio
     step_ties: list[tuple[str, int, Fraction]] = []  # (slot, step, ratio): value(slot) * ratio == result(step)
+    step_eqs: list[tuple[int, int]] = []  # two earlier results a literal could be: they must stay equal
     freeze: set[str] = set()
     bound: dict[str, list[int]] = {}  # slot -> steps whose leaves read it directly
+    consumed: set[int] = set()  # steps whose result a later literal already reads
 
-    for i, m in enumerate(raw_steps):
-        body = m.group(1)
-        if body.count("=") < 1:
-            raise Rejected("malformed_annotation", f"step {i}: {body!r} has no '='")
-        expr_text, result_text = body.rsplit("=", 1)
-        try:
-            tree = arith.parse(arith.normalize_expression(expr_text))
-            value = arith.eval_node(tree)
-            claimed = _number(result_text)
-        except (arith.ArithError, ValueError, ZeroDivisionError):
-            raise Rejected("malformed_annotation", f"step {i}: {body!r} is not plain arithmetic") from None
-        if value != claimed:
-            raise Rejected("inexact_annotation", f"step {i}: {expr_text} is {float(value):g}, annotation says {result_text}")
+    for i, p in enumerate(parsed):
         leaves: list[Leaf] = []
-        for lit in arith.literals(tree):
+        for lit in arith.literals(p.tree):
             v = lit.value
             from_steps = [j for j in range(i - 1, -1, -1) if results[j] == v]
+            if len(from_steps) > 1:
+                # Several earlier results share this value. A chain feeds each result forward, so
+                # when exactly one of them is not read yet it is the one meant; otherwise the
+                # equality becomes a constraint (every reading then stays correct).
+                fresh = [j for j in from_steps if j not in consumed]
+                if len(fresh) == 1:
+                    from_steps = fresh
             from_groups = [(g, v / g) for g in group_values if g != 0 and v / g in group_scales[g]]
             from_const = v in frozen_values or (v in constants and v != 1)
             if from_steps:
                 j = from_steps[0]
                 leaves.append(Leaf("step", str(j), "1", str(v), lit.text))
-                step_ties.extend((gid[g], j, scale) for g, scale in from_groups)
+                # A question number already read elsewhere against a result nothing has read yet:
+                # the result is meant (a chain reads each result onward). Otherwise tie them.
+                if not (j not in consumed and all(gid[g] in bound for g, _ in from_groups)):
+                    step_ties.extend((gid[g], j, scale) for g, scale in from_groups)
+                consumed.add(j)
+                step_eqs.extend((j, k) for k in from_steps[1:])
             elif from_groups:
                 g, scale = from_groups[0]
                 leaves.append(Leaf("slot", gid[g], str(scale), str(v), lit.text))
                 bound.setdefault(gid[g], []).append(i)
                 for h, hscale in from_groups[1:]:
                     slot_links.setdefault(gid[h], (gid[g], scale / hscale))
-                if from_const:
+                stated = sum(len(groups[h]) for h, _ in from_groups)
+                if from_const and reads.get(v, 0) > stated:
                     freeze.update(gid[h] for h, _ in from_groups)
             elif from_const or v == 1 or v == 0:
                 leaves.append(Leaf("const", "", "1", str(v), lit.text))
             else:
-                raise Rejected("untraced_operand", f"step {i}: {lit.text} in {expr_text.strip()} is not in the question, an earlier result, or a known constant")
-        echo = _ECHO.match(solution, m.end())
-        es, ee = (echo.start(1), echo.end(1)) if echo and _number(echo.group(1)) == value else (-1, -1)
-        steps.append(Step(expr_text.strip(), str(value), tuple(leaves), m.start(), m.end(), es, ee))
-        results.append(value)
+                raise Rejected("untraced_operand", f"step {i}: {lit.text} in {p.expr} is not in the question, an earlier result, or a known constant")
+        steps.append(Step(p.expr, str(p.value), tuple(leaves), p.start, p.end, p.echo_start, p.echo_end, p.prose))
+        results.append(p.value)
 
     answer_step = max((i for i, r in enumerate(results) if r == answer), default=-1)
     if answer_step < 0:
         raise Rejected("answer_not_computed", f"final answer {answer} is not the result of any annotation")
 
     slots = _resolve_slots(mentions, groups, gid, bound, slot_links, step_ties, freeze)
+    slots, deps = _settle(slots, steps)
+    if not deps[answer_step]:
+        raise Rejected("answer_independent", "the answer does not depend on any number that can change")
     by_id = {s.id: s for s in slots}
     constraints = _constraints(slots, mentions, results, step_ties, by_id)
+    constraints += [Constraint("eqstep", str(j), str(k)) for j, k in sorted(set(step_eqs))]
     if not any(s.role == "free" for s in slots):
         raise Rejected("nothing_to_perturb", "no question number the program reads can be changed")
     prose = _prose(solution, steps, slots, group_values, group_scales, gid, results, frozen_values | set(constants), cfg)
@@ -175,6 +190,95 @@ def _lift(item: Item, cfg: SymbolicConfig) -> Template:
         mentions=tuple(mentions), slots=tuple(slots), steps=tuple(steps), answer_step=answer_step,
         prose=tuple(prose), constraints=tuple(constraints), notes=notes,
     )
+
+
+@dataclass(frozen=True)
+class _Parsed:
+    expr: str
+    tree: arith.Node
+    value: Fraction
+    start: int
+    end: int
+    echo_start: int
+    echo_end: int
+    prose: bool
+
+
+_NUMTOK = r"\$?\s?(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)"
+_PROSE_EQ = re.compile(
+    rf"(?<![\w.,/:$])((?:\(\s*)*{_NUMTOK}(?:\s*\))*(?:\s*[-+*/×÷x]\s*(?:\(\s*)*{_NUMTOK}(?:\s*\))*)+)\s*=\s*({_NUMTOK})(?![\d.,]*\d)(?!\s*<<)(?!\s*[-+*/×÷])"
+)
+
+
+def collect_steps(solution: str) -> list[_Parsed]:
+    """Calculator annotations, and arithmetic written in the prose without one ("60/15 = 4 cartons")."""
+    body_end = solution.rfind("####")
+    body_end = body_end if body_end >= 0 else len(solution)
+    out: list[_Parsed] = []
+    annots = list(_ANNOT.finditer(solution, 0, body_end))
+    for i, m in enumerate(annots):
+        body = m.group(1)
+        if "=" not in body:
+            raise Rejected("malformed_annotation", f"step {i}: {body!r} has no '='")
+        expr_text, result_text = body.rsplit("=", 1)
+        tree, value = _exact_step(expr_text, result_text, f"step {i}")
+        echo = _ECHO.match(solution, m.end())
+        es, ee = (echo.start(1), echo.end(1)) if echo and _number(echo.group(1)) == value else (-1, -1)
+        out.append(_Parsed(expr_text.strip(), tree, value, m.start(), m.end(), es, ee, False))
+    spans = [(m.start(), m.end()) for m in annots]
+    for m in _PROSE_EQ.finditer(solution, 0, body_end):
+        if any(a < m.end() and m.start() < b for a, b in spans):
+            continue
+        tree, value = _exact_step(m.group(1), m.group(2), "prose equation")
+        out.append(_Parsed(m.group(1).strip(), tree, value, m.start(), m.end(), m.start(2), m.end(2), True))
+    out.sort(key=lambda p: p.start)
+    return out
+
+
+def _exact_step(expr_text: str, result_text: str, where: str) -> tuple[arith.Node, Fraction]:
+    try:
+        tree = arith.parse(arith.normalize_expression(expr_text))
+        value = arith.eval_node(tree)
+        claimed = _number(result_text)
+    except (arith.ArithError, ValueError, ZeroDivisionError):
+        raise Rejected("malformed_annotation", f"{where}: {expr_text}={result_text} is not plain arithmetic") from None
+    if value != claimed:
+        raise Rejected("inexact_annotation", f"{where}: {expr_text.strip()} is {float(value):g}, the text says {result_text.strip()}")
+    return tree, value
+
+
+def _slot_deps(sid: str, by_id: dict[str, Slot], deps: list[set[str]]) -> set[str]:
+    s = by_id[sid]
+    if s.role == "free":
+        return {sid}
+    if s.role == "derived" and s.source.startswith("slot:"):
+        return _slot_deps(s.source[5:], by_id, deps)
+    if s.role == "derived" and s.source.startswith("step:"):
+        j = int(s.source[5:])
+        return deps[j] if j < len(deps) else set()
+    return set()
+
+
+def _settle(slots: list[Slot], steps: list[Step]) -> tuple[list[Slot], list[set[str]]]:
+    """Which free slots each step depends on; a slot derived from a step that depends on none is frozen
+    (it can never move, so sampling it would only fail the coverage check)."""
+    while True:
+        by_id = {s.id: s for s in slots}
+        deps: list[set[str]] = []
+
+        for st in steps:
+            d: set[str] = set()
+            for lf in st.leaves:
+                if lf.kind == "slot":
+                    d |= _slot_deps(lf.ref, by_id, deps)
+                elif lf.kind == "step":
+                    d |= deps[int(lf.ref)]
+            deps.append(d)
+        stuck = [s for s in slots if s.role == "derived" and s.source.startswith("step:") and not deps[int(s.source[5:])]]
+        if not stuck:
+            return slots, deps
+        ids = {s.id for s in stuck}
+        slots = [dataclasses.replace(s, role="frozen", source="constant") if s.id in ids else s for s in slots]
 
 
 def _resolve_slots(
@@ -281,6 +385,8 @@ def _prose(
     body_end = solution.rfind("####")
     skip = [(s.start, s.end) for s in steps] + [(s.echo_start, s.echo_end) for s in steps if s.echo_start >= 0]
     roles = {s.id: s.role for s in slots}
+    unused = {s.id: s.source == "unused" for s in slots}
+    moving = any(r != "frozen" for r in roles.values())
     out: list[ProseNumber] = []
     for m in _PROSE_NUM.finditer(solution, 0, body_end if body_end >= 0 else len(solution)):
         a, b = m.span(1)
@@ -299,12 +405,25 @@ def _prose(
         if prior or (later and not grp):
             out.append(ProseNumber(a, b, m.group(1), "step", str((prior or later)[-1])))
         elif grp:
-            out.append(ProseNumber(a, b, m.group(1), "slot", gid[grp[0][0]], str(grp[0][1])))
+            sid = gid[grp[0][0]]
+            if roles[sid] == "frozen" and unused[sid]:
+                # The solution reasons with a number the program never reads: changing the others
+                # could contradict it ("the remaining 24 liters"), so the item is not templated.
+                raise Rejected("unused_number_in_solution", f"{m.group(1)} is stated in the question and used in the solution outside any computation")
+            out.append(ProseNumber(a, b, m.group(1), "slot", sid, str(grp[0][1])))
         elif v in consts or v in (0, 1):
             out.append(ProseNumber(a, b, m.group(1), "const", ""))
         elif cfg.reject_unexplained:
             raise Rejected("unexplained_solution_number", f"{m.group(1)} in the solution is not a slot, a step result or a constant")
         else:
             out.append(ProseNumber(a, b, m.group(1), "const", ""))
-    del roles
+    # Number words in the prose ("Sam had seventy loaves") follow their slot like digits do.
+    for wm in find_mentions(solution[: body_end if body_end >= 0 else len(solution)]):
+        if wm.kind != "word" or any(s <= wm.start < e for s, e in skip):
+            continue
+        v = Fraction(wm.value)
+        if v in gid and roles[gid[v]] != "frozen":
+            out.append(ProseNumber(wm.start, wm.end, wm.text, "slot", gid[v], "1"))
+    del moving
+    out.sort(key=lambda p: p.start)
     return out
