@@ -148,6 +148,8 @@ class Originals:
     words: frozenset[str]
     #: Original zips and card last-fours: fresh ids must not carry them as a digit group.
     short_digits: frozenset[str] = frozenset()
+    #: Case-sensitive automaton over the names (matches are kept only at word boundaries).
+    names_automaton: ahocorasick.Automaton | None = None
 
     def clashes(self, cand: str) -> bool:
         """True if a digit group of ``cand`` is an original zip or card last-four (``pove_kuvi_7334``)."""
@@ -157,7 +159,12 @@ class Originals:
         """Original ids occurring as substrings of ``text`` (case-insensitive) and original
         names occurring in it as whole words."""
         found = [v for _, v in self.automaton.iter(text.casefold())] if self.automaton.kind else []
-        found.extend(w for w in re.findall(r"[A-Za-z]+", text) if w in self.words)
+        if self.names_automaton is not None and self.names_automaton.kind:
+            n = len(text)
+            for end, w in self.names_automaton.iter(text):
+                start = end - len(w) + 1
+                if (start == 0 or not text[start - 1].isalpha()) and (end + 1 == n or not text[end + 1].isalpha()):
+                    found.append(w)
         return found
 
 
@@ -173,7 +180,11 @@ def originals(domain: str) -> Originals:
     # Zips and last-fours are short digit strings that collide with amounts and years by
     # chance; they are checked per task (the task user's own values) rather than globally.
     words = frozenset(by_class.get("name", ()))
-    return Originals(by_class, auto, words, frozenset(by_class.get("zip", ())) | frozenset(by_class.get("last4", ())))
+    names = ahocorasick.Automaton()
+    for w in words:
+        names.add_word(w, w)
+    names.make_automaton()
+    return Originals(by_class, auto, words, frozenset(by_class.get("zip", ())) | frozenset(by_class.get("last4", ())), names)
 
 
 def _rng(*parts: object) -> random.Random:
