@@ -10,7 +10,7 @@ import pytest
 from contam.cli.main import main
 from contam.data import load_benchmark
 from contam.probe.cdd import CDD, CDDConfig, completion_tokens, peak_share
-from contam.probe.guided import Guided, GuidedConfig
+from contam.probe.guided import Guided, GuidedConfig, GuidedResult
 from contam.probe.reconstruct import Reconstruct, ReconstructConfig
 from contam.probe.textsim import rouge_l, token_edit_distance
 from contam.probe.tsguess import MASK, TSGuess, TSGuessConfig, choose_keyword, pos_tags
@@ -91,7 +91,7 @@ def test_tsguess_both_modes_with_the_model(model) -> None:  # type: ignore[no-un
 
 
 def test_guided_vs_general(model) -> None:  # type: ignore[no-untyped-def]
-    cfg = GuidedConfig.for_benchmark("gsm8k", max_new_tokens=24, n_resamples=2000)
+    cfg = GuidedConfig.for_benchmark("gsm8k", max_new_tokens=24, n_resamples=2000, min_items=2)
     assert cfg.dataset == "GSM8K" and cfg.split == "test"
     items = load_benchmark("gsm8k")[:2]
     g = Guided(cfg)
@@ -101,6 +101,10 @@ def test_guided_vs_general(model) -> None:  # type: ignore[no-untyped-def]
     assert res.n == 2 and res.test is not None
     assert res.test["effect"] == pytest.approx(res.mean_guided - res.mean_general)
     assert res.contaminated == (res.test["p_value"] < 0.05 and res.mean_guided > res.mean_general)
+    assert res.note == ""
+    # below the default minimum of 10 items there is no verdict, whatever the p-value
+    small = GuidedResult(config={"min_items": 10}, items=(), mean_guided=0.9, mean_general=0.1, n=2, test=res.test, contaminated=False)
+    assert "no verdict" in small.note
 
 
 def test_cli_cdd_writes_resumes_and_prints_json(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:

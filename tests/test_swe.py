@@ -128,3 +128,25 @@ def test_funcrepro_and_prefix_on_a_real_instance(model, verified: list) -> None:
     r = res.items[0]
     assert r.hit == starts_with_lines(rest, r.answer)
     assert res.rate in (0.0, 1.0)
+
+
+def test_cli_filepath_with_a_control_set(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from contam.cli.main import main
+
+    monkeypatch.setenv("CONTAM_CACHE", str(tmp_path / "cache.sqlite"))
+    verified_ids = {x.id for x in load_benchmark("swebench-verified")}
+    lite_only = next(x for x in load_benchmark("swebench-lite") if x.id not in verified_ids)
+    row = {"instance_id": lite_only.id, "repo": lite_only.metadata["repo"], "problem_statement": lite_only.question, "patch": lite_only.solution}
+    control = _write(tmp_path, [row])
+    out = tmp_path / "fp"
+    args = ["probe", "swe-filepath", "--limit", "1", "--max-issue-chars", "300", "--control", str(control), "--out", str(out), "--json"]
+    assert main(args) == 0
+    s = json.loads(capsys.readouterr().out)
+    assert s["n"] == 1 and s["control"]["n"] == 1
+    cmp = s["comparison"]
+    assert cmp["gap"] == pytest.approx(s["rate"] - s["control"]["rate"])
+    assert cmp["metric"] == "accuracy"
+    mde = mde_unpaired(1.0, baseline=s["control"]["rate"], two_sided=False)
+    assert (cmp["mde"] is None and mde != mde) or cmp["mde"] == pytest.approx(mde)
+    assert len((out / "control_items.jsonl").read_text().splitlines()) == 1
+    assert json.loads((out / "summary.json").read_text())["comparison"] == cmp

@@ -206,7 +206,8 @@ def guided(
     s = _run_grouped(Guided(cfg), model, benchmark, None, limit, out, no_cache, fresh, "guided")
     _finish(out, s, json_out, lambda s: _table(f"guided vs general on {s['benchmark']}", [
         ("ROUGE-L guided", _fmt(s["mean_guided"])), ("ROUGE-L general", _fmt(s["mean_general"])), ("items", str(s["n"])),
-        *_test_rows("guided > general", s.get("test")), ("contaminated", "yes" if s["contaminated"] else "no"),
+        *_test_rows("guided > general", s.get("test")),
+        ("contaminated", "yes" if s["contaminated"] else ("no" if s["n"] >= cfg.min_items else f"no verdict (fewer than {cfg.min_items} items)")),
     ]))
 
 
@@ -242,8 +243,10 @@ def _swe(task: str, model_spec: str, benchmark: str, control: Path | None, limit
     metric = "accuracy" if task == "swe-filepath" else "verbatim rate"
 
     def show(s: dict[str, Any]) -> None:
-        rows = [(metric, f"{_fmt(s['rate'])} ({s['hits']} of {s['n']})"), ("mean score" if task == "swe-filepath" else "mean 5-gram overlap", _fmt(s["mean_score"]))]
-        if task == "swe-filepath":
+        rows = [(metric, f"{_fmt(s['rate'])} ({s['hits']} of {s['n']})")]
+        if task != "swe-filepath":
+            rows.append(("mean 5-gram overlap", _fmt(s["mean_score"])))
+        else:
             rows.append(("filtered accuracy", f"{_fmt(s['rate_filtered'])} ({s['hits_filtered']} of {s['n_filtered']}; issues naming the file removed)"))
         if "control" in s:
             c, cmp = s["control"], s["comparison"]

@@ -57,6 +57,8 @@ class GuidedConfig:
     ``dataset``/``split`` fill the guided prompt. ``split_low``/``split_high`` bound the random
     length of the first piece (share of the words, drawn per item from ``seed``).
     ``use_label`` adds the item's short answer as ``Label:`` (the paper does for classification).
+    ``min_items``: below this many probed items no verdict is given (the paper samples 10 per
+    partition; a bootstrap over two or three differences says nothing, whatever its p).
     """
 
     dataset: str = "the benchmark"
@@ -68,6 +70,7 @@ class GuidedConfig:
     max_new_tokens: int = 0  # 0: 2 tokens per word of the second piece + 16
     n_resamples: int = 10_000
     alpha: float = 0.05
+    min_items: int = 10
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -103,6 +106,11 @@ class GuidedResult(Record):
     n: int
     test: dict[str, Any] | None
     contaminated: bool
+
+    @property
+    def note(self) -> str:
+        m = self.config.get("min_items", 0)
+        return f"no verdict: {self.n} items probed, at least {m} needed" if self.n < m else ""
 
 
 class Guided:
@@ -158,5 +166,5 @@ class Guided:
             ).to_dict()
         mean_g = sum(r.rouge_guided for r in rs) / len(rs) if rs else float("nan")
         mean_n = sum(r.rouge_general for r in rs) / len(rs) if rs else float("nan")
-        flagged = bool(test is not None and test["p_value"] < cfg.alpha and mean_g > mean_n)
+        flagged = bool(test is not None and len(rs) >= cfg.min_items and test["p_value"] < cfg.alpha and mean_g > mean_n)
         return GuidedResult(asdict(cfg), tuple(records), mean_g, mean_n, len(rs), test, flagged)
