@@ -111,11 +111,16 @@ def normalize_batch(texts: list[str]) -> tuple[bytes, np.ndarray]:
 
     Returns the buffer and the byte offset where each text starts (plus the end offset).
     """
-    encoded = [t.lower().encode("utf-8", "surrogatepass") for t in texts]
-    lengths = np.fromiter((len(e) + 1 for e in encoded), dtype=np.int64, count=len(encoded))
-    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    buf = (b" ".join(encoded) + b" ").translate(_ASCII_TABLE)
+    offsets = np.zeros(len(texts) + 1, dtype=np.int64)
+    joined = " ".join(texts) + " "
+    if joined.isascii():
+        # One lower() and one encode() for the whole batch; characters are bytes here.
+        np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)) + 1, out=offsets[1:])
+        buf = joined.lower().encode("ascii").translate(_ASCII_TABLE)
+    else:  # text by text: lowercasing one wide string is slower than many narrow ones
+        encoded = [t.lower().encode("utf-8", "surrogatepass") for t in texts]
+        np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)) + 1, out=offsets[1:])
+        buf = (b" ".join(encoded) + b" ").translate(_ASCII_TABLE)
     if buf.isascii():
         return buf, offsets
     # Blank the UTF-8 bytes of separator characters in place (same length, offsets stay valid).

@@ -139,8 +139,9 @@ class NGramScanner:
             for d, f in self._score_anchors(docs, ha, fa, wh, doc_of_word, word_start).items():
                 flags.setdefault(d, []).extend(f)
         out: list[DocResult] = []
-        for d, doc in enumerate(docs):
-            fl = _dedupe(flags.get(d, []))
+        for d in range(len(docs)) if keep_all else sorted(flags):
+            doc = docs[d]
+            fl = _dedupe(flags[d]) if d in flags else []
             if fl or keep_all:
                 out.append(
                     DocResult(
@@ -238,7 +239,9 @@ class NGramScanner:
                 window = " ".join(w.lower() for w in WORD_RE.findall(docs[d].text, spans[a][0], spans[b][1]))
                 part_norm = " ".join(idx.short_norm[p])
                 near = fuzz.partial_ratio(part_norm, window) / 100.0
-                lcs = lcs_ratio(part_norm, window)
+                # A common substring of ratio r aligns at least as well as r, so a poor alignment
+                # rules the (pure-Python, quadratic) substring search out.
+                lcs = lcs_ratio(part_norm, window) if near >= cfg.lcs_threshold - 0.05 else 0.0
                 if near >= cfg.near_exact:
                     kind, score = "near_exact", near
                 elif lcs >= cfg.lcs_threshold:
