@@ -170,11 +170,7 @@ def generate_full(domain: str, index: int, seed: int, km: KeyMap | None = None) 
 
 def _digest(km: KeyMap) -> str:
     # Cached on the map object itself (an id()-keyed cache would go stale when ids are reused).
-    d = getattr(km, "_digest_cache", None)
-    if d is None:
-        d = map_digest(km)
-        km._digest_cache = d  # type: ignore[attr-defined]
-    return d
+    return map_digest(km)
 
 
 def world_state(inst: Instance, km: KeyMap | None = None) -> State:

@@ -250,6 +250,7 @@ class KeyMap:
                 continue
             self.forward.setdefault(cls, {})[value] = cand
             taken_back[cand] = value
+            self.__dict__.pop("_digest_cache", None)  # the map grew: its digest changes
             return cand
         raise RuntimeError(f"could not mint a fresh {cls} for {value!r}")  # a bug: the formats are wide
 
@@ -317,11 +318,9 @@ def _build(domain: str, seed: int) -> KeyMap:
         auto_iter = orig.automaton.iter
         batch: list[str | None] = draw(cls, [v for v, _ in recipes[cls]], nrng, ctx.names)
         if check:  # one automaton pass over the whole batch marks the leaking candidates
-            starts, pos = [], 0
-            for c in batch:
-                starts.append(pos)
-                pos += len(c or "") + 1
-            joined = "\n".join(c or "" for c in batch).casefold()
+            texts = [c or "" for c in batch]
+            starts = np.concatenate(([0], np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)) + 1)))[:-1].tolist()
+            joined = "\n".join(texts).casefold()
             for end, word in orig.automaton.iter(joined):
                 j = bisect.bisect_right(starts, end - len(word) + 1) - 1
                 batch[j] = None
@@ -360,8 +359,12 @@ def _build(domain: str, seed: int) -> KeyMap:
 
 
 def map_digest(km: KeyMap) -> str:
-    """SHA-256 over the sorted map (the determinism audit compares these)."""
-    return hashlib.sha256(json.dumps(km.forward, sort_keys=True).encode()).hexdigest()
+    """SHA-256 over the sorted map (the determinism audit compares these); cached on the map."""
+    d = getattr(km, "_digest_cache", None)
+    if d is None:
+        d = hashlib.sha256(json.dumps(km.forward, sort_keys=True).encode()).hexdigest()
+        km._digest_cache = d  # type: ignore[attr-defined]
+    return d
 
 
 def build_world_map(domain: str, seed: int) -> KeyMap:
