@@ -246,7 +246,7 @@ class Hierarchy:
             for i in range(n):
                 scores[i]["token_coverage"] = round(float(tok[i]), 6)
                 if tok[i] >= th.token:
-                    level[i], flags[i] = "token", tuple(f for f in tres[i].flags if f.score >= th.token)
+                    level[i], flags[i] = "token", tuple(replace(f, threshold=th.token) for f in tres[i].flags if f.score >= th.token)
                     todo[i] = not cfg.stop_at_first
         if self.semantic is not None and todo.any():
             idx = np.flatnonzero(todo)
