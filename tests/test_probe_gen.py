@@ -77,7 +77,9 @@ def test_tsguess_keyword_is_a_tagged_content_word() -> None:
 
 def test_tsguess_both_modes_with_the_model(model) -> None:  # type: ignore[no-untyped-def]
     mm = load_benchmark("mmlu")[:1]
-    res = TSGuess(TSGuessConfig(mode="choice")).run(model, mm)
+    res = TSGuess(TSGuessConfig(mode="choice")).run(model, mm, reference=load_benchmark("mmlu-sociology")[:1])
+    assert res.n == {"original": 1, "reference": 1} and res.test is not None
+    assert res.test["effect"] == pytest.approx(res.exact_rate["original"] - res.exact_rate["reference"])
     rec = res.items[0]
     gold = ord(mm[0].answer) - 65
     assert rec.masked in mm[0].choices and rec.masked != mm[0].choices[gold]  # a wrong option is hidden
@@ -120,6 +122,11 @@ def test_cli_cdd_writes_resumes_and_prints_json(tmp_path: Path, monkeypatch: pyt
     assert main(args) == 0  # resumed: nothing recomputed, same answer
     assert json.loads(capsys.readouterr().out)["mean_peak"] == first["mean_peak"]
     assert len((out / "items.jsonl").read_text().splitlines()) == 1
+    # a larger --limit extends the same run: the finished item is kept, one more is added
+    assert main([*args[:4], "--limit", "2", *args[6:]]) == 0
+    capsys.readouterr()
+    grown = (out / "items.jsonl").read_text().splitlines()
+    assert len(grown) == 2 and grown[0] == lines[0]
     # other settings into the same folder: a clear error, exit 2
     assert main([*args[:-3], "--samples", "3", "--out", str(out)]) == 2
     assert "other settings" in capsys.readouterr().err

@@ -57,7 +57,9 @@ def _checkpoint(out: Path | None, name: str, settings: dict[str, Any], fresh: bo
             before = json.loads(run_file.read_text(encoding="utf-8"))
         except (OSError, json.JSONDecodeError):
             before = None
-        if before is not None and before != json.loads(json.dumps(settings, default=str)):
+        now = json.loads(json.dumps(settings, default=str))
+        # --limit may grow between runs: items are keyed by id, so more of them is still the same run
+        if before is not None and {k: v for k, v in before.items() if k != "limit"} != {k: v for k, v in now.items() if k != "limit"}:
             raise ConfigError(f"{out} holds a run with other settings ({run_file}); use another --out, or --fresh to start over")
     write_json(run_file, settings)
     return JsonlCheckpoint(out / name, key="key", resume=not fresh)
@@ -184,7 +186,7 @@ def ts_guess(
     s = _run_grouped(TSGuess(cfg), model, benchmark, reference, limit, out, no_cache, fresh, "ts-guess")
     _finish(out, s, json_out, lambda s: _table(f"TS-Guessing ({mode}) on {s['benchmark']}", [
         *((f"{g}", f"exact {_fmt(s['exact_rate'][g])}, ROUGE-L {_fmt(s['mean_rouge_l'][g])} (n={s['n'][g]})") for g in s["n"]),
-        ("skipped", str(s["skipped"])),
+        ("skipped", str(s["skipped"])), *_test_rows("exact original > reference", s.get("test")),
     ]))
 
 

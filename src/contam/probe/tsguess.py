@@ -12,7 +12,7 @@ that cannot be inferred from the rest. Guessing it exactly points at memorizatio
 
 Metrics per item: exact match (case and surrounding punctuation ignored) and ROUGE-L F of the
 model's answer against the hidden text; benchmark level: their means (EM rate with a Wilson
-interval).
+interval) and, with a reference set, a one-sided two-proportion z-test of the EM rates.
 
 The tagger: Matthew Honnibal's averaged-perceptron English tagger (Penn Treebank tags, trained on
 WSJ), whose trained weights ship inside the PyPI package ``textblob-aptagger==0.2.0``
@@ -185,6 +185,7 @@ class TSGuessResult(Record):
     mean_rouge_l: dict[str, float] = field(default_factory=dict)
     n: dict[str, int] = field(default_factory=dict)
     skipped: int = 0
+    test: dict[str, Any] | None = None  # exact-match rate original > reference (two-proportion z)
 
 
 class TSGuess:
@@ -235,6 +236,7 @@ class TSGuess:
         checkpoint: JsonlCheckpoint | None = None,
     ) -> TSGuessResult:
         from contam.stats.intervals import wilson_interval
+        from contam.stats.tests import two_proportion_ztest
 
         groups = [("original", items)] + ([("reference", reference)] if reference else [])
         records: list[TSGuessItem] = []
@@ -247,7 +249,11 @@ class TSGuess:
         em = {g: (sum(r.exact for r in rs) / len(rs) if rs else float("nan")) for g, rs in by.items()}
         ci = {g: wilson_interval(sum(r.exact for r in rs), len(rs)).to_dict() for g, rs in by.items() if rs}
         rl = {g: (sum(r.rouge_l for r in rs) / len(rs) if rs else float("nan")) for g, rs in by.items()}
+        test = None
+        if reference and by["original"] and by.get("reference"):
+            o, r = by["original"], by["reference"]
+            test = two_proportion_ztest(sum(x.exact for x in o), len(o), sum(x.exact for x in r), len(r)).to_dict()
         return TSGuessResult(
             config=asdict(self.config), items=tuple(records), exact_rate=em, exact_ci=ci, mean_rouge_l=rl,
-            n={g: len(rs) for g, rs in by.items()}, skipped=sum(1 for r in records if r.skipped),
+            n={g: len(rs) for g, rs in by.items()}, skipped=sum(1 for r in records if r.skipped), test=test,
         )
