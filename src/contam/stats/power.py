@@ -12,7 +12,7 @@ paired design uses Connor's (1987) McNemar approximation, or the exact McNemar p
 enumeration (:func:`power_mcnemar_exact`).
 
 >>> round(mde_unpaired(115, baseline=0.5), 3)
-0.18
+0.181
 >>> n_unpaired(0.05, baseline=0.5)
 1565
 """
