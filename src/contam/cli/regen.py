@@ -14,7 +14,9 @@ from contam.cli.common import JsonFlag, console, emit_json
 
 regen_app = typer.Typer(
     name="regen",
-    help="Evergreen tool-agent tasks: regenerate τ-bench instances (re-keyed, branch-selected) with a replay oracle, audited.",
+    help=("Evergreen tool-agent tasks: regenerate τ-bench instances (re-keyed, branch-selected) with a replay oracle, "
+          "audit every one, write them; exit 2 if any is invalid.\n\n"
+          "Example: contam regen --domain retail --seeds 0:1000 --out fresh/"),
     invoke_without_command=True,
 )
 

@@ -12,7 +12,8 @@ from rich.table import Table
 
 from contam.cli.common import JsonFlag, console, emit_json
 
-stats_app = typer.Typer(name="stats", help="Statistics for evaluations: power, sample sizes, paired tests.", no_args_is_help=True)
+stats_app = typer.Typer(name="stats", help="Statistics for evaluations: power, sample sizes, paired tests.\n\nExample: contam stats power --n 115",
+                        no_args_is_help=True)
 
 
 @stats_app.command("power")
