@@ -257,7 +257,6 @@ def _places(x: Fraction, limit: int = 8) -> int | None:
 
 def check_constraints(template: Template, values: dict[str, Fraction], results: list[Fraction]) -> str | None:
     """The first violated constraint kind, or None when the assignment keeps every one."""
-    by_id = {s.id: s for s in template.slots}
     for s in template.slots:
         if s.role == "derived":
             v = values[s.id]
@@ -284,10 +283,12 @@ def check_constraints(template: Template, values: dict[str, Fraction], results: 
             if not values[c.target] < values[c.arg]:
                 return k
     moving = {s.id for s in template.slots if s.role != "frozen"}
-    originals = {Fraction(by_id[s].value) for s in moving}
+    originals = {Fraction(s.value) for s in template.slots}
     for sid in moving:
         if values[sid] in originals:  # an original value may not survive anywhere (coverage)
             return "coverage"
+    if len({values[s.id] for s in template.slots}) != len(template.slots):
+        return "distinct"  # different numbers stay different, so the instance reads as the original did
     return None
 
 
@@ -422,7 +423,7 @@ def _plan(template: Template) -> _Plan | None:
     hit = _PLANS.get(template.id)
     if hit is not None and hit[0] is template:
         return hit[1]
-    originals = {Fraction(s.value) for s in template.slots if s.role != "frozen"}
+    originals = {Fraction(s.value) for s in template.slots}
     free: list[tuple[str, Range]] = []
     families: dict[str, list[Slot]] = {}
     plan: _Plan | None = None
