@@ -40,7 +40,7 @@ def test_fresh_goal_is_reached_by_fresh_reference_only():
 
 
 def test_branch_spec_reproduces_shipped_and_follows_the_predicate():
-    for idx in (0, 1, 30):
+    for idx in (0, 1, 29, 30):
         assert branch.derive("retail", idx, None).actions == list(load_tasks("retail")[idx]["actions"])
     seen = set()
     for seed in range(40):
@@ -72,6 +72,19 @@ def test_audit_catches_a_wrong_goal_and_a_wrong_error_pattern():
     # an error pattern that differs from the shipped one at some position
     wrong = dataclasses.replace(inst, errors=["not_found", *inst.errors[1:]])
     assert not auditor.check(wrong, skm, deriv, km).faithful
+
+
+def test_branch_outputs_are_rederived():
+    # task 29: "choose the most expensive shorter bamboo skateboard; tell me all options and prices"
+    assert branch.derive("retail", 29, None).outputs == list(load_tasks("retail")[29]["outputs"])
+    for seed in range(12):
+        d = branch.derive("retail", 29, seed)
+        prices = {"6843647669": 180.1, "6673921677": 189.57, "8176740019": 208.6}
+        avail = [i for i in prices if d.availability[f"1968349452/{i}"]]
+        assert avail, "the resampler keeps at least one option"
+        assert d.outputs == [str(p) for p in sorted(prices[i] for i in avail)]
+        assert d.actions[4]["kwargs"]["new_item_ids"] == [max(avail, key=prices.__getitem__)]
+        assert generate("retail", 29, seed).outputs == d.outputs
 
 
 def test_stale_spec_is_loud():

@@ -130,7 +130,7 @@ def equivariance(
                       str(r.n_moved), f"{r.pass_moved:.3f}", str(r.n_flipped or "-"), flip, escape(r.regeneration_holds))
     console.print(table)
     console.print("moved: fresh instances whose goal differs from their initial state (SQL: whose answer changed); "
-                  "flipped: branch-selected instances whose branch differs from the shipped one.")
+                  "flipped: branch-selected instances whose re-derived program differs from the shipped one.")
 
 
 def register(app: typer.Typer) -> None:

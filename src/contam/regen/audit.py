@@ -167,8 +167,11 @@ class Auditor:
                 if hits:
                     probs.append(f"covered: shipped content {text!r} contains original id {hits[0]!r}")
             for idx in range(len(load_tasks(domain))):
-                if branch.has_spec(domain, idx) and branch.derive(domain, idx, None).actions != list(load_tasks(domain)[idx]["actions"]):
-                    probs.append(f"faithful: branch spec of task {idx} does not re-derive the shipped actions")
+                if branch.has_spec(domain, idx):
+                    shipped = load_tasks(domain)[idx]
+                    d = branch.derive(domain, idx, None)
+                    if d.actions != list(shipped["actions"]) or d.outputs not in (None, list(shipped["outputs"])):
+                        probs.append(f"faithful: branch spec of task {idx} does not re-derive the shipped actions and outputs")
             self._domain[domain] = probs[:20]
         return self._domain[domain]
 

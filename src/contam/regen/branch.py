@@ -32,6 +32,7 @@ from contam.regen.world import Patch, State, load_tasks, load_world
 _KEYBOARD = "1656367028"
 _CLICKY_RGB_FULL = {"switch type": "clicky", "backlight": "RGB", "size": "full size"}
 _CLICKY_NONE_FULL = {"switch type": "clicky", "backlight": "none", "size": "full size"}
+_SHORT_BAMBOO = {"deck material": "bamboo", "length": "28 inch"}
 
 #: Per-task branch specs (retail). Keys are shipped task indices.
 SPECS: dict[tuple[str, int], dict[str, Any]] = {
@@ -51,6 +52,15 @@ SPECS: dict[tuple[str, int], dict[str, Any]] = {
             {"set": [4, "kwargs", "new_item_ids"], "value": [{"select": {"product": _KEYBOARD, "options": _CLICKY_RGB_FULL}}, "7747408585"]},
         ],
         "else": [],
+    },
+    # "exchange your skateboard for a shorter bamboo one. If several options are available, you want to
+    #  know all options and their prices, and choose the most expensive one" (the current one is 31 inch)
+    ("retail", 29): {
+        "resample": [{"product": "1968349452", "items": ["6843647669", "6673921677", "8176740019"], "mode": "nonempty_subset"}],
+        "predicate": {"count_available_at_least": [{"product": "1968349452", "options": _SHORT_BAMBOO}, 2]},
+        "then": [{"set": [4, "kwargs", "new_item_ids", 0], "value": {"select_max_price": {"product": "1968349452", "options": _SHORT_BAMBOO}}}],
+        "else": [{"set": [4, "kwargs", "new_item_ids", 0], "value": {"select": {"product": "1968349452", "options": _SHORT_BAMBOO}}}],
+        "outputs": {"prices": {"product": "1968349452", "options": _SHORT_BAMBOO}},
     },
     # "you prefer exchange for the same item, but if it is not available just return. If tablet returned,
     #  also cancel the charger you just bought"
@@ -80,6 +90,8 @@ class Derivation:
     availability: dict[str, bool]
     actions: list[dict[str, Any]]
     patch_key: str
+    #: Re-derived required outputs (None: the shipped outputs stand).
+    outputs: list[str] | None = None
 
     def patches(self) -> dict[tuple[str, str], Patch]:
         """The catalog edits as :class:`~contam.regen.world.State` patches (availability flags)."""
@@ -119,6 +131,9 @@ def evaluate(pred: dict[str, Any], state: State) -> bool:
     (op, arg), = pred.items()
     if op == "exists_available":
         return bool(_available(state, arg))
+    if op == "count_available_at_least":
+        sel, k = arg
+        return len(_available(state, sel)) >= k
     if op == "all":
         return all(evaluate(p, state) for p in arg)
     if op == "any":
@@ -129,6 +144,13 @@ def evaluate(pred: dict[str, Any], state: State) -> bool:
 
 
 def _resolve(value: Any, state: State) -> Any:
+    if isinstance(value, dict) and set(value) == {"select_max_price"}:
+        sel = value["select_max_price"]
+        hits = _available(state, sel)
+        if not hits:
+            raise StaleSpec(f"selector {sel} matches no available variant")
+        variants = state.get("products", sel["product"])["variants"]
+        return max(hits, key=lambda i: (variants[i]["price"], i))
     if isinstance(value, dict) and set(value) == {"select"}:
         hits = _available(state, value["select"])
         if len(hits) != 1:
@@ -173,10 +195,21 @@ def derive(domain: str, index: int, seed: int | None) -> Derivation:
     if seed is not None:
         rng = random.Random(int.from_bytes(hashlib.sha256(f"branch|{domain}|{index}|{seed}".encode()).digest()[:8], "big"))
         for r in spec["resample"]:
-            avail[f"{r['product']}/{r['item']}"] = rng.random() < r.get("p_available", 0.5)
+            if r.get("mode") == "nonempty_subset":  # every non-empty subset of the items equally likely
+                items = r["items"]
+                mask = rng.randrange(1, 2 ** len(items))
+                for b, item in enumerate(items):
+                    avail[f"{r['product']}/{item}"] = bool(mask >> b & 1)
+            else:
+                avail[f"{r['product']}/{r['item']}"] = rng.random() < r.get("p_available", 0.5)
     d = Derivation(None, avail, [], "")
     state = State(load_world(domain), None, d.patches())
     branch = "then" if evaluate(spec["predicate"], state) else "else"
     actions = _apply(shipped, spec[branch], state)
+    outputs = None
+    if "outputs" in spec:  # e.g. the prices of every available option, as the user asks for them
+        sel = spec["outputs"]["prices"]
+        variants = state.get("products", sel["product"])["variants"]
+        outputs = [str(p) for p in sorted(variants[i]["price"] for i in _available(state, sel))]
     key = hashlib.sha256(json.dumps(sorted(avail.items())).encode()).hexdigest()[:16] if avail else ""
-    return Derivation(branch, avail, actions, key)
+    return Derivation(branch, avail, actions, key, outputs)

@@ -160,7 +160,8 @@ def generate_full(domain: str, index: int, seed: int, km: KeyMap | None = None) 
         user_id=skm.fwd("user", task["user_id"]),
         instruction=rewrite(task["instruction"], plan.instruction_spans, skm),
         actions=actions,
-        outputs=[rewrite(o, sp, skm) for o, sp in zip(task["outputs"], plan.output_spans, strict=True)],
+        outputs=([rewrite(o, sp, skm) for o, sp in zip(task["outputs"], plan.output_spans, strict=True)] if deriv.outputs is None
+                 else [rewrite(o, find_spans(o, domain, plan.extra), skm) for o in deriv.outputs]),
         goal_hash=run.goal_hash,
         goal_delta=[list(t) for t in state.diff()],
         errors=list(run.errors),
