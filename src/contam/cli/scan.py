@@ -121,6 +121,7 @@ def decontaminate(
     text_field: TextField = "text",
     id_field: IdField = None,
     threshold: Annotated[float | None, typer.Option("--threshold", help="With --benchmark: least coverage to flag (default 0.5).")] = None,
+    levels: Annotated[str, typer.Option("--levels", help="With --benchmark: token (default), semantic, reasoning, or all; comma-separated.")] = "token",
     skip_bad: SkipBad = False,
     json_out: JsonFlag = False,
 ) -> None:
@@ -138,7 +139,8 @@ def decontaminate(
 
         parent = ensure_dir(out.parent if str(out.parent) else Path("."))
         with tempfile.TemporaryDirectory(prefix=".contam-scan-", dir=parent) as tmp:
-            run_scan(corpus, benchmark, tmp, config=_config(None, threshold, "gpt3", None), text_field=text_field, id_field=id_field, skip_bad=skip_bad)
+            run_scan(corpus, benchmark, tmp, config=_config(None, threshold, "gpt3", None), text_field=text_field, id_field=id_field, skip_bad=skip_bad,
+                     levels=tuple(x.strip() for x in levels.split(",") if x.strip()))
             summary = run(corpus, out, scan=tmp, mode=mode, text_field=text_field, id_field=id_field, log=log, mask=mask)
     else:
         summary = run(corpus, out, scan=scan_dir, mode=mode, text_field=text_field, id_field=id_field, log=log, mask=mask)
