@@ -140,3 +140,14 @@ def test_cli_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert main(["probe", "swe-filepath", "--control", str(bad), "--limit", "1"]) == 2
     err = capsys.readouterr().err
     assert "c.jsonl:1: field 'patch'" in err and "Traceback" not in err
+
+
+def test_cli_subsets_first_or_seeded_random() -> None:
+    from contam.cli.probe_gen import _items
+
+    first = _items("swebench-verified", 5)
+    assert [x.id for x in first] == [x.id for x in load_benchmark("swebench-verified")[:5]]
+    assert {x.metadata["repo"] for x in first} == {"astropy/astropy"}  # why --shuffle exists
+    a, b = _items("swebench-verified", 20, 0), _items("swebench-verified", 20, 0)
+    assert [x.id for x in a] == [x.id for x in b] and len({x.metadata["repo"] for x in a}) > 1
+    assert [x.id for x in _items("swebench-verified", 20, 1)] != [x.id for x in a]

@@ -22,7 +22,8 @@ from contam.cli.common import JsonFlag, console, emit_json, probe_app
 from contam.errors import ConfigError
 
 ModelOpt = Annotated[str, typer.Option("--model", "-m", help="Model spec: smollm2, llamacpp:PATH, hf:PATH, openai:URL#MODEL, vllm:NAME.")]
-LimitOpt = Annotated[int, typer.Option("--limit", "-n", help="Use the first N items (0 = all).")]
+LimitOpt = Annotated[int, typer.Option("--limit", "-n", help="Use the first N items (0 = all); with --shuffle a seeded random N.")]
+ShuffleOpt = Annotated[bool, typer.Option("--shuffle", help="With --limit: a random subset (seeded by --seed) instead of the first N.")]
 OutOpt = Annotated[Path | None, typer.Option("--out", "-o", help="Folder for items.jsonl + summary.json; rerun with the same folder to resume.")]
 NoCache = Annotated[bool, typer.Option("--no-cache", help="Bypass the model response cache.")]
 Fresh = Annotated[bool, typer.Option("--fresh", help="Discard finished items in --out and start over.")]
@@ -31,11 +32,23 @@ RefOpt = Annotated[str | None, typer.Option("--reference", "-r", help="Reference
 ControlOpt = Annotated[Path | None, typer.Option("--control", help="Control instances from repositories outside SWE-bench (SWE-bench JSONL format).")]
 
 
-def _items(spec: str, limit: int) -> list[Any]:
+def _items(spec: str, limit: int, sample_seed: int | None = None) -> list[Any]:
+    """The benchmark's items: the first ``limit``, or with ``sample_seed`` a seeded random
+    ``limit`` in benchmark order (the first items of a file are often one repository or subject)."""
     from contam.data import load_benchmark
 
-    items = load_benchmark(spec)
-    return items[:limit] if limit > 0 else items
+    return _subset(load_benchmark(spec), limit, sample_seed)
+
+
+def _subset(items: list[Any], limit: int, sample_seed: int | None) -> list[Any]:
+    if limit <= 0 or limit >= len(items):
+        return items
+    if sample_seed is None:
+        return items[:limit]
+    import random
+
+    keep = sorted(random.Random(sample_seed).sample(range(len(items)), limit))
+    return [items[i] for i in keep]
 
 
 def _model(spec: str, no_cache: bool) -> Any:
@@ -96,12 +109,13 @@ def _test_rows(name: str, test: dict[str, Any] | None) -> list[tuple[str, str]]:
 
 
 def _run_grouped(probe: Any, model_spec: str, benchmark: str, reference: str | None, limit: int, out: Path | None,
-                 no_cache: bool, fresh: bool, command: str) -> dict[str, Any]:
+                 no_cache: bool, fresh: bool, command: str, sample_seed: int | None = None) -> dict[str, Any]:
     from dataclasses import asdict
 
-    items = _items(benchmark, limit)
-    ref = _items(reference, limit) if reference else None
-    settings = {"command": command, "model": model_spec, "benchmark": benchmark, "reference": reference, "limit": limit, "config": asdict(probe.config)}
+    items = _items(benchmark, limit, sample_seed)
+    ref = _items(reference, limit, sample_seed) if reference else None
+    settings = {"command": command, "model": model_spec, "benchmark": benchmark, "reference": reference, "limit": limit,
+                "sample_seed": sample_seed, "config": asdict(probe.config)}
     ck = _checkpoint(out, "items.jsonl", settings, fresh)
     try:
         model = _model(model_spec, no_cache)
@@ -123,7 +137,7 @@ def cdd(
     xi: Annotated[float, typer.Option("--xi", help="Flag an item when its peak exceeds this (paper: 0.01).")] = 0.01,
     real_world: Annotated[bool, typer.Option("--real-world", help="The paper's real-world setting: alpha 0, xi 0.2.")] = False,
     max_tokens: Annotated[int, typer.Option("--max-tokens", help="Tokens per output compared (paper: 100).")] = 100,
-    limit: LimitOpt = 0, out: OutOpt = None, seed: SeedOpt = 0, no_cache: NoCache = False, fresh: Fresh = False, json_out: JsonFlag = False,
+    limit: LimitOpt = 0, shuffle: ShuffleOpt = False, out: OutOpt = None, seed: SeedOpt = 0, no_cache: NoCache = False, fresh: Fresh = False, json_out: JsonFlag = False,
 ) -> None:
     """CDD (Dong et al. 2024): share of sampled answers within edit distance alpha*l of the greedy answer.
 
@@ -133,7 +147,7 @@ def cdd(
 
     kw = {"n_samples": samples, "max_tokens": max_tokens, "seed": seed}
     cfg = CDDConfig.real_world(**kw) if real_world else CDDConfig(alpha=alpha, xi=xi, **kw)
-    s = _run_grouped(CDD(cfg), model, benchmark, reference, limit, out, no_cache, fresh, "cdd")
+    s = _run_grouped(CDD(cfg), model, benchmark, reference, limit, out, no_cache, fresh, "cdd", seed if shuffle else None)
     _finish(out, s, json_out, lambda s: _table(f"CDD on {s['benchmark']}", [
         *((f"{g}: flagged", f"{_fmt(s['flagged'][g])} of {s['n'][g]} items (mean peak {_fmt(s['mean_peak'][g])})") for g in s["n"]),
         ("alpha / xi", f"{cfg.alpha} / {cfg.xi}"), *_test_rows("original > reference", s.get("test")),
@@ -147,7 +161,7 @@ def reconstruct(
     samples: Annotated[int, typer.Option("--samples", help="Completions per item (paper 004: 16; 1 = greedy).")] = 16,
     prefix: Annotated[float, typer.Option("--prefix", help="Share of the words shown (paper 004: 0.4).")] = 0.4,
     part: Annotated[str, typer.Option("--part", help="question, text (question+options+solution) or solution.")] = "question",
-    limit: LimitOpt = 0, out: OutOpt = None, seed: SeedOpt = 0, no_cache: NoCache = False, fresh: Fresh = False, json_out: JsonFlag = False,
+    limit: LimitOpt = 0, shuffle: ShuffleOpt = False, out: OutOpt = None, seed: SeedOpt = 0, no_cache: NoCache = False, fresh: Fresh = False, json_out: JsonFlag = False,
 ) -> None:
     """Prefix completion: show the first 40% of each item, compare completions with the rest (max ROUGE-L, exact, verbatim).
 
@@ -159,7 +173,7 @@ def reconstruct(
         cfg = ReconstructConfig(prefix_fraction=prefix, n_samples=samples, part=part, seed=seed)
     except ValueError as e:
         raise ConfigError(str(e)) from None
-    s = _run_grouped(Reconstruct(cfg), model, benchmark, reference, limit, out, no_cache, fresh, "reconstruct")
+    s = _run_grouped(Reconstruct(cfg), model, benchmark, reference, limit, out, no_cache, fresh, "reconstruct", seed if shuffle else None)
     _finish(out, s, json_out, lambda s: _table(f"reconstruction on {s['benchmark']}", [
         *((f"{g}", f"max ROUGE-L {_fmt(s['mean_rouge_l'][g])}, exact {_fmt(s['exact_rate'][g])}, verbatim {_fmt(s['verbatim_rate'][g])} (n={s['n'][g]})") for g in s["n"]),
         *_test_rows("ROUGE-L original > reference", s.get("rouge_test")), *_test_rows("verbatim original > reference", s.get("verbatim_test")),
@@ -171,7 +185,7 @@ def ts_guess(
     benchmark: Annotated[str, typer.Option("--benchmark", "-b", help="Benchmark name or file.")] = "mmlu",
     mode: Annotated[str, typer.Option("--mode", help="question (mask a key word) or choice (mask a wrong option).")] = "choice",
     reference: RefOpt = None,
-    limit: LimitOpt = 0, out: OutOpt = None, seed: SeedOpt = 0, no_cache: NoCache = False, fresh: Fresh = False, json_out: JsonFlag = False,
+    limit: LimitOpt = 0, shuffle: ShuffleOpt = False, out: OutOpt = None, seed: SeedOpt = 0, no_cache: NoCache = False, fresh: Fresh = False, json_out: JsonFlag = False,
 ) -> None:
     """TS-Guessing (Deng et al. 2024): can the model fill in a masked key word or a masked wrong option?
 
@@ -183,7 +197,7 @@ def ts_guess(
         cfg = TSGuessConfig(mode=mode, seed=seed)
     except ValueError as e:
         raise ConfigError(str(e)) from None
-    s = _run_grouped(TSGuess(cfg), model, benchmark, reference, limit, out, no_cache, fresh, "ts-guess")
+    s = _run_grouped(TSGuess(cfg), model, benchmark, reference, limit, out, no_cache, fresh, "ts-guess", seed if shuffle else None)
     _finish(out, s, json_out, lambda s: _table(f"TS-Guessing ({mode}) on {s['benchmark']}", [
         *((f"{g}", f"exact {_fmt(s['exact_rate'][g])}, ROUGE-L {_fmt(s['mean_rouge_l'][g])} (n={s['n'][g]})") for g in s["n"]),
         ("skipped", str(s["skipped"])), *_test_rows("exact original > reference", s.get("test")),
@@ -196,7 +210,7 @@ def guided(
     dataset: Annotated[str | None, typer.Option("--dataset-name", help="Dataset name in the guided prompt (default from the benchmark).")] = None,
     split: Annotated[str | None, typer.Option("--split", help="Split name in the guided prompt (default test).")] = None,
     label: Annotated[bool, typer.Option("--label", help="Show the item's short answer as Label: (classification data).")] = False,
-    limit: LimitOpt = 0, out: OutOpt = None, seed: SeedOpt = 0, no_cache: NoCache = False, fresh: Fresh = False, json_out: JsonFlag = False,
+    limit: LimitOpt = 0, shuffle: ShuffleOpt = False, out: OutOpt = None, seed: SeedOpt = 0, no_cache: NoCache = False, fresh: Fresh = False, json_out: JsonFlag = False,
 ) -> None:
     """Guided vs general instruction (Golchin & Surdeanu): paired bootstrap on the ROUGE-L difference.
 
@@ -205,7 +219,7 @@ def guided(
     from contam.probe.guided import Guided, GuidedConfig
 
     cfg = GuidedConfig.for_benchmark(benchmark, dataset=dataset, split=split, use_label=label, seed=seed)
-    s = _run_grouped(Guided(cfg), model, benchmark, None, limit, out, no_cache, fresh, "guided")
+    s = _run_grouped(Guided(cfg), model, benchmark, None, limit, out, no_cache, fresh, "guided", seed if shuffle else None)
     _finish(out, s, json_out, lambda s: _table(f"guided vs general on {s['benchmark']}", [
         ("ROUGE-L guided", _fmt(s["mean_guided"])), ("ROUGE-L general", _fmt(s["mean_general"])), ("items", str(s["n"])),
         *_test_rows("guided > general", s.get("test")),
@@ -214,18 +228,16 @@ def guided(
 
 
 def _swe(task: str, model_spec: str, benchmark: str, control: Path | None, limit: int, out: Path | None,
-         no_cache: bool, fresh: bool, json_out: bool, max_issue_chars: int) -> None:
+         no_cache: bool, fresh: bool, json_out: bool, max_issue_chars: int, seed: int = 0, shuffle: bool = False) -> None:
     from dataclasses import asdict
 
     from contam.probe.swe import TASKS, SweConfig, compare, load_instances
 
-    probe = TASKS[task](SweConfig(max_issue_chars=max_issue_chars))
-    items = _items(benchmark, limit)
-    ctrl = load_instances(control) if control else None
-    if ctrl is not None and limit > 0:
-        ctrl = ctrl[:limit]
+    probe = TASKS[task](SweConfig(max_issue_chars=max_issue_chars, seed=seed))
+    items = _items(benchmark, limit, seed if shuffle else None)
+    ctrl = _subset(load_instances(control), limit, seed if shuffle else None) if control else None
     settings = {"command": task, "model": model_spec, "benchmark": benchmark, "control": str(control) if control else None,
-                "limit": limit, "config": asdict(probe.config)}
+                "limit": limit, "sample_seed": seed if shuffle else None, "config": asdict(probe.config)}
     ck = _checkpoint(out, "items.jsonl", settings, fresh)
     ck2 = _checkpoint(out, "control_items.jsonl", settings, fresh) if ctrl is not None else None
     try:
@@ -265,32 +277,32 @@ IssueChars = Annotated[int, typer.Option("--max-issue-chars", help="Truncate iss
 
 
 def swe_filepath(model: ModelOpt = "smollm2", benchmark: SweBench = "swebench-verified", control: ControlOpt = None,
-                 limit: LimitOpt = 0, out: OutOpt = None, max_issue_chars: IssueChars = 6000, no_cache: NoCache = False,
+                 limit: LimitOpt = 0, shuffle: ShuffleOpt = False, out: OutOpt = None, max_issue_chars: IssueChars = 6000, seed: SeedOpt = 0, no_cache: NoCache = False,
                  fresh: Fresh = False, json_out: JsonFlag = False) -> None:
     """File-path identification from the issue text alone: accuracy and filtered accuracy (paper 002).
 
     Example: contam probe swe-filepath --benchmark swebench-verified --limit 50 --control my_control.jsonl --out runs/fp
     """
-    _swe("swe-filepath", model, benchmark, control, limit, out, no_cache, fresh, json_out, max_issue_chars)
+    _swe("swe-filepath", model, benchmark, control, limit, out, no_cache, fresh, json_out, max_issue_chars, seed, shuffle)
 
 
 def swe_funcrepro(model: ModelOpt = "smollm2", benchmark: SweBench = "swebench-verified", control: ControlOpt = None,
-                  limit: LimitOpt = 0, out: OutOpt = None, max_issue_chars: IssueChars = 6000, no_cache: NoCache = False,
+                  limit: LimitOpt = 0, shuffle: ShuffleOpt = False, out: OutOpt = None, max_issue_chars: IssueChars = 6000, seed: SeedOpt = 0, no_cache: NoCache = False,
                   fresh: Fresh = False, json_out: JsonFlag = False) -> None:
     """Function reproduction from the issue text and the function name: 5-gram overlap and verbatim rate (paper 002).
 
     Example: contam probe swe-funcrepro --benchmark swebench-lite --limit 50 --out runs/fr
     """
-    _swe("swe-funcrepro", model, benchmark, control, limit, out, no_cache, fresh, json_out, max_issue_chars)
+    _swe("swe-funcrepro", model, benchmark, control, limit, out, no_cache, fresh, json_out, max_issue_chars, seed, shuffle)
 
 
 def swe_prefix(model: ModelOpt = "smollm2", benchmark: SweBench = "swebench-verified", control: ControlOpt = None,
-               limit: LimitOpt = 0, out: OutOpt = None, no_cache: NoCache = False, fresh: Fresh = False, json_out: JsonFlag = False) -> None:
+               limit: LimitOpt = 0, shuffle: ShuffleOpt = False, out: OutOpt = None, seed: SeedOpt = 0, no_cache: NoCache = False, fresh: Fresh = False, json_out: JsonFlag = False) -> None:
     """Prefix completion of the gold patch's changed functions: verbatim rate (paper 002).
 
     Example: contam probe swe-prefix --benchmark swebench-verified --limit 50 --out runs/prefix
     """
-    _swe("swe-prefix", model, benchmark, control, limit, out, no_cache, fresh, json_out, 0)
+    _swe("swe-prefix", model, benchmark, control, limit, out, no_cache, fresh, json_out, 0, seed, shuffle)
 
 
 def register(app: typer.Typer) -> None:

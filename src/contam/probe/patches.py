@@ -240,10 +240,14 @@ def mentions_path(text: str, path: str) -> bool:
     True
     >>> mentions_path("the separability matrix", "astropy/modeling/separable.py")
     False
+    >>> mentions_path("edit __init__.py", "sympy/core/__init__.py"), mentions_path("in core/__init__.py", "sympy/core/__init__.py")
+    (False, True)
     """
     if path in text:
         return True
-    base = path.rsplit("/", 1)[-1]
+    parts = path.split("/")
+    # a bare "__init__.py" names no file in particular: ask for its folder too
+    base = "/".join(parts[-2:]) if parts[-1] == "__init__.py" and len(parts) > 1 else parts[-1]
     if re.search(rf"(?<![\w.]){re.escape(base)}(?!\w)", text):
         return True
     if path.endswith(".py"):
