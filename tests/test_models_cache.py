@@ -37,6 +37,9 @@ def test_a_cache_hit_avoids_a_second_model_call(tmp_path: Path) -> None:
     assert inner.calls["score"] - before["score"] == 2 and lm.misses == 2 and lm.hits == 1
     again = lm.score(pairs, vocab_stats=True)
     assert again == first and inner.calls["score"] - before["score"] == 2 and lm.hits == 4
+    # Scores stored with vocabulary statistics answer a request without them.
+    plain = lm.score(pairs[:1])
+    assert plain[0].logprobs == first[0].logprobs and inner.calls["score"] - before["score"] == 2
     g1 = lm.generate(["Once upon a time"], max_new_tokens=5)
     g2 = lm.generate(["Once upon a time"], max_new_tokens=5)
     assert g1 == g2 and inner.calls["generate"] - before["generate"] == 1

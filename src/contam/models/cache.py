@@ -159,12 +159,18 @@ class CachedModel:
         payloads: list[Any],
         compute: Callable[[list[int]], list[Any]],
         order: Callable[[int], Any] | None = None,
+        fallbacks: list[Any] | None = None,
     ) -> list[Any]:
-        """Look every payload up; compute misses chunk by chunk (committing each); return values in order."""
+        """Look every payload up (or its fallback payload: a stored superset answer); compute
+        misses chunk by chunk, committing each; return values in input order."""
         ident = self.inner.identity
         keys = [cache_key(ident, method, p) for p in payloads]
-        found = self.cache.get_many(keys)
+        alt = [cache_key(ident, method, p) for p in fallbacks] if fallbacks else []
+        found = self.cache.get_many(keys + alt)
         values: list[Any] = [found.get(k) for k in keys]
+        for i, k in enumerate(alt):
+            if values[i] is None:
+                values[i] = found.get(k)
         # One computation per distinct missing key (duplicates inside a call are free too).
         first_of: dict[str, int] = {}
         for i, k in enumerate(keys):
@@ -192,7 +198,9 @@ class CachedModel:
         def compute(idx: list[int]) -> list[Any]:
             return [s.to_dict() for s in self.inner.score([pairs[i] for i in idx], vocab_stats=vocab_stats)]
 
-        vals = self._run("score", payloads, compute, order=lambda i: pairs[i])
+        # Scores stored with vocabulary statistics also answer a request without them.
+        fallbacks = None if vocab_stats else [{**p, "vocab_stats": True} for p in payloads]
+        vals = self._run("score", payloads, compute, order=lambda i: pairs[i], fallbacks=fallbacks)
         return [TokenScores.from_dict(v) for v in vals]
 
     def generate(
