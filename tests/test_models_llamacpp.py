@@ -141,3 +141,26 @@ def test_bad_gguf_and_missing_file_are_one_line_errors(tmp_path) -> None:
         load(f"llamacpp:{trunc}")
     with pytest.raises(ModelError, match="does not exist"):
         load(f"llamacpp:{tmp_path / 'missing.gguf'}")
+
+
+def test_row_chunked_logprobs_equal_the_one_shot_computation() -> None:
+    from contam.models.llamacpp import ROW_CHUNK, token_logprobs
+
+    rng = np.random.default_rng(0)
+    rows = (rng.standard_normal((2 * ROW_CHUNK + 37, 500)) * 4).astype(np.float32)
+    targets = rng.integers(0, 500, len(rows))
+    lps, mu, sd = token_logprobs(rows, targets, vocab_stats=True)
+    x = rows.astype(np.float64)
+    logp = x - x.max(1, keepdims=True)
+    logp -= np.log(np.exp(logp).sum(1, keepdims=True))
+    np.testing.assert_allclose(lps, logp[np.arange(len(rows)), targets], atol=1e-5)
+    ref_mu, ref_sd = vocab_moments(logp)
+    np.testing.assert_allclose(mu, ref_mu, atol=1e-4)
+    np.testing.assert_allclose(sd, ref_sd, atol=1e-4)
+
+
+def test_empty_generation_prompt_is_an_error(lm: LlamaCppModel) -> None:
+    with pytest.raises(ModelError, match="empty prompt"):
+        lm.generate([""], max_new_tokens=2)
+    with pytest.raises(ModelError, match="chat message 0"):
+        lm.generate([[{"role": "user"}]], max_new_tokens=2)

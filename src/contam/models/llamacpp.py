@@ -51,11 +51,30 @@ def _cpu_threads() -> int:
 
 
 def _log_softmax_rows(rows: np.ndarray) -> np.ndarray:
-    """Row-wise log-softmax in float64 for numerically stable sums over ~50k entries."""
-    x = rows.astype(np.float64, copy=True)
+    """Row-wise log-softmax (float32: numpy's pairwise sums keep ~1e-6 relative error over 50k entries)."""
+    x = np.array(rows, dtype=np.float32, copy=True)
     x -= x.max(axis=1, keepdims=True)
     x -= np.log(np.exp(x).sum(axis=1, keepdims=True))
     return x
+
+
+#: Rows of logits turned into log-probs at a time: bounds memory to ~50 MB for a 49k vocabulary
+#: however long the continuation (a 4k-token text would otherwise need 0.8 GB at once).
+ROW_CHUNK = 256
+
+
+def token_logprobs(rows: np.ndarray, targets: np.ndarray, vocab_stats: bool) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+    """Log-prob of ``targets[i]`` under logits row ``i``, plus Min-K%++ moments if asked."""
+    lps = np.empty(len(targets), dtype=np.float64)
+    mus = np.empty(len(targets), dtype=np.float64) if vocab_stats else None
+    sds = np.empty(len(targets), dtype=np.float64) if vocab_stats else None
+    for a in range(0, len(targets), ROW_CHUNK):
+        b = min(a + ROW_CHUNK, len(targets))
+        logp = _log_softmax_rows(rows[a:b])
+        lps[a:b] = logp[np.arange(b - a), targets[a:b]]
+        if mus is not None and sds is not None:
+            mus[a:b], sds[a:b] = vocab_moments(logp)
+    return lps, mus, sds
 
 
 def vocab_moments(logp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -233,12 +252,9 @@ class LlamaCppModel:
         self.calls["score"] += 1
         rows = llm.scores[first - 1 : len(window) - 1]
         targets = np.asarray(window[first:], dtype=np.intp)
-        logp = _log_softmax_rows(rows)
-        lps = logp[np.arange(len(targets)), targets]
-        mean = std = None
-        if vocab_stats:
-            mu, sigma = vocab_moments(logp)
-            mean, std = tuple(float(x) for x in mu), tuple(float(x) for x in sigma)
+        lps, mu, sigma = token_logprobs(rows, targets, vocab_stats)
+        mean = tuple(float(x) for x in mu) if mu is not None else None
+        std = tuple(float(x) for x in sigma) if sigma is not None else None
         # Character offsets of the scored continuation tokens inside the continuation.
         pieces = self._pieces(c_ids)
         n_skip = len(c_ids) - len(targets)  # continuation tokens dropped by truncation
