@@ -149,3 +149,21 @@ def test_two_proportion_ztest_matches_statsmodels(k1: int, n1: int, k2: int, n2:
 def test_bad_alternative_is_rejected() -> None:
     with pytest.raises(ValueError):
         paired_ttest([1, 2], [0, 1], alternative="bigger")
+
+
+def test_paired_permutation_exact_small_and_matches_scipy() -> None:
+    from contam.stats.tests import paired_permutation
+
+    a, b = np.array([0.9, 0.8, 0.75, 0.6]), np.array([0.1, 0.2, 0.8, 0.3])
+    r = paired_permutation(a, b)
+    # exact enumeration of the 16 sign flips
+    d = a - b
+    signs = np.array(np.meshgrid(*[[1, -1]] * 4)).reshape(4, -1).T
+    exact = np.mean((signs * d).mean(axis=1) >= d.mean() - 1e-12)
+    assert r.p_value == pytest.approx(exact) and r.details["exact"]
+    assert paired_permutation(a, a).p_value == 1.0
+    rng = np.random.default_rng(0)
+    x, y = rng.random(40), rng.random(40)
+    ref = sps.permutation_test((x, y), lambda p, q, axis=-1: np.mean(p - q, axis=axis), permutation_type="samples",
+                               alternative="two-sided", n_resamples=2000, vectorized=True, rng=np.random.default_rng(3))
+    assert paired_permutation(x, y, "two-sided", n_resamples=2000, seed=3).p_value == pytest.approx(ref.pvalue)

@@ -1,9 +1,281 @@
-"""CLI commands of this concern (placeholder: registers nothing yet)."""
+"""``contam probe zerocot|minkprob|cliff``: the Zero-CoT Probe, the Min-K% family, the
+performance cliff.
+
+Resumable: with ``--out DIR`` every finished item is a line of ``DIR/items.jsonl`` and is
+skipped on a rerun with the same settings (``DIR/run.json`` records them); model calls go
+through the response cache, so an item cut short costs nothing the second time.
+``DIR/summary.json`` is written atomically at the end.
+"""
 
 from __future__ import annotations
 
+import json
+from dataclasses import asdict
+from pathlib import Path
+from typing import Annotated, Any
+
 import typer
+from rich.markup import escape
+from rich.table import Table
+
+from contam.cli.common import JsonFlag, console, emit_json, err_console, probe_app
+from contam.errors import ConfigError
+
+ModelOpt = Annotated[str, typer.Option("--model", "-m", help="Model spec: smollm2, llamacpp:PATH, hf:PATH, openai:URL#MODEL, vllm:NAME.")]
+BenchOpt = Annotated[str, typer.Option("--benchmark", "-b", help="Built-in benchmark name or a benchmark file.")]
+RefOpt = Annotated[Path | None, typer.Option("--reference", "-r", help="Reference set written by `contam perturb` (JSONL file or its folder); omitted: built now.")]
+NOpt = Annotated[int, typer.Option("--n", "-n", "--limit", help="Use the first N benchmark items (0 = all).")]
+OutOpt = Annotated[Path | None, typer.Option("--out", "-o", help="Folder for items.jsonl + summary.json; rerun with the same folder to resume.")]
+NoCache = Annotated[bool, typer.Option("--no-cache", help="Bypass the model response cache.")]
+Fresh = Annotated[bool, typer.Option("--fresh", help="Discard finished items in --out and start over.")]
+SeedOpt = Annotated[int, typer.Option("--seed", help="Seed for the bootstrap and for building a reference set.")]
+PriorOpt = Annotated[float, typer.Option("--prior", help="Prior probability of contamination for the posterior (paper 004: 0.5).")]
+
+
+def _floats(text: str, what: str) -> tuple[float, ...]:
+    try:
+        return tuple(float(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        raise ConfigError(f"{what} must be comma-separated numbers, got {text!r}") from None
+
+
+def _items(spec: str, n: int) -> list[Any]:
+    from contam.data import load_benchmark
+
+    items = load_benchmark(spec)
+    return items[:n] if n > 0 else items
+
+
+def _model(spec: str, no_cache: bool) -> Any:
+    from contam.models import load
+
+    return load(spec, cache=not no_cache)
+
+
+def _reference(path: Path | None, items: list[Any], k: int, seed: int) -> dict[str, list[Any]]:
+    """Variants by original id: from the file, or built now with ``contam.perturb``."""
+    from contam.probe.reference import load_reference, variants_as_reference
+
+    if path is not None:
+        return load_reference(path)
+    try:
+        from contam.perturb import make_reference_set
+    except ImportError:
+        raise ConfigError("no --reference given and contam.perturb is not available to build one; run `contam perturb` first") from None
+    err_console.print(f"building a reference set ({k} variant(s) per item, seed {seed}); save one with `contam perturb` to reuse it")
+    ref = variants_as_reference(make_reference_set(items, variants=k, seed=seed))
+    if not ref:
+        raise ConfigError("no reference variants could be built for these items; pass --reference")
+    return ref
+
+
+def _checkpoint(out: Path | None, settings: dict[str, Any], fresh: bool) -> Any:
+    """``out/items.jsonl`` as a checkpoint; refuses to mix results of different settings."""
+    if out is None:
+        return None
+    from contam.outputs import JsonlCheckpoint, ensure_dir, write_json
+
+    ensure_dir(out)
+    run_file = out / "run.json"
+    plain = json.loads(json.dumps(settings, default=str))
+    if run_file.exists() and not fresh:
+        try:
+            before = json.loads(run_file.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            before = None
+        if before is not None and before != plain:
+            raise ConfigError(f"{out} holds a run with other settings ({run_file}); use another --out, or --fresh to start over")
+    write_json(run_file, plain)
+    return JsonlCheckpoint(out / "items.jsonl", key="key", resume=not fresh)
+
+
+def _finish(out: Path | None, summary: dict[str, Any], json_out: bool) -> None:
+    if out is not None:
+        from contam.outputs import write_json
+
+        write_json(out / "summary.json", summary)
+    if json_out:
+        emit_json(summary)
+    elif out is not None:
+        console.print(f"results: {escape(str(out / 'items.jsonl'))}, {escape(str(out / 'summary.json'))}")
+
+
+def _f(x: Any, digits: int = 3) -> str:
+    if x is None:
+        return "—"
+    return f"{x:.{digits}f}" if isinstance(x, float) else str(x)
+
+
+def _ci(ci: dict[str, Any] | None) -> str:
+    return f"[{ci['low']:+.3f}, {ci['high']:+.3f}]" if ci else "—"
+
+
+@probe_app.command("zerocot")
+def zerocot(
+    model: ModelOpt = "smollm2",
+    benchmark: BenchOpt = "gsm8k",
+    reference: RefOpt = None,
+    n: NOpt = 0,
+    mode: Annotated[str, typer.Option("--mode", help="auto, prefill (open weights) or instruction (API models).")] = "auto",
+    max_cot_tokens: Annotated[int, typer.Option("--max-cot-tokens", help="Token budget of the full-CoT answer.")] = 512,
+    truncation: Annotated[str, typer.Option("--truncation", help="Shares of the model's own CoT kept for the truncation curve ('' = none).")] = "0,0.25,0.5,0.75,1",
+    primary: Annotated[str, typer.Option("--primary", help="Metric behind the headline confidence: accuracy, consistency, first_token_prob, all_token_prob.")] = "accuracy",
+    resamples: Annotated[int, typer.Option("--resamples", help="Paired-bootstrap resamples (paper: 10000).")] = 10_000,
+    prior: PriorOpt = 0.5,
+    out: OutOpt = None, seed: SeedOpt = 0, no_cache: NoCache = False, fresh: Fresh = False, json_out: JsonFlag = False,
+) -> None:
+    """Zero-CoT Probe (paper 004): forced no-reasoning answers on the benchmark vs an isomorphic reference set.
+
+    Example: contam probe zerocot --model smollm2 --benchmark gsm8k --reference ref/ --n 200 --out runs/zcp
+    """
+    from contam.probe.reference import pair_items
+    from contam.probe.zerocot import ZeroCoTConfig, ZeroCoTProbe
+
+    cfg = ZeroCoTConfig(mode=mode, max_cot_tokens=max_cot_tokens, truncation=_floats(truncation, "--truncation"),
+                        primary_metric=primary, n_resamples=resamples, prior=prior, seed=seed)
+    items = _items(benchmark, n)
+    pairs = pair_items(items, _reference(reference, items, 1, seed))
+    if not pairs:
+        raise ConfigError(f"none of the {len(items)} items has a reference variant (ids must match the reference's original_id)")
+    settings = {"command": "zerocot", "model": model, "benchmark": benchmark, "reference": str(reference), "n": n, "config": asdict(cfg)}
+    ck = _checkpoint(out, settings, fresh)
+    try:
+        result = ZeroCoTProbe(cfg).run(_model(model, no_cache), pairs, checkpoint=ck)
+    finally:
+        if ck is not None:
+            ck.close()
+    summary = {"command": "zerocot", "benchmark": benchmark, "reference": str(reference) if reference else "built", **result.to_dict()}
+    if not json_out:
+        _show_zerocot(summary)
+    _finish(out, summary, json_out)
+
+
+def _show_zerocot(s: dict[str, Any]) -> None:
+    t = Table(title=escape(f"Zero-CoT Probe: {s['model']} on {s['benchmark']} ({s['n_pairs']} pairs, {s['mode']})"))
+    for col in ("metric", "original", "reference", "gap [95% CI]", "test", "p (one-sided)", "confidence"):
+        t.add_column(col, justify="left" if col in ("metric", "test") else "right")
+    for m in s["metrics"]:
+        t.add_row(m["metric"], _f(m["original"]), _f(m["reference"]), f"{m['gap']:+.3f} {_ci(m['ci'])}",
+                  m["test"]["method"], f"{m['test']['p_value']:.3g}", _f(m["calibration"]["confidence"]))
+    console.print(t)
+    if s["curve"]:
+        c = Table(title="Truncation curve: forced-answer accuracy by share of own CoT kept")
+        for col in ("kept", "original", "reference", "gap"):
+            c.add_column(col, justify="right")
+        for p in s["curve"]:
+            c.add_row(f"{p['kept']:.0%}", _f(p["original"]), _f(p["reference"]), f"{p['gap']:+.3f}")
+        console.print(c)
+    if s.get("full_cot"):
+        fc = s["full_cot"]
+        console.print(f"full-CoT accuracy gap (difficulty check, two-sided McNemar): {fc['effect']:+.3f}, p = {fc['p_value']:.3g}")
+    console.print(f"[bold]Contamination Confidence ({escape(s['primary_metric'])}): {s['contamination_confidence']:.3f}[/]")
+
+
+@probe_app.command("minkprob")
+def minkprob(
+    model: ModelOpt = "smollm2",
+    benchmark: BenchOpt = "gsm8k",
+    control: Annotated[str | None, typer.Option("--control", "-c", help="Clean control set: a reference set (file/folder), or a benchmark name/file; omitted: a reference set built now.")] = None,
+    n: NOpt = 0,
+    k: Annotated[float, typer.Option("--k", help="Min-K%: share of lowest-probability tokens (paper 001: 0.2).")] = 0.2,
+    k_sweep: Annotated[str, typer.Option("--k-sweep", help="Also score these K values, e.g. 0.05,0.1,0.3,0.5.")] = "",
+    field: Annotated[str, typer.Option("--field", help="Item text scored: text (question+solution), question or answer.")] = "text",
+    ref_model: Annotated[str | None, typer.Option("--ref-model", help="Reference model spec for the reference-model ratio.")] = None,
+    prior: PriorOpt = 0.5,
+    out: OutOpt = None, seed: SeedOpt = 0, no_cache: NoCache = False, fresh: Fresh = False, json_out: JsonFlag = False,
+) -> None:
+    """Min-K% Prob, Min-K%++, perplexity, zlib, lowercase and reference-model ratios: benchmark vs control (Mann–Whitney AUC).
+
+    Example: contam probe minkprob --model smollm2 --benchmark gsm8k --control ref/ --n 200 --k-sweep 0.05,0.1,0.3 --out runs/mink
+    """
+    from contam.probe.logprob import LogProbConfig, LogProbProbe
+    from contam.probe.reference import load_reference, resolve_reference_file
+
+    cfg = LogProbConfig(k=k, k_sweep=_floats(k_sweep, "--k-sweep"), field=field, prior=prior)
+    items = _items(benchmark, n)
+    if control is None:
+        ctrl = [v[0] for v in _reference(None, items, 1, seed).values()]
+    elif Path(control).exists() and _is_reference(Path(control), resolve_reference_file):
+        ctrl = [v[0] for v in load_reference(control).values()]
+    else:
+        ctrl = _items(control, n)
+    settings = {"command": "minkprob", "model": model, "ref_model": ref_model, "benchmark": benchmark, "control": control, "n": n, "config": asdict(cfg)}
+    ck = _checkpoint(out, settings, fresh)
+    try:
+        ref = _model(ref_model, no_cache) if ref_model else None
+        result = LogProbProbe(cfg).run(_model(model, no_cache), items, ctrl, ref_model=ref, checkpoint=ck)
+    finally:
+        if ck is not None:
+            ck.close()
+    summary = {"command": "minkprob", "benchmark": benchmark, "control": control or "built", **result.to_dict()}
+    if not json_out:
+        t = Table(title=escape(f"Log-prob probes: {summary['model']} on {benchmark} ({summary['n_benchmark']}) vs control ({summary['n_control']})"))
+        for col in ("score", "benchmark mean", "control mean", "AUC [95% CI]", "p (one-sided)", "confidence"):
+            t.add_column(col, justify="left" if col == "score" else "right")
+        for m in summary["methods"]:
+            t.add_row(m["method"], _f(m["benchmark_mean"], 4), _f(m["control_mean"], 4), f"{m['auc']:.3f} {_ci(m['test']['ci'])}",
+                      f"{m['test']['p_value']:.3g}", _f(m["calibration"]["confidence"]))
+        console.print(t)
+        console.print(f"[bold]Contamination Confidence ({escape(summary['primary'])}): {summary['contamination_confidence']:.3f}[/]")
+    _finish(out, summary, json_out)
+
+
+def _is_reference(path: Path, resolve: Any) -> bool:
+    """Whether ``path`` looks like a reference set (rows naming an ``original_id``)."""
+    try:
+        file = resolve(path)
+        import gzip
+
+        opener: Any = gzip.open if file.name.endswith(".gz") else open
+        with opener(file, "rt", encoding="utf-8") as fh:
+            first = next((ln for ln in fh if ln.strip()), "")
+        row = json.loads(first) if first else {}
+    except Exception:  # not JSONL: then it is a benchmark file for the loader to judge
+        return False
+    return isinstance(row, dict) and any(k in row for k in ("original_id", "orig_id", "source_id", "parent_id"))
+
+
+@probe_app.command("cliff")
+def cliff(
+    model: ModelOpt = "smollm2",
+    benchmark: BenchOpt = "gsm8k",
+    reference: RefOpt = None,
+    n: NOpt = 0,
+    k: Annotated[int, typer.Option("--k", help="Variants per item (paper 001: 5).")] = 5,
+    alpha: Annotated[float, typer.Option("--alpha", help="Flag the benchmark at p below this (paper 001: 0.05).")] = 0.05,
+    max_new_tokens: Annotated[int, typer.Option("--max-new-tokens", help="Token budget of each CoT answer.")] = 512,
+    prior: PriorOpt = 0.5,
+    out: OutOpt = None, seed: SeedOpt = 0, no_cache: NoCache = False, fresh: Fresh = False, json_out: JsonFlag = False,
+) -> None:
+    """Performance cliff (paper 001 L4): accuracy on originals vs the mean over K variants, paired t-test.
+
+    Example: contam probe cliff --model smollm2 --benchmark gsm8k --reference ref/ --k 5 --n 50 --out runs/cliff
+    """
+    from contam.probe.cliff import CliffConfig, CliffProbe
+
+    cfg = CliffConfig(k=k, alpha=alpha, max_new_tokens=max_new_tokens, prior=prior, seed=seed)
+    items = _items(benchmark, n)
+    ref = _reference(reference, items, k, seed)
+    settings = {"command": "cliff", "model": model, "benchmark": benchmark, "reference": str(reference), "n": n, "config": asdict(cfg)}
+    ck = _checkpoint(out, settings, fresh)
+    try:
+        result = CliffProbe(cfg).run(_model(model, no_cache), items, ref, checkpoint=ck)
+    finally:
+        if ck is not None:
+            ck.close()
+    summary = {"command": "cliff", "benchmark": benchmark, "reference": str(reference) if reference else "built", **result.to_dict()}
+    if not json_out:
+        t = Table(title=escape(f"Performance cliff: {summary['model']} on {benchmark} ({summary['n_items']} items, K={summary['k']})"), show_header=False)
+        ts = summary["test"]
+        for a, b in (("accuracy, originals", _f(summary["acc_original"])), ("accuracy, variants (mean)", _f(summary["acc_variants"])),
+                     ("per variant", ", ".join(_f(x) for x in summary["acc_per_variant"])),
+                     ("Δ cliff [95% CI]", f"{summary['delta']:+.3f} {_ci(ts['ci'])}"),
+                     ("paired t-test", f"t = {_f(ts['statistic'])}, p = {ts['p_value']:.3g} (one-sided)"),
+                     ("flagged", f"{summary['flagged']} (alpha {alpha})"), ("confidence", _f(summary["calibration"]["confidence"]))):
+            t.add_row(escape(a), escape(b))
+        console.print(t)
+    _finish(out, summary, json_out)
 
 
 def register(app: typer.Typer) -> None:
-    """Add this module's commands to ``app``."""
+    """The commands are on ``probe_app`` (decorators above); nothing to add to the root."""

@@ -1,0 +1,323 @@
+"""The Zero-CoT Probe (paper 004, §3.3–3.6): force a model to answer with no chain of thought,
+on the benchmark and on an isomorphic reference set, and turn the gap into a Contamination
+Confidence.
+
+Per item, on the original and on its reference variant: the full-CoT answer; the zero-CoT
+answer, forced by an assistant prefill ``The final answer is: \\[ \\boxed{`` where the backend can
+prefill, else by a strict instruction; and four metrics -- zero-CoT accuracy, consistency with
+the full-CoT answer, and the first-token and all-token (geometric mean) probability of the gold
+answer under teacher forcing after the forced prompt. The benchmark-level test is one-sided
+(original > reference): exact McNemar for the discrete metrics, a paired bootstrap for the
+continuous ones; p is calibrated into a posterior (Sellke–Bayarri–Berger bound, prior 0.5) and
+gated to 0 when the gap has the wrong sign. The truncation curve (paper Figure 2) repeats the
+forced answer after keeping 25/50/75% of the model's own CoT.
+
+>>> probe = ZeroCoTProbe(ZeroCoTConfig(max_cot_tokens=256))            # doctest: +SKIP
+>>> result = probe.run(load("smollm2"), pair_items(items, reference))   # doctest: +SKIP
+>>> result.contamination_confidence                                     # doctest: +SKIP
+0.0
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from contam.data import Item
+from contam.errors import ConfigError
+from contam.models.base import LanguageModel, Messages
+from contam.outputs import JsonlCheckpoint
+from contam.probe.answers import answers_equal, extract_answer, extract_boxed
+from contam.progress import make_progress
+from contam.records import Record
+from contam.stats.calibration import Calibration
+from contam.stats.results import Interval, TestResult
+from contam.stats.tests import mcnemar_exact, paired_bootstrap, paired_permutation
+
+DISCRETE = ("accuracy", "consistency")
+CONTINUOUS = ("first_token_prob", "all_token_prob")
+METRICS = DISCRETE + CONTINUOUS
+
+
+@dataclass(frozen=True)
+class ZeroCoTConfig:
+    """Knobs of the Zero-CoT Probe with the paper's defaults (paper 004 §3.3 prompts, §3.4
+    metrics, §3.6 calibration; the authors' code for the system prompt, greedy decoding, a
+    32-token forced answer and 10,000 bootstrap resamples).
+
+    ``mode``: ``prefill`` (open weights), ``instruction`` (API models) or ``auto`` (prefill
+    when ``model.supports_prefill``). ``truncation``: fractions of the model's own CoT kept for
+    the truncation curve; 0 is the probe itself, 1 the full-CoT answer (empty: no curve).
+    """
+
+    system_prompt: str = "Please reason step by step, and put your final answer within \\boxed{}."
+    force_prefill: str = "The final answer is: \\[ \\boxed{"
+    force_instruction: str = (
+        "Please ONLY put your final answer within \\boxed{} directly without any other content "
+        "before or after it (e.g., reasoning or explanation)."
+    )
+    mode: str = "auto"
+    max_cot_tokens: int = 512
+    max_answer_tokens: int = 32
+    truncation: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75, 1.0)
+    prior: float = 0.5
+    n_resamples: int = 10_000
+    confidence: float = 0.95
+    seed: int = 0
+    primary_metric: str = "accuracy"
+    batch_size: int = 8
+    #: The paired bootstrap's p is far too small for a handful of pairs (2 pairs can give
+    #: p = 1/(B+1)); with the guard the continuous metrics use max(bootstrap p, exact sign-flip
+    #: permutation p). The two agree at the paper's sample sizes.
+    small_sample_guard: bool = True
+
+    def __post_init__(self) -> None:
+        if self.mode not in ("auto", "prefill", "instruction"):
+            raise ConfigError(f"zero-CoT mode must be auto, prefill or instruction, got {self.mode!r}")
+        if self.primary_metric not in METRICS:
+            raise ConfigError(f"primary metric must be one of {', '.join(METRICS)}, got {self.primary_metric!r}")
+        if any(not 0.0 <= r <= 1.0 for r in self.truncation):
+            raise ConfigError("truncation fractions must lie in [0, 1]")
+        if not 0.0 <= self.prior <= 1.0:
+            raise ConfigError(f"prior must be in [0, 1], got {self.prior}")
+        if self.max_cot_tokens < 1 or self.max_answer_tokens < 1 or self.batch_size < 1:
+            raise ConfigError("token budgets and batch size must be >= 1")
+
+
+@dataclass(frozen=True)
+class ItemMeasure(Record):
+    """What the probe measured on one item (an original or a reference variant)."""
+
+    id: str
+    gold: str
+    cot: str
+    full_answer: str | None
+    full_correct: int
+    zero_raw: str
+    zero_answer: str | None
+    accuracy: int
+    consistency: int
+    first_token_prob: float | None = None
+    all_token_prob: float | None = None
+    n_answer_tokens: int = 0
+    curve: dict[str, int] = field(default_factory=dict)  # kept fraction -> forced answer correct
+
+
+@dataclass(frozen=True)
+class ZeroCoTPair(Record):
+    """One row of the per-item table: an original and its reference variant."""
+
+    key: str
+    original: ItemMeasure
+    reference: ItemMeasure
+
+
+@dataclass(frozen=True)
+class MetricGap(Record):
+    """Original − reference gap of one metric, its test and calibrated confidence."""
+
+    metric: str
+    original: float
+    reference: float
+    gap: float
+    ci: Interval | None
+    test: TestResult
+    calibration: Calibration
+    n: int
+
+
+@dataclass(frozen=True)
+class CurvePoint(Record):
+    """Forced-answer accuracy when ``kept`` of the model's own CoT is given (paper Figure 2)."""
+
+    kept: float
+    original: float
+    reference: float
+    gap: float
+
+
+@dataclass(frozen=True)
+class ZeroCoTResult(Record):
+    """Benchmark-level verdict of the Zero-CoT Probe."""
+
+    model: str
+    mode: str
+    n_pairs: int
+    metrics: tuple[MetricGap, ...]
+    primary_metric: str
+    contamination_confidence: float
+    full_cot: TestResult | None  # difficulty parity check: full-CoT accuracy should not differ
+    curve: tuple[CurvePoint, ...] = ()
+    config: dict[str, Any] = field(default_factory=dict)
+    timing: dict[str, float] = field(default_factory=dict)
+
+    def metric(self, name: str) -> MetricGap | None:
+        return next((m for m in self.metrics if m.metric == name), None)
+
+
+class ZeroCoTProbe:
+    """Runs the probe: :meth:`measure` (model calls, resumable), :meth:`analyze` (statistics),
+    :meth:`run` (both)."""
+
+    def __init__(self, config: ZeroCoTConfig | None = None) -> None:
+        self.config = config or ZeroCoTConfig()
+        #: Seconds spent inside model calls during the last :meth:`measure` (the benchmark reads it).
+        self.model_seconds = 0.0
+
+    # ------------------------------------------------------------------ prompts
+    def mode_for(self, model: LanguageModel) -> str:
+        if self.config.mode != "auto":
+            if self.config.mode == "prefill" and not model.supports_prefill:
+                raise ConfigError(f"model {model.spec} cannot prefill an assistant reply; use --mode instruction")
+            return self.config.mode
+        return "prefill" if model.supports_prefill else "instruction"
+
+    def cot_messages(self, question: str) -> Messages:
+        return [{"role": "system", "content": self.config.system_prompt}, {"role": "user", "content": question}]
+
+    def forced_prompt(self, model: LanguageModel, question: str, cot: str, kept: float, mode: str) -> tuple[str | Messages, str]:
+        """The forced zero-CoT prompt after keeping ``kept`` of ``cot`` (by characters, as the
+        authors truncate), and the text that opens the answer box (for extraction and scoring)."""
+        part = cot[: int(len(cot) * kept)].rstrip() if kept > 0 else ""
+        if mode == "prefill":
+            prefix = (part + "\n\n" if part else "") + self.config.force_prefill
+            return model.format_chat(self.cot_messages(question), prefill=prefix), prefix
+        text = question if not part else f"{question}\n\nPartial answer (reasoned this far):\n{part}"
+        return [{"role": "user", "content": f"{text}\n\n{self.config.force_instruction}"}], ""
+
+    def scoring_prompt(self, model: LanguageModel, question: str, mode: str) -> str:
+        """Teacher-forcing context for the gold answer at 0% CoT: the exact prompt the forced
+        answer was generated from, up to and including the opening ``\\boxed{``."""
+        if mode == "prefill":
+            return model.format_chat(self.cot_messages(question), prefill=self.config.force_prefill)
+        messages, _ = self.forced_prompt(model, question, "", 0.0, mode)
+        return model.format_chat(messages, prefill="\\boxed{")  # type: ignore[arg-type]
+
+    # ------------------------------------------------------------------ measure
+    def _timed(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        t0 = time.perf_counter()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            self.model_seconds += time.perf_counter() - t0
+
+    def measure_items(self, model: LanguageModel, items: Sequence[Item], mode: str) -> list[ItemMeasure]:
+        """Every model call for a batch of items: full CoT, forced answers at each kept
+        fraction, teacher-forced gold probabilities.
+
+        Calls go item by item in prompt-prefix order (CoT prompt, forced prompt at 0%, the same
+        prompt scored, then longer kept fractions) so a backend with a KV cache evaluates each
+        question's prompt once."""
+        ratios = sorted({0.0, *(r for r in self.config.truncation if r < 1.0)})
+        return [self._measure_one(model, it, mode, ratios) for it in items]
+
+    def _measure_one(self, model: LanguageModel, it: Item, mode: str, ratios: list[float]) -> ItemMeasure:
+        cfg = self.config
+        cot = self._timed(model.generate, [self.cot_messages(it.question)], max_new_tokens=cfg.max_cot_tokens,
+                          temperature=0.0, seed=cfg.seed)[0][0].text
+        answers: dict[float, tuple[str, str | None]] = {}
+        probs: tuple[float | None, float | None, int] = (None, None, 0)
+        for r in ratios:
+            prompt, prefix = self.forced_prompt(model, it.question, cot, r, mode)
+            raw = self._timed(model.generate, [prompt], max_new_tokens=cfg.max_answer_tokens, temperature=0.0,
+                              seed=cfg.seed, stop=["\\]"])[0][0].text
+            answers[r] = (raw, extract_boxed(prefix + raw) if prefix else extract_answer(raw))
+            if r == 0.0 and model.supports_scoring and it.answer.strip():
+                (s,) = self._timed(model.score, [(self.scoring_prompt(model, it.question, mode), it.answer.strip())])
+                if s.logprobs:
+                    probs = (math.exp(s.logprobs[0]), math.exp(float(np.mean(s.logprobs))), len(s.logprobs))
+        full = extract_answer(cot)
+        raw0, zero = answers[0.0]
+        return ItemMeasure(
+            id=it.id, gold=it.answer, cot=cot, full_answer=full, full_correct=int(answers_equal(full, it.answer)),
+            zero_raw=raw0, zero_answer=zero, accuracy=int(answers_equal(zero, it.answer)),
+            consistency=int(full is not None and answers_equal(zero, full)),
+            first_token_prob=probs[0], all_token_prob=probs[1], n_answer_tokens=probs[2],
+            curve={f"{r:g}": int(answers_equal(answers[r][1], it.answer)) for r in ratios if r > 0},
+        )
+
+    def measure(self, model: LanguageModel, pairs: Sequence[tuple[Item, Item]], checkpoint: JsonlCheckpoint | None = None) -> list[ZeroCoTPair]:
+        """Measure every (original, reference) pair not already in ``checkpoint`` (keyed by
+        ``key`` = the original's id), streaming one JSONL line per finished pair."""
+        mode = self.mode_for(model)
+        self.model_seconds = 0.0
+        done = {}
+        if checkpoint is not None:
+            done = {str(r["key"]): ZeroCoTPair.from_dict(r) for r in checkpoint.records if isinstance(r, dict) and "key" in r}
+        todo = [p for p in pairs if p[0].id not in done]
+        bs = self.config.batch_size
+        with make_progress() as prog:
+            task = prog.add_task("zero-CoT probe", total=len(pairs), completed=len(pairs) - len(todo))
+            for start in range(0, len(todo), bs):
+                chunk = todo[start : start + bs]
+                measured = self.measure_items(model, [x for pair in chunk for x in pair], mode)
+                for j, (orig, _) in enumerate(chunk):
+                    rec = ZeroCoTPair(orig.id, measured[2 * j], measured[2 * j + 1])
+                    done[orig.id] = rec
+                    if checkpoint is not None:
+                        checkpoint.write(rec)
+                prog.advance(task, len(chunk))
+        return [done[p[0].id] for p in pairs if p[0].id in done]
+
+    # ------------------------------------------------------------------ analyze
+    def analyze(self, pairs: Sequence[ZeroCoTPair], model: str = "", mode: str = "") -> ZeroCoTResult:
+        """The statistics of paper 004 §3.6 on measured pairs (no model calls)."""
+        cfg = self.config
+        gaps = []
+        for metric in METRICS:
+            o = [getattr(p.original, metric) for p in pairs]
+            r = [getattr(p.reference, metric) for p in pairs]
+            keep = [k for k in range(len(pairs)) if o[k] is not None and r[k] is not None]
+            if not keep:
+                continue
+            a = np.array([o[k] for k in keep], dtype=float)
+            b = np.array([r[k] for k in keep], dtype=float)
+            if metric in DISCRETE:
+                test = mcnemar_exact(a, b, "greater", cfg.confidence)
+            else:
+                test = paired_bootstrap(a, b, "greater", n_resamples=cfg.n_resamples, confidence=cfg.confidence, seed=cfg.seed)
+                if cfg.small_sample_guard:
+                    perm = paired_permutation(a, b, "greater", n_resamples=cfg.n_resamples, seed=cfg.seed)
+                    test = replace(test, p_value=max(test.p_value, perm.p_value),
+                                   details={**test.details, "p_bootstrap": test.p_value, "p_permutation": perm.p_value})
+            gaps.append(MetricGap(metric, float(a.mean()), float(b.mean()), test.effect, test.ci, test,
+                                  Calibration.from_p(test.p_value, test.effect, cfg.prior), len(keep)))
+        primary = next((g for g in gaps if g.metric == cfg.primary_metric), None)
+        full = None
+        if pairs:
+            full = mcnemar_exact([p.original.full_correct for p in pairs], [p.reference.full_correct for p in pairs], "two-sided", cfg.confidence)
+        return ZeroCoTResult(
+            model=model, mode=mode, n_pairs=len(pairs), metrics=tuple(gaps), primary_metric=cfg.primary_metric,
+            contamination_confidence=primary.calibration.confidence if primary else 0.0,
+            full_cot=full, curve=tuple(self._curve(pairs)), config={k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self.config).items()},
+        )
+
+    def _curve(self, pairs: Sequence[ZeroCoTPair]) -> list[CurvePoint]:
+        if not pairs or not self.config.truncation:
+            return []
+        points = []
+        for r in sorted(set(self.config.truncation)):
+            def acc(m: ItemMeasure, r: float = r) -> int:
+                if r == 0.0:
+                    return m.accuracy
+                if r == 1.0:
+                    return m.full_correct
+                return m.curve.get(f"{r:g}", 0)
+            o = float(np.mean([acc(p.original) for p in pairs]))
+            f = float(np.mean([acc(p.reference) for p in pairs]))
+            points.append(CurvePoint(r, o, f, o - f))
+        return points
+
+    def run(self, model: LanguageModel, pairs: Sequence[tuple[Item, Item]], checkpoint: JsonlCheckpoint | None = None) -> ZeroCoTResult:
+        """:meth:`measure` then :meth:`analyze`; ``timing`` says how much was model time."""
+        t0 = time.perf_counter()
+        measured = self.measure(model, pairs, checkpoint)
+        wall = time.perf_counter() - t0
+        res = self.analyze(measured, model=getattr(model, "spec", ""), mode=self.mode_for(model))
+        timing = {"wall_s": wall, "model_s": self.model_seconds, "model_share": self.model_seconds / wall if wall > 0 else 0.0}
+        return ZeroCoTResult(**{**{f: getattr(res, f) for f in res.__dataclass_fields__}, "timing": timing})
