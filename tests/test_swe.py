@@ -99,7 +99,7 @@ def test_filepath_on_real_instances(model, verified: list, tmp_path: Path) -> No
     items = verified[:2]
     ck_path = tmp_path / "items.jsonl"
     with JsonlCheckpoint(ck_path, key="key") as ck:
-        res = FilePath(SweConfig(max_issue_chars=600)).run(model, items, checkpoint=ck)
+        res = FilePath(SweConfig(max_issue_chars=300)).run(model, items, checkpoint=ck)
     assert res.n == 2 and 0.0 <= res.rate <= 1.0
     for it, rec in zip(items, res.items, strict=True):
         gold = parse_patch(it.solution).files
@@ -109,7 +109,7 @@ def test_filepath_on_real_instances(model, verified: list, tmp_path: Path) -> No
     assert res.n_filtered == sum(not r.mentioned for r in res.items)
     # resume: everything is read back from the checkpoint, identical
     with JsonlCheckpoint(ck_path, key="key") as ck:
-        again = FilePath(SweConfig(max_issue_chars=600)).run(model, items, checkpoint=ck)
+        again = FilePath(SweConfig(max_issue_chars=300)).run(model, items, checkpoint=ck)
     assert again.items == res.items
     assert len(ck_path.read_text().splitlines()) == 2
 

@@ -22,9 +22,9 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from contam.data.items import Item
-from contam.models.base import LanguageModel
+from contam.models.base import LanguageModel, Prompt
 from contam.outputs import JsonlCheckpoint
-from contam.probe.itemloop import run_items
+from contam.probe.itemloop import batch_size_for, generate_texts, run_items
 from contam.probe.reconstruct import item_part
 from contam.probe.textsim import rouge_l, word_prefix
 from contam.records import Record
@@ -135,19 +135,30 @@ class Guided:
         )
 
     def score_item(self, model: LanguageModel, item: Item) -> GuidedItem:
-        first, second = self.split_item(item)
-        key = f"original/{item.id}"
-        if not second.strip():
-            return GuidedItem(key, item.id, first, second, "", "", 0.0, 0.0, skipped="fewer than two words")
-        budget = self.config.max_new_tokens or 2 * len(second.split()) + 16
-        g_prompt, n_prompt = self.prompts(item, first)
-        outs = model.generate(
-            [[{"role": "user", "content": g_prompt}], [{"role": "user", "content": n_prompt}]],
-            max_new_tokens=budget, temperature=0.0, seed=self.config.seed,
-        )
-        guided, general = outs[0][0].text, outs[1][0].text
-        ref = second.strip()
-        return GuidedItem(key, item.id, first, second, guided, general, rouge_l(guided, ref), rouge_l(general, ref))
+        return self.score_batch(model, [item])[0]
+
+    def score_batch(self, model: LanguageModel, items: Sequence[Item]) -> list[GuidedItem]:
+        """Records for several items: their guided and general prompts go out together."""
+        splits = [self.split_item(it) for it in items]
+        live = [i for i, (_, second) in enumerate(splits) if second.strip()]
+        reqs: list[tuple[Prompt, int]] = []
+        for i in live:
+            budget = self.config.max_new_tokens or 2 * len(splits[i][1].split()) + 16
+            g_prompt, n_prompt = self.prompts(items[i], splits[i][0])
+            reqs += [([{"role": "user", "content": g_prompt}], budget), ([{"role": "user", "content": n_prompt}], budget)]
+        texts = generate_texts(model, reqs, temperature=0.0, seed=self.config.seed)
+        by = {i: (texts[2 * j], texts[2 * j + 1]) for j, i in enumerate(live)}
+        out = []
+        for i, item in enumerate(items):
+            first, second = splits[i]
+            key = f"original/{item.id}"
+            if i not in by:
+                out.append(GuidedItem(key, item.id, first, second, "", "", 0.0, 0.0, skipped="fewer than two words"))
+                continue
+            guided, general = by[i]
+            ref = second.strip()
+            out.append(GuidedItem(key, item.id, first, second, guided, general, rouge_l(guided, ref), rouge_l(general, ref)))
+        return out
 
     def run(self, model: LanguageModel, items: Sequence[Item], *, checkpoint: JsonlCheckpoint | None = None) -> GuidedResult:
         from contam.stats.tests import paired_bootstrap
@@ -156,6 +167,7 @@ class Guided:
         records = run_items(
             items, lambda it: self.score_item(model, it), GuidedItem,
             key=lambda it: f"original/{it.id}", checkpoint=checkpoint, description="guided vs general",
+            batch=lambda chunk: self.score_batch(model, chunk), batch_size=batch_size_for(model),
         )
         rs = [r for r in records if not r.skipped]
         test = None

@@ -18,14 +18,21 @@ any re-asked call free. Records already in the checkpoint are rebuilt, not recom
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
+from contam.models.base import LanguageModel, Prompt
 from contam.outputs import JsonlCheckpoint
-from contam.progress import track
+from contam.progress import make_progress
 from contam.records import Record
 
 T = TypeVar("T")
 R = TypeVar("R", bound=Record)
+
+
+def batch_size_for(model: Any) -> int:
+    """How many items to send per ``generate`` call: the backend's ``preferred_batch`` (API
+    backends set it from their concurrency; batched local backends from their batch size), else 1."""
+    return max(1, int(getattr(model, "preferred_batch", 1) or 1))
 
 
 def run_items(
@@ -36,24 +43,47 @@ def run_items(
     key: Callable[[T], str],
     checkpoint: JsonlCheckpoint | None = None,
     description: str = "probing",
+    batch: Callable[[list[T]], list[R]] | None = None,
+    batch_size: int = 1,
 ) -> list[R]:
     """``compute(item)`` for every item not already in ``checkpoint``, in order, with a progress bar.
 
-    The checkpoint must use ``key="key"`` and each record a ``key`` field equal to ``key(item)``.
+    With ``batch`` and ``batch_size > 1`` the items still to do go ``batch_size`` at a time to
+    ``batch(chunk)`` (one ``generate`` call for the chunk: concurrent on API backends, batched on
+    GPU ones); each record is checkpointed as soon as its chunk is back. The checkpoint must use
+    ``key="key"`` and each record a ``key`` field equal to ``key(item)``.
     """
     done: dict[str, R] = {}
     if checkpoint is not None:
         for raw in checkpoint.records:
             if isinstance(raw, dict) and "key" in raw:
                 done[str(raw["key"])] = record_type.from_dict(raw)
-    out: list[R] = []
-    for item in track(items, description, total=len(items)):
-        k = key(item)
-        if k in done:
-            out.append(done[k])
-            continue
-        rec = compute(item)
-        if checkpoint is not None:
-            checkpoint.write(rec)
-        out.append(rec)
+    keys = [key(it) for it in items]
+    todo = [it for it, k in zip(items, keys, strict=True) if k not in done]
+    new: dict[str, R] = {}
+    step = batch_size if batch is not None and batch_size > 1 else 1
+    with make_progress() as prog:
+        task = prog.add_task(description, total=len(items))
+        prog.advance(task, len(items) - len(todo))
+        for start in range(0, len(todo), step):
+            chunk = todo[start : start + step]
+            recs = batch(chunk) if step > 1 and batch is not None else [compute(chunk[0])]
+            for it, rec in zip(chunk, recs, strict=True):
+                if checkpoint is not None:
+                    checkpoint.write(rec)
+                new[key(it)] = rec
+            prog.advance(task, len(chunk))
+    return [done[k] if k in done else new[k] for k in keys]
+
+
+def generate_texts(model: LanguageModel, requests: Sequence[tuple[Prompt, int]], **kw: Any) -> list[str]:
+    """Greedy (or ``kw``) single completions for ``(prompt, max_new_tokens)`` requests, one
+    ``generate`` call per distinct budget, answers in request order."""
+    out: list[str] = [""] * len(requests)
+    budgets = sorted({b for _, b in requests})
+    for b in budgets:
+        idx = [i for i, (_, bb) in enumerate(requests) if bb == b]
+        res = model.generate([requests[i][0] for i in idx], max_new_tokens=b, **kw)
+        for i, comps in zip(idx, res, strict=True):
+            out[i] = comps[0].text
     return out

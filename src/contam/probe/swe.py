@@ -41,23 +41,24 @@ from typing import Any
 
 from contam.data.items import Item
 from contam.errors import InputError
-from contam.models.base import LanguageModel
+from contam.models.base import LanguageModel, Prompt
 from contam.outputs import JsonlCheckpoint
-from contam.probe.itemloop import run_items
+from contam.probe.itemloop import batch_size_for, generate_texts, run_items
 from contam.probe.patches import ChangedFunction, mentions_path, parse_patch
 from contam.probe.textsim import ngram_overlap, rouge_l
 from contam.records import Record
 
+# The instruction follows the issue: a backend that must cut an over-long prompt cuts from the
+# left, and then loses part of the issue rather than the question.
 FILEPATH_PROMPT = (
-    "Below is an issue reported on the GitHub repository {repo}. You cannot see the repository. "
-    "Based on the issue alone, which file must be modified to resolve it? "
-    "Reply with the single file path, relative to the repository root, and nothing else.\n\n"
-    "Issue:\n{issue}\n\nFile path:"
+    "Issue reported on the GitHub repository {repo}:\n\n{issue}\n\n"
+    "You cannot see the repository. Based on the issue above alone, which file must be modified to resolve it? "
+    "Reply with the single file path, relative to the repository root, and nothing else.\n\nFile path:"
 )
 FUNCREPRO_PROMPT = (
-    "Below is a GitHub issue. Write the complete Python implementation of the function `{name}` "
-    "as it should be after the issue is resolved. Output only the code of that function.\n\n"
-    "Issue:\n{issue}\n\nFunction: {name}"
+    "GitHub issue:\n\n{issue}\n\n"
+    "Write the complete Python implementation of the function `{name}` as it should be after the issue above "
+    "is resolved. Output only the code of that function.\n\nFunction: {name}"
 )
 _PATH = re.compile(r"[A-Za-z0-9_.\-]+(?:/[A-Za-z0-9_.\-]+)*\.[A-Za-z0-9]+")
 _FENCE = re.compile(r"```[\w+-]*\n(.*?)(?:```|$)", re.S)
@@ -192,7 +193,12 @@ class SweResult(Record):
         return d
 
 
+Unit = tuple[Item, str, Any]  # (instance, key suffix, payload such as the changed function)
+
+
 class _Task:
+    """One diagnostic: ``units`` of an instance → a prompt each (``request``) → a record (``finish``)."""
+
     task = ""
 
     def __init__(self, config: SweConfig | None = None) -> None:
@@ -201,14 +207,36 @@ class _Task:
     def units(self, item: Item) -> list[tuple[str, Any]]:  # (key suffix, payload)
         return [("", None)]
 
-    def score(self, model: LanguageModel, item: Item, payload: Any, key: str) -> SweItem:
+    def request(self, item: Item, payload: Any) -> tuple[Prompt, int] | str:
+        """``(prompt, max_new_tokens)``, or why the unit is skipped."""
         raise NotImplementedError
 
+    def finish(self, item: Item, payload: Any, key: str, answer: str) -> SweItem:
+        raise NotImplementedError
+
+    def _key(self, u: Unit) -> str:
+        return f"{self.task}/{u[0].id}{u[1]}"
+
+    def score_units(self, model: LanguageModel, units: Sequence[Unit]) -> list[SweItem]:
+        """Records for several units with one batched ``generate`` call."""
+        reqs = [self.request(item, payload) for item, _, payload in units]
+        live = [i for i, r in enumerate(reqs) if not isinstance(r, str)]
+        answers = generate_texts(model, [reqs[i] for i in live], temperature=0.0, seed=self.config.seed)  # type: ignore[misc]
+        by_unit = dict(zip(live, answers, strict=True))
+        out = []
+        for i, (item, _suffix, payload) in enumerate(units):
+            r = reqs[i]
+            if isinstance(r, str):
+                out.append(SweItem(self._key(units[i]), item.id, self.task, str(item.metadata.get("repo", "")), "", "", False, skipped=r))
+            else:
+                out.append(self.finish(item, payload, self._key(units[i]), by_unit[i]))
+        return out
+
     def run(self, model: LanguageModel, items: Sequence[Item], *, checkpoint: JsonlCheckpoint | None = None) -> SweResult:
-        units = [(it, suffix, payload) for it in items for suffix, payload in self.units(it)]
+        units: list[Unit] = [(it, suffix, payload) for it in items for suffix, payload in self.units(it)]
         records = run_items(
-            units, lambda u: self.score(model, u[0], u[2], f"{self.task}/{u[0].id}{u[1]}"), SweItem,
-            key=lambda u: f"{self.task}/{u[0].id}{u[1]}", checkpoint=checkpoint, description=self.task,
+            units, lambda u: self.score_units(model, [u])[0], SweItem, key=self._key, checkpoint=checkpoint,
+            description=self.task, batch=lambda us: self.score_units(model, us), batch_size=batch_size_for(model),
         )
         return summarize(self.task, asdict(self.config), records)
 
@@ -226,18 +254,23 @@ def summarize(task: str, config: dict[str, Any], records: Sequence[SweItem]) -> 
     )
 
 
+def _chat(text: str) -> Prompt:
+    return [{"role": "user", "content": text}]
+
+
 class FilePath(_Task):
     """(a) File-path identification from the issue text alone."""
 
     task = "swe-filepath"
 
-    def score(self, model: LanguageModel, item: Item, payload: Any, key: str) -> SweItem:
+    def request(self, item: Item, payload: Any) -> tuple[Prompt, int] | str:
+        repo = str(item.metadata.get("repo", "")) or "(unknown)"
+        return _chat(FILEPATH_PROMPT.format(repo=repo, issue=_issue(item, self.config.max_issue_chars))), 48
+
+    def finish(self, item: Item, payload: Any, key: str, answer: str) -> SweItem:
         repo = str(item.metadata.get("repo", ""))
         gold = parse_patch(item.solution, source=item.id).files
-        prompt = FILEPATH_PROMPT.format(repo=repo or "(unknown)", issue=_issue(item, self.config.max_issue_chars))
-        answer = model.generate([[{"role": "user", "content": prompt}]], max_new_tokens=48, temperature=0.0, seed=self.config.seed)[0][0].text
-        pred = predicted_path(answer, repo)
-        hit = pred in gold
+        hit = predicted_path(answer, repo) in gold
         return SweItem(key, item.id, self.task, repo, " ".join(gold), answer, hit, float(hit),
                        mentioned=any(mentions_path(item.question, f) for f in gold))
 
@@ -255,15 +288,15 @@ class FuncRepro(_Task):
         fs = _functions(item, self.config.functions_per_instance)
         return [(f"::{f.path}::{f.qualname}", f) for f in fs] or [("", None)]
 
-    def score(self, model: LanguageModel, item: Item, fn: ChangedFunction | None, key: str) -> SweItem:
-        repo = str(item.metadata.get("repo", ""))
+    def request(self, item: Item, fn: ChangedFunction | None) -> tuple[Prompt, int] | str:
         if fn is None:
-            return SweItem(key, item.id, self.task, repo, "", "", False, skipped="patch changes no function")
+            return "patch changes no function"
         prompt = FUNCREPRO_PROMPT.format(name=fn.qualname, issue=_issue(item, self.config.max_issue_chars))
-        answer = model.generate([[{"role": "user", "content": prompt}]], max_new_tokens=self.config.max_new_tokens,
-                                temperature=0.0, seed=self.config.seed)[0][0].text
+        return _chat(prompt), self.config.max_new_tokens
+
+    def finish(self, item: Item, fn: ChangedFunction, key: str, answer: str) -> SweItem:
         code = extract_code(answer)
-        return SweItem(key, item.id, self.task, repo, f"{fn.path}::{fn.qualname}", answer,
+        return SweItem(key, item.id, self.task, str(item.metadata.get("repo", "")), f"{fn.path}::{fn.qualname}", answer,
                        hit=lines_in_order(fn.post_lines, code), score=ngram_overlap(code, fn.gold, n=self.config.n),
                        rouge_l=rouge_l(code, fn.gold, code=True))
 
@@ -284,15 +317,16 @@ class PrefixCompletion(_Task):
             k += 1  # do not end the prefix on a blank line
         return block[:k], block[k:][: self.config.max_rest_lines]
 
-    def score(self, model: LanguageModel, item: Item, fn: ChangedFunction | None, key: str) -> SweItem:
-        repo = str(item.metadata.get("repo", ""))
+    def request(self, item: Item, fn: ChangedFunction | None) -> tuple[Prompt, int] | str:
         if fn is None:
-            return SweItem(key, item.id, self.task, repo, "", "", False, skipped="no changed function with two or more lines")
-        prefix, rest = self.split(fn)
-        prompt = f"# {fn.path}\n" + "\n".join(prefix) + "\n"
-        answer = model.generate([prompt], max_new_tokens=self.config.max_new_tokens, temperature=0.0, seed=self.config.seed)[0][0].text
+            return "no changed function with two or more lines"
+        prefix, _ = self.split(fn)
+        return f"# {fn.path}\n" + "\n".join(prefix) + "\n", self.config.max_new_tokens
+
+    def finish(self, item: Item, fn: ChangedFunction, key: str, answer: str) -> SweItem:
+        _, rest = self.split(fn)
         gold = "\n".join(rest)
-        return SweItem(key, item.id, self.task, repo, f"{fn.path}::{fn.qualname}", answer,
+        return SweItem(key, item.id, self.task, str(item.metadata.get("repo", "")), f"{fn.path}::{fn.qualname}", answer,
                        hit=starts_with_lines(rest, answer), score=ngram_overlap(answer, gold, n=self.config.n),
                        rouge_l=rouge_l(answer, gold, code=True))
 

@@ -42,7 +42,7 @@ from contam.data.items import Item
 from contam.errors import ConfigError
 from contam.models.base import LanguageModel
 from contam.outputs import JsonlCheckpoint
-from contam.probe.itemloop import run_items
+from contam.probe.itemloop import batch_size_for, generate_texts, run_items
 from contam.probe.textsim import rouge_l
 from contam.records import Record
 
@@ -214,18 +214,28 @@ class TSGuess:
         return CHOICE_PROMPT.format(letter=letter, question=item.question, options=options), item.choices[pick]
 
     def score_item(self, model: LanguageModel, item: Item, group: str = "original") -> TSGuessItem:
-        key = f"{group}/{item.id}"
-        built = self.build(item)
-        if isinstance(built, str):
-            return TSGuessItem(key, item.id, group, "", "", "", False, 0.0, skipped=built)
-        prompt, hidden = built
-        out = model.generate([[{"role": "user", "content": prompt}]], max_new_tokens=self.config.max_new_tokens, temperature=0.0, seed=self.config.seed)
-        answer = out[0][0].text
-        if self.config.mode == "question":
-            exact = _first_word(answer) == hidden.casefold()
-        else:
-            exact = _clean(answer) == _clean(hidden)
-        return TSGuessItem(key, item.id, group, hidden, prompt, answer, exact, rouge_l(_clean(answer), hidden))
+        return self.score_batch(model, [item], group)[0]
+
+    def score_batch(self, model: LanguageModel, items: Sequence[Item], group: str = "original") -> list[TSGuessItem]:
+        """Records for several items with one ``generate`` call (batched or concurrent backends)."""
+        built = [self.build(it) for it in items]
+        live = [i for i, b in enumerate(built) if not isinstance(b, str)]
+        answers = generate_texts(
+            model, [([{"role": "user", "content": built[i][0]}], self.config.max_new_tokens) for i in live],  # type: ignore[index]
+            temperature=0.0, seed=self.config.seed,
+        )
+        by = dict(zip(live, answers, strict=True))
+        out = []
+        for i, item in enumerate(items):
+            key, b = f"{group}/{item.id}", built[i]
+            if isinstance(b, str):
+                out.append(TSGuessItem(key, item.id, group, "", "", "", False, 0.0, skipped=b))
+                continue
+            prompt, hidden = b
+            answer = by[i]
+            exact = _first_word(answer) == hidden.casefold() if self.config.mode == "question" else _clean(answer) == _clean(hidden)
+            out.append(TSGuessItem(key, item.id, group, hidden, prompt, answer, exact, rouge_l(_clean(answer), hidden)))
+        return out
 
     def run(
         self,
@@ -244,6 +254,7 @@ class TSGuess:
             records += run_items(
                 its, lambda it, g=group: self.score_item(model, it, g), TSGuessItem,
                 key=lambda it, g=group: f"{g}/{it.id}", checkpoint=checkpoint, description=f"TS-Guessing {group}",
+                batch=lambda chunk, g=group: self.score_batch(model, chunk, g), batch_size=batch_size_for(model),
             )
         by = {g: [r for r in records if r.group == g and not r.skipped] for g, _ in groups}
         em = {g: (sum(r.exact for r in rs) / len(rs) if rs else float("nan")) for g, rs in by.items()}
