@@ -186,3 +186,14 @@ def test_batched_scoring_equals_one_by_one(model) -> None:  # type: ignore[no-un
     items = load_benchmark("gsm8k")[2:4]
     probe = TSGuess(TSGuessConfig(mode="question", max_new_tokens=8))
     assert probe.score_batch(model, items) == [probe.score_item(model, it) for it in items]
+
+
+@pytest.mark.slow
+def test_cdd_with_the_paper_defaults(model) -> None:  # type: ignore[no-untyped-def]
+    cfg = CDDConfig()
+    assert (cfg.n_samples, cfg.temperature, cfg.max_tokens, cfg.alpha, cfg.xi) == (50, 0.8, 100, 0.05, 0.01)
+    res = CDD(cfg).run(model, load_benchmark("humaneval")[:2])
+    for r in res.items:
+        assert len(r.distances) == 50 and 0 < r.max_length <= 100
+        assert all(0 <= d <= r.max_length for d in r.distances)
+    assert 0.0 <= res.flagged["original"] <= 1.0
