@@ -90,13 +90,15 @@ def _paraphrase(items: list, model_spec: str, variants: int, seed: int, floor: f
     from contam.perturb.paraphrase import ParaphraseConfig, Paraphraser
 
     cfg = ParaphraseConfig(k=variants, tries=max(2 * variants, 4), floor=floor, seed=seed)
-    got = Paraphraser(cfg).run(load(model_spec), items, load_embedder("minilm"))
+    para = Paraphraser(cfg)
+    got = para.run(load(model_spec), items, load_embedder("minilm"))
     if ck is not None:
         for v in got:
             ck.write(_row(v))
     return {
         "items": len(items), "instances": len(got), "items_with_variants": len({v.original_id for v in got}),
         "similarity_metric": "cosine:minilm (BLEURT has no offline checkpoint on PyPI)", "floor": floor, "model": model_spec,
+        "rejections": dict(para.rejected),
     }
 
 

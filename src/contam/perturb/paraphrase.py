@@ -80,6 +80,34 @@ class Paraphraser:
         self.config = config or ParaphraseConfig()
         if self.config.k < 1 or self.config.tries < self.config.k:
             raise ConfigError("paraphrase: need k >= 1 and tries >= k")
+        #: Why generated candidates were dropped, over this paraphraser's life.
+        self.rejected: Counter[str] = Counter()
+
+    def judge(self, question: str, candidates: Sequence[str], embedder: Embedder) -> list[tuple[str, float, str]]:
+        """``(candidate, similarity, reason)`` best first; ``reason`` is empty for an accepted paraphrase,
+        else ``similarity``, ``length`` or ``numbers`` (the stated numbers differ, so the answer may too).
+
+        >>> Paraphraser().judge("Tom has 3 apples.", ["Tom owns three apples."], load_embedder("minilm"))  # doctest: +SKIP
+        [('Tom owns three apples.', 0.93, '')]
+        """
+        cfg = self.config
+        if not candidates:
+            return []
+        vecs = embedder.embed([question, *candidates])
+        sims = (vecs[1:] @ vecs[0]).astype(float)
+        want = numbers_of(question)
+        out: list[tuple[str, float, str]] = []
+        for c, sim in sorted(zip(candidates, sims, strict=True), key=lambda cs: -cs[1]):
+            ratio = len(c) / max(1, len(question))
+            reason = ""
+            if sim < cfg.floor:
+                reason = "similarity"
+            elif not (1 / cfg.max_ratio <= ratio <= cfg.max_ratio):
+                reason = "length"
+            elif numbers_of(c) != want:
+                reason = "numbers"
+            out.append((c, round(float(sim), 4), reason))
+        return out
 
     def run(self, model: LanguageModel, items: Sequence[Item], embedder: Embedder) -> list[Variant]:
         cfg = self.config
@@ -94,18 +122,16 @@ class Paraphraser:
                 if c and c != item.question.strip() and c not in cands:
                     cands.append(c)
             if not cands:
+                self.rejected["empty"] += cfg.tries
                 continue
-            vecs = embedder.embed([item.question, *cands])
-            sims = (vecs[1:] @ vecs[0]).astype(float)
-            want = numbers_of(item.question)
             kept = 0
-            for c, sim in sorted(zip(cands, sims, strict=True), key=lambda cs: -cs[1]):
+            for c, sim, reason in self.judge(item.question, cands, embedder):
                 if kept >= cfg.k:
                     break
-                ratio = len(c) / max(1, len(item.question))
-                preserved = numbers_of(c) == want
-                if sim < cfg.floor or not (1 / cfg.max_ratio <= ratio <= cfg.max_ratio) or not preserved:
+                if reason:
+                    self.rejected[reason] += 1
                     continue
+                preserved = True
                 digest = hashlib.sha256(json.dumps([item.id, c], ensure_ascii=False).encode()).hexdigest()
                 out.append(Variant(
                     original_id=item.id, variant_id=f"{item.id}#para{cfg.seed}.{kept}", kind="paraphrase", seed=cfg.seed,
