@@ -24,6 +24,7 @@ import copy
 import hashlib
 import json
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -101,9 +102,9 @@ class Derivation:
             by_product.setdefault(product, {})[item] = avail
 
         def make(flags: dict[str, bool]) -> Patch:
-            def patch(entity: dict[str, Any]) -> None:
+            def patch(entity: dict[str, Any], fresh: Callable[[str, str], str]) -> None:
                 for item, avail in flags.items():
-                    entity["variants"][item]["available"] = avail
+                    entity["variants"][fresh("item", item)]["available"] = avail
             return patch
 
         return {("products", p): make(flags) for p, flags in by_product.items()}

@@ -43,6 +43,7 @@ SUBSTRING_CLASSES = ("order", "user", "product", "item", "payment", "tracking", 
 WORD_CLASSES = ("name", "zip", "last4")
 
 _DIGITS = "0123456789"
+_DIGIT_RUN = re.compile(r"\d+")
 #: Extra digits for fresh suite numbers (``Suite 259`` -> ``Suite 7431``).
 ADDRESS2_WIDEN = 1
 _UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -153,7 +154,7 @@ class Originals:
 
     def clashes(self, cand: str) -> bool:
         """True if a digit group of ``cand`` is an original zip or card last-four (``pove_kuvi_7334``)."""
-        return any(g in self.short_digits for g in re.findall(r"\d+", cand))
+        return any(g in self.short_digits for g in _DIGIT_RUN.findall(cand))
 
     def leaks(self, text: str) -> list[str]:
         """Original ids occurring as substrings of ``text`` (case-insensitive) and original
@@ -219,6 +220,15 @@ class KeyMap:
     def key(self) -> str:
         return f"seed={self.seed}"
 
+    @property
+    def flat(self) -> dict[tuple[str, str], str]:
+        """(class, original) -> fresh, for the database's values (built once; templates fill from it)."""
+        f = self.__dict__.get("_flat")
+        if f is None:
+            f = {(cls, k): v for cls, fwd in self.forward.items() for k, v in fwd.items()}
+            self.__dict__["_flat"] = f
+        return f
+
     @classmethod
     def build(cls, domain: str, seed: int) -> KeyMap:
         return _build(domain, seed)
@@ -264,6 +274,10 @@ class _Scoped(KeyMap):
         self._extra_rng = None
         self.forward = {}
         self.backward = {}
+
+    @property
+    def flat(self) -> dict[tuple[str, str], str]:
+        return self._base.flat
 
     def fwd(self, cls: str, value: str) -> str:
         fresh = self._base.forward.get(cls, {}).get(value)

@@ -201,14 +201,19 @@ class Template:
 
     def fill(self, idmap: IdMap | None) -> str:
         if idmap is None:
-            vals = [v for _, v in self.slots]
+            vals: list[str | None] = [v for _, v in self.slots]
         else:
-            vals = [idmap.fwd(c, v) for c, v in self.slots]
-        out = [self.pieces[0]]
-        for v, p in zip(vals, self.pieces[1:], strict=True):
-            out.append(v)
-            out.append(p)
-        return "".join(out)
+            flat = getattr(idmap, "flat", None)  # one dict lookup per slot when the map offers it
+            if flat is not None:
+                vals = list(map(flat.get, self.slots))
+                if None in vals:
+                    vals = [v if v is not None else idmap.fwd(*s) for v, s in zip(vals, self.slots, strict=True)]
+            else:
+                vals = [idmap.fwd(c, v) for c, v in self.slots]
+        out: list[str | None] = [None] * (2 * len(vals) + 1)
+        out[0::2] = self.pieces
+        out[1::2] = vals
+        return "".join(out)  # type: ignore[arg-type]
 
 
 class _Recorder:
@@ -258,9 +263,10 @@ def canon(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-#: A patch edits an entity (in the shipped id space) before it is translated; used by
-#: branch selection to resample catalog content (``available`` flags) per instance.
-Patch = Callable[[dict[str, Any]], None]
+#: A patch edits an entity (already in the state's id space; the second argument renames a
+#: shipped id: ``fresh(cls, value)``); branch selection uses it to resample catalog content
+#: (``available`` flags) per instance.
+Patch = Callable[[dict[str, Any], Callable[[str, str], str]], None]
 
 
 class State:
@@ -298,14 +304,13 @@ class State:
         base = self.world.tables[table].get(orig) if orig is not None else None
         if base is None:
             return None
+        # Fill the entity's precomputed JSON template with this map's fresh ids.
+        text = template(self.world, table, orig).fill(self.idmap)
         patch = self.patches.get((table, orig))
-        if patch is not None:
-            base = copy.deepcopy(base)
-            patch(base)
-            text = _dumps(translate(base, self.idmap))
-        else:
-            # Fast path: fill the entity's precomputed JSON template with this map's fresh ids.
-            text = template(self.world, table, orig).fill(self.idmap)
+        if patch is not None:  # branch selection's catalog edit, applied in the fresh id space
+            ent = json.loads(text)
+            patch(ent, self.to_fresh)
+            text = _dumps(ent)
         self._initial[slot] = text
         return text
 
