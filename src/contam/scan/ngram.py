@@ -65,7 +65,7 @@ class NGramConfig:
     lcs_threshold: float = 0.8
     near_exact: float = 0.9
     seam_threshold: float = 0.8
-    anchor_words: int = 40
+    anchor_words: int = 80
     max_df: float = 0.05
     idf: bool = True
     parts: tuple[str, ...] = PART_NAMES
