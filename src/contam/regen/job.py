@@ -81,7 +81,8 @@ def run_regen(domains: tuple[str, ...], seeds: list[int], out: str | Path, tasks
             arec = row.to_dict()
             arec["valid"] = row.valid
             audit_ck.write(arec)
-        rows = [AuditRow.from_dict(r) for r in audit_ck.records if r.get("key") in {f"{d}/{i}/{s}" for d, i, s in jobs}]
+        wanted = {f"{d}/{i}/{s}" for d, i, s in jobs}
+        rows = [AuditRow.from_dict(r) for r in audit_ck.records if r.get("key") in wanted]
     report = AuditReport.of(rows)
     summary = {"domains": list(domains), "seeds": [min(seeds), max(seeds)], "n_seeds": len(seeds), **report.to_dict(),
                "invalid_rate": report.invalid_rate, "instances": str(out / "instances.jsonl"), "audit": str(out / "audit.jsonl")}
