@@ -78,7 +78,19 @@ def _checkpoint(out: Path | None, name: str, settings: dict[str, Any], fresh: bo
     return JsonlCheckpoint(out / name, key="key", resume=not fresh)
 
 
+def _no_nan(x: Any) -> Any:
+    """NaN (an empty group's mean) becomes null, so the JSON stays valid for strict parsers."""
+    if isinstance(x, float) and x != x:
+        return None
+    if isinstance(x, dict):
+        return {k: _no_nan(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_no_nan(v) for v in x]
+    return x
+
+
 def _finish(out: Path | None, summary: dict[str, Any], json_out: bool, show: Callable[[dict[str, Any]], None]) -> None:
+    summary = _no_nan(summary)
     if out is not None:
         from contam.outputs import write_json
 
