@@ -103,5 +103,5 @@ def ask_cmd(
 
 def register(app: typer.Typer) -> None:
     """Add ``models`` and ``ask`` to ``app``."""
-    app.command("models", help="List available models, embedders and backends, and where each loads from.")(models_cmd)
-    app.command("ask", help="Send one prompt through any model backend and print the answer (and its log-probs).")(ask_cmd)
+    app.command("models")(models_cmd)
+    app.command("ask")(ask_cmd)
