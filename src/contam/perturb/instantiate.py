@@ -34,6 +34,8 @@ _LIT = re.compile(r"\d+(?:\.\d*)?|\.\d+")
 #: New values stay within this factor of the original (when enough values remain).
 MAGNITUDE = 3
 MIN_CHOICES = 6
+#: Fewest grid values a slot's full range should offer before its roundness is relaxed.
+MIN_RANGE = 15
 
 
 @dataclass
@@ -135,6 +137,10 @@ def _range(value: str, kind: str, decimals: int) -> Range | None:
     else:
         step = 10 ** min(zeros, digits - 1)
         low, high = max(10 ** (digits - 1), 2), 10**digits - 1
+        # Round numbers keep their roundness, but not at the price of a handful of choices:
+        # 20 may become 35 rather than only 10, 30, ..., 90 (steps 10 -> 5 -> 1).
+        while step > 1 and (high // step - (low + step - 1) // step + 1) < MIN_RANGE:
+            step = step // 2 if str(step).startswith("1") else step // 5
     if kind == "percent" and v < 100:
         high = min(high, int(Fraction(100) / unit) - 1)
     lo, hi = -(-low // step), high // step
@@ -166,10 +172,10 @@ class Program:
 
             def leaf(num: arith.Num, by_index: dict = by_index) -> Callable[[list[Fraction]], Fraction]:
                 lf = by_index[num.index]
-                scale = Fraction(lf.scale)
+                scale, offset = Fraction(lf.scale), Fraction(lf.offset)
                 if lf.kind == "slot":
                     k = self.slot_index[lf.ref]
-                    return lambda v: v[k] * scale
+                    return lambda v: v[k] * scale + offset
                 if lf.kind == "step":
                     k = n_slots + int(lf.ref)
                     return lambda v: v[k]
@@ -228,10 +234,10 @@ def _fpow(a: float, b: float) -> float:
 def _compile_float(node: arith.Node, leaves: dict, slot_index: dict[str, int], n_slots: int) -> Callable[[list[float]], float]:
     if isinstance(node, arith.Num):
         lf = leaves[node.index]
-        scale = float(Fraction(lf.scale))
+        scale, offset = float(Fraction(lf.scale)), float(Fraction(lf.offset))
         if lf.kind == "slot":
             k = slot_index[lf.ref]
-            return lambda v: v[k] * scale
+            return lambda v: v[k] * scale + offset
         if lf.kind == "step":
             k = n_slots + int(lf.ref)
             return lambda v: v[k]
@@ -344,9 +350,9 @@ def render_solution(template: Template, values: dict[str, Fraction], results: li
     sol = template.solution
     edits: list[tuple[int, int, str]] = []
 
-    def leaf_value(kind: str, ref: str, scale: str, value: str) -> Fraction:
+    def leaf_value(kind: str, ref: str, scale: str, value: str, offset: str = "0") -> Fraction:
         if kind == "slot":
-            return values[ref] * Fraction(scale)
+            return values[ref] * Fraction(scale) + Fraction(offset)
         if kind == "step":
             return results[int(ref)]
         return Fraction(value)
@@ -354,7 +360,7 @@ def render_solution(template: Template, values: dict[str, Fraction], results: li
     for j, step in enumerate(template.steps):
         if step.prose:  # "60/15 = 4": rewrite each number where it stands, in its own spelling
             toks = list(_PROSE_TOK.finditer(sol, step.start, step.end))
-            news = [leaf_value(lf.kind, lf.ref, lf.scale, lf.value) for lf in step.leaves] + [results[j]]
+            news = [leaf_value(lf.kind, lf.ref, lf.scale, lf.value, lf.offset) for lf in step.leaves] + [results[j]]
             for tok, new in zip(toks, news, strict=True):
                 edits.append((tok.start(), tok.end(), format_value(new, tok.group(0))))
             continue
@@ -363,7 +369,7 @@ def render_solution(template: Template, values: dict[str, Fraction], results: li
         pos = 0
         for lit, leaf in zip(_LIT.finditer(expr), step.leaves, strict=True):
             pieces.append(expr[pos:lit.start()])
-            pieces.append(format_value(leaf_value(leaf.kind, leaf.ref, leaf.scale, leaf.value), lit.group(0)))
+            pieces.append(format_value(leaf_value(leaf.kind, leaf.ref, leaf.scale, leaf.value, leaf.offset), lit.group(0)))
             pos = lit.end()
         pieces.append(expr[pos:])
         edits.append((step.start, step.end, f"<<{''.join(pieces)}={format_value(results[j], '0')}>>"))
@@ -372,7 +378,7 @@ def render_solution(template: Template, values: dict[str, Fraction], results: li
     for p in template.prose:
         if p.kind != "const":
             spelling = "word" if p.text[:1].isalpha() else "int"
-            edits.append((p.start, p.end, format_value(leaf_value(p.kind, p.ref, p.scale, "0"), p.text, kind=spelling)))
+            edits.append((p.start, p.end, format_value(leaf_value(p.kind, p.ref, p.scale, "0", p.offset), p.text, kind=spelling)))
     answer = format_value(results[template.answer_step], "0")
     hash_at = sol.rfind("####")
     edits.append((hash_at, len(sol), f"#### {answer}"))

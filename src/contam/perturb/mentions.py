@@ -127,6 +127,13 @@ def find_mentions(text: str) -> list[Mention]:
             add(Mention(start, m.end(), m.group(0).lstrip("$ "), _frac_str(value / den), "fraction", False,
                         ("1", _frac_str(value / (value / den)) if value else "1", _frac_str(den / (value / den)) if value else "1")))
             continue
+        if after.startswith(":") and re.search(r"(?:ratio|proportion)[^.]{0,25}$", text[max(0, start - 40):start], re.IGNORECASE) \
+                and not re.match(r"\s*(?:am|pm|a\.m|p\.m|o'clock)", text[m.end():], re.IGNORECASE):
+            # "in the ratio 7:11": two plain numbers, not a clock time.
+            second = m.end() - len(after) + 1
+            add(Mention(start, end, raw, _frac_str(value), "int", value not in (0, 1)))
+            add(Mention(second, m.end(), after[1:], after[1:].lstrip("0") or "0", "int", int(after[1:]) not in (0, 1)))
+            continue
         if after.startswith(":") or after in ("am", "pm", "a.m.", "p.m."):
             add(Mention(start, end, raw, _frac_str(value), "time", False))
             continue

@@ -71,6 +71,8 @@ class Leaf(Record):
     scale: str
     value: str
     text: str
+    #: Added after scaling: 25% more is written 1.25 = 1 + 25/100 (``scale`` 1/100, ``offset`` 1).
+    offset: str = "0"
 
 
 @dataclass(frozen=True)
@@ -102,6 +104,7 @@ class ProseNumber(Record):
     kind: str
     ref: str
     scale: str = "1"
+    offset: str = "0"
 
 
 @dataclass(frozen=True)

@@ -161,6 +161,11 @@ def _lift(item: Item, cfg: SymbolicConfig) -> Template:
                 stated = sum(len(groups[h]) for h, _ in from_groups)
                 if from_const and reads.get(v, 0) > stated:
                     freeze.update(gid[h] for h, _ in from_groups)
+            elif len(affine := _percent_affine(v, group_values, groups, mentions)) == 1:
+                # "25% more" written as 1.25, "20% off" as 0.8: 1 +/- p/100 of a percent slot.
+                g, scale = affine[0]
+                leaves.append(Leaf("slot", gid[g], str(scale), str(v), lit.text, "1"))
+                bound.setdefault(gid[g], []).append(i)
             elif from_const or v == 1 or v == 0:
                 leaves.append(Leaf("const", "", "1", str(v), lit.text))
             else:
@@ -245,6 +250,17 @@ def _exact_step(expr_text: str, result_text: str, where: str) -> tuple[arith.Nod
     if value != claimed:
         raise Rejected("inexact_annotation", f"{where}: {expr_text.strip()} is {float(value):g}, the text says {result_text.strip()}")
     return tree, value
+
+
+def _percent_affine(v: Fraction, group_values: list[Fraction], groups: dict[Fraction, list[int]], mentions: list[Mention]) -> list[tuple[Fraction, Fraction]]:
+    out: list[tuple[Fraction, Fraction]] = []
+    for g in group_values:
+        if any(mentions[i].kind == "percent" for i in groups[g]):
+            if v == 1 + g / 100:
+                out.append((g, Fraction(1, 100)))
+            elif v == 1 - g / 100:
+                out.append((g, Fraction(-1, 100)))
+    return out
 
 
 def _slot_deps(sid: str, by_id: dict[str, Slot], deps: list[set[str]]) -> set[str]:
@@ -397,7 +413,7 @@ def _prose(
         nxt = next((s for s in steps if s.start >= b and "\n" not in solution[b:s.start]), None)
         leaf = next((lf for lf in nxt.leaves if Fraction(lf.value) == v), None) if nxt else None
         if leaf is not None:
-            out.append(ProseNumber(a, b, m.group(1), leaf.kind, leaf.ref, leaf.scale))
+            out.append(ProseNumber(a, b, m.group(1), leaf.kind, leaf.ref, leaf.scale, leaf.offset))
             continue
         prior = [j for j, s in enumerate(steps) if s.end <= a and results[j] == v]
         later = [j for j, s in enumerate(steps) if results[j] == v]
