@@ -1,0 +1,295 @@
+"""Detection quality of every model-side probe on a model contaminated on purpose.
+
+Given a folder written by :mod:`contam.probe.contaminate` (weights + ``manifest.json`` naming
+the seen items), run the probes on the *seen* items and on as many *unseen* items of the same
+benchmark (the items that follow the trained subset), each with its audited isomorphic
+reference variant (:mod:`contam.perturb`, seed 0, never the trained instance):
+
+* the log-prob family (:mod:`contam.probe.logprob`: Min-K%, Min-K%++, perplexity, zlib,
+  lowercase, and the reference-model ratio against the un-fine-tuned base model);
+* the Zero-CoT Probe (:mod:`contam.probe.zerocot`, paper 004) with a short CoT budget;
+* greedy prefix reconstruction (:mod:`contam.probe.reconstruct`), the cheap generation probe.
+
+Two kinds of figures come out. **Item level**: for every probe score, the AUROC of seen vs
+unseen items and the TPR at 5% FPR (how well the score ranks the trained items above the
+others). **Benchmark level**: the verdict a user would get auditing each set on its own, i.e.
+the set against its reference variants -- p, effect and Contamination Confidence (calibrated
+posterior, gated to 0 when the effect has the wrong sign); seen should be flagged, unseen not.
+
+>>> result = EvalProbes().run("models/gsm8k-c3")                  # doctest: +SKIP
+>>> result.best("logprob").auroc >= 0.9                             # doctest: +SKIP
+True
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from contam.data import Item, load_benchmark
+from contam.errors import ConfigError
+from contam.outputs import JsonlCheckpoint, ensure_dir, write_json
+from contam.probe.contaminate import read_manifest
+from contam.records import Record
+from contam.stats.calibration import Calibration
+
+PROBES = ("logprob", "zerocot", "reconstruct")
+
+
+@dataclass(frozen=True)
+class EvalProbesConfig:
+    """``n_unseen`` unseen items (0: as many as seen), taken right after the trained subset;
+    ``reference_seed`` of the isomorphic reference set (the contaminator trains on seed 1000);
+    ``zerocot_cot_tokens`` caps the full-CoT pass of the Zero-CoT Probe (only its consistency
+    metric uses it; 64 keeps CPU runs short); ``fpr`` for the TPR figure (5%). ``probes``: the
+    default leaves out ``reconstruct``, whose per-item generation of ~100 tokens is the slowest
+    probe on a CPU (add it explicitly)."""
+
+    n_unseen: int = 0
+    reference_seed: int = 0
+    probes: tuple[str, ...] = ("logprob", "zerocot")
+    base_reference: bool = True
+    k: float = 0.2
+    zerocot_cot_tokens: int = 64
+    zerocot_answer_tokens: int = 12
+    fpr: float = 0.05
+    prior: float = 0.5
+    cache: bool = True
+
+    def __post_init__(self) -> None:
+        bad = [p for p in self.probes if p not in PROBES]
+        if bad:
+            raise ConfigError(f"unknown probe(s) {', '.join(bad)}; choose from {', '.join(PROBES)}")
+        if not 0 < self.fpr < 1:
+            raise ConfigError(f"fpr must be in (0, 1), got {self.fpr}")
+
+
+@dataclass(frozen=True)
+class Separation(Record):
+    """Item level: how well one score tells seen from unseen items (higher = more likely seen)."""
+
+    probe: str
+    method: str
+    auroc: float
+    tpr_at_fpr: float
+    seen_mean: float
+    unseen_mean: float
+    n_seen: int
+    n_unseen: int
+
+
+@dataclass(frozen=True)
+class Verdict(Record):
+    """Benchmark level: one set (``seen``/``unseen``) against its reference variants."""
+
+    set: str
+    probe: str
+    method: str
+    n: int
+    effect: float
+    p_value: float
+    confidence: float
+    gate: int
+
+
+@dataclass(frozen=True)
+class EvalProbesResult(Record):
+    model: str
+    benchmark: str
+    mode: str
+    epochs: int
+    n_seen: int
+    n_unseen: int
+    separations: tuple[Separation, ...]
+    verdicts: tuple[Verdict, ...]
+    config: dict[str, Any] = field(default_factory=dict)
+    timing: dict[str, float] = field(default_factory=dict)
+
+    def best(self, probe: str) -> Separation | None:
+        """The score of ``probe`` with the highest AUROC."""
+        rows = [s for s in self.separations if s.probe == probe and not math.isnan(s.auroc)]
+        return max(rows, key=lambda s: s.auroc) if rows else None
+
+    def verdict(self, set_name: str, probe: str, method: str) -> Verdict | None:
+        return next((v for v in self.verdicts if v.set == set_name and v.probe == probe and v.method == method), None)
+
+
+def roc_figures(seen: Sequence[float], unseen: Sequence[float], fpr: float = 0.05) -> tuple[float, float]:
+    """``(AUROC, TPR at FPR <= fpr)`` of scores where seen items are the positives (NaNs dropped)."""
+    from sklearn.metrics import roc_auc_score, roc_curve
+
+    pos = [x for x in seen if x is not None and not math.isnan(x)]
+    neg = [x for x in unseen if x is not None and not math.isnan(x)]
+    if not pos or not neg:
+        return float("nan"), float("nan")
+    y = np.r_[np.ones(len(pos)), np.zeros(len(neg))]
+    s = np.r_[pos, neg].astype(float)
+    f, t, _ = roc_curve(y, s)
+    return float(roc_auc_score(y, s)), float(t[f <= fpr + 1e-12].max())
+
+
+def unseen_items(items: Sequence[Item], seen_ids: set[str], subset: tuple[int, int], n: int) -> list[Item]:
+    """``n`` items outside the trained set: those after the subset, then those before it."""
+    start, stop = subset
+    order = list(items[stop:]) + list(items[:start])
+    out = [it for it in order if it.id not in seen_ids][:n]
+    if len(out) < n:
+        raise ConfigError(f"only {len(out)} unseen items available, {n} requested")
+    return out
+
+
+def _sep(probe: str, method: str, seen: Sequence[float], unseen: Sequence[float], fpr: float) -> Separation:
+    auc, tpr = roc_figures(seen, unseen, fpr)
+    clean = lambda xs: [x for x in xs if x is not None and not math.isnan(x)]  # noqa: E731
+    return Separation(probe, method, auc, tpr, float(np.mean(clean(seen))) if clean(seen) else float("nan"),
+                      float(np.mean(clean(unseen))) if clean(unseen) else float("nan"), len(clean(seen)), len(clean(unseen)))
+
+
+class EvalProbes:
+    """Runs every model-side probe on seen vs unseen items of a contaminated model."""
+
+    def __init__(self, config: EvalProbesConfig | None = None) -> None:
+        self.config = config or EvalProbesConfig()
+
+    def run(self, model_dir: str | Path, out: str | Path | None = None) -> EvalProbesResult:
+        """Evaluate ``model_dir``; with ``out``, per-item JSONL per probe (resumable) and ``summary.json``."""
+        from contam.models import load
+        from contam.perturb import make_reference_set
+        from contam.probe.reference import variants_as_reference
+
+        cfg = self.config
+        t0 = time.perf_counter()
+        manifest = read_manifest(model_dir)
+        items = load_benchmark(manifest.benchmark)
+        by_id = {it.id: it for it in items}
+        seen = [by_id[i] for i in manifest.seen_ids if i in by_id]
+        unseen = unseen_items(items, set(manifest.seen_ids), manifest.subset, cfg.n_unseen or len(seen))
+        reference = variants_as_reference(make_reference_set(seen + unseen, variants=1, seed=cfg.reference_seed))
+        sets = {"seen": seen, "unseen": unseen}
+        refs = {name: [reference[it.id][0] for it in its if it.id in reference] for name, its in sets.items()}
+        model = load(f"hf:{Path(model_dir).resolve()}", cache=cfg.cache)
+        outdir = ensure_dir(out) if out is not None else None
+        ckpt = (lambda name: JsonlCheckpoint(outdir / f"{name}.jsonl")) if outdir is not None else (lambda name: None)
+
+        seps: list[Separation] = []
+        verdicts: list[Verdict] = []
+        timing: dict[str, float] = {}
+        if "logprob" in cfg.probes:
+            t = time.perf_counter()
+            base = load(manifest.base_model if manifest.base_model.startswith("hf:") else f"hf:{manifest.base_model}", cache=cfg.cache) \
+                if cfg.base_reference else None
+            s, v = self._logprob(model, base, sets, refs, ckpt("logprob"))
+            seps += s
+            verdicts += v
+            timing["logprob_s"] = time.perf_counter() - t
+        if "zerocot" in cfg.probes:
+            t = time.perf_counter()
+            s, v = self._zerocot(model, sets, reference, ckpt("zerocot"))
+            seps += s
+            verdicts += v
+            timing["zerocot_s"] = time.perf_counter() - t
+        if "reconstruct" in cfg.probes:
+            t = time.perf_counter()
+            s, v = self._reconstruct(model, sets, refs, ckpt("reconstruct"))
+            seps += s
+            verdicts += v
+            timing["reconstruct_s"] = time.perf_counter() - t
+        timing["wall_s"] = time.perf_counter() - t0
+        result = EvalProbesResult(
+            model=str(model_dir), benchmark=manifest.benchmark, mode=manifest.mode, epochs=manifest.epochs, n_seen=len(seen),
+            n_unseen=len(unseen), separations=tuple(seps), verdicts=tuple(verdicts), config=asdict(cfg), timing=timing,
+        )
+        if outdir is not None:
+            write_json(outdir / "summary.json", result.to_dict())
+        return result
+
+    # ------------------------------------------------------------------ probes
+    def _logprob(self, model: Any, base: Any, sets: dict[str, list[Item]], refs: dict[str, list[Item]], ckpt: Any) -> tuple[list[Separation], list[Verdict]]:
+        from contam.probe.logprob import ItemLogProb, LogProbConfig, LogProbProbe
+
+        probe = LogProbProbe(LogProbConfig(k=self.config.k, prior=self.config.prior))
+        groups: dict[str, Sequence[Item]] = {**sets, **{f"{k}_ref": v for k, v in refs.items()}}
+        records = probe.measure(model, groups, ref_model=base, checkpoint=ckpt)
+        by = {g: [r for r in records if r.group == g] for g in groups}
+        methods = [m for m in probe.methods(base is not None) if any(m in r.scores for r in records)]
+        seps = [_sep("logprob", m, [r.scores.get(m, math.nan) for r in by["seen"]], [r.scores.get(m, math.nan) for r in by["unseen"]],
+                     self.config.fpr) for m in methods]
+        verdicts = []
+        for name in sets:
+            relabeled = [ItemLogProb(r.key, r.id, "benchmark", r.n_tokens, r.scores) for r in by[name]] + \
+                        [ItemLogProb(r.key, r.id, "control", r.n_tokens, r.scores) for r in by[f"{name}_ref"]]
+            res = probe.analyze(relabeled)
+            for mt in res.methods:
+                c = mt.calibration
+                verdicts.append(Verdict(name, "logprob", mt.method, res.n_benchmark, float(mt.auc - 0.5), c.p_value, c.confidence, int(c.effect > 0)))
+        return seps, verdicts
+
+    def _zerocot(self, model: Any, sets: dict[str, list[Item]], reference: dict[str, list[Item]], ckpt: Any) -> tuple[list[Separation], list[Verdict]]:
+        from contam.probe.reference import pair_items
+        from contam.probe.zerocot import CONTINUOUS, METRICS, ZeroCoTConfig, ZeroCoTProbe
+
+        cfg = self.config
+        probe = ZeroCoTProbe(ZeroCoTConfig(max_cot_tokens=cfg.zerocot_cot_tokens, max_answer_tokens=cfg.zerocot_answer_tokens,
+                                           truncation=(), prior=cfg.prior))
+        pairs = {name: pair_items(its, reference) for name, its in sets.items()}
+        measured = probe.measure(model, pairs["seen"] + pairs["unseen"], ckpt)
+        got = {p.key: p for p in measured}
+        per = {name: [got[o.id] for o, _ in ps if o.id in got] for name, ps in pairs.items()}
+        seps: list[Separation] = []
+        for metric in METRICS:
+            val = lambda m, metric=metric: (float(getattr(m, metric)) if getattr(m, metric) is not None else math.nan)  # noqa: E731
+            seps.append(_sep("zerocot", metric, [val(p.original) for p in per["seen"]], [val(p.original) for p in per["unseen"]], cfg.fpr))
+            if metric in CONTINUOUS:  # the paired original - reference gap, per item
+                seps.append(_sep("zerocot", f"{metric}_gap", [val(p.original) - val(p.reference) for p in per["seen"]],
+                                 [val(p.original) - val(p.reference) for p in per["unseen"]], cfg.fpr))
+        verdicts = []
+        for name, ps in per.items():
+            res = probe.analyze(ps)
+            for g in res.metrics:
+                c = g.calibration
+                verdicts.append(Verdict(name, "zerocot", g.metric, g.n, float(g.gap), c.p_value, c.confidence, int(c.effect > 0)))
+        return seps, verdicts
+
+    def _reconstruct(self, model: Any, sets: dict[str, list[Item]], refs: dict[str, list[Item]], ckpt: Any) -> tuple[list[Separation], list[Verdict]]:
+        from contam.probe.reconstruct import Reconstruct, ReconstructConfig
+
+        probe = Reconstruct(ReconstructConfig(n_samples=1))  # greedy: one generation per item keeps it cheap
+        results = {name: probe.run(model, its, reference=refs[name], checkpoint=ckpt) for name, its in sets.items()}
+        score = {name: [r.max_rouge_l for r in res.items if r.group == "original" and not r.skipped] for name, res in results.items()}
+        seps = [_sep("reconstruct", "max_rouge_l", score["seen"], score["unseen"], self.config.fpr)]
+        verdicts = []
+        for name, res in results.items():
+            if res.rouge_test:
+                p, auc = float(res.rouge_test["p_value"]), float(res.rouge_test["effect"])
+                c = Calibration.from_p(p, auc - 0.5, self.config.prior)
+                verdicts.append(Verdict(name, "reconstruct", "max_rouge_l", res.n.get("original", 0), auc - 0.5, p, c.confidence, int(c.effect > 0)))
+        return seps, verdicts
+
+
+def sweep_row(res: EvalProbesResult) -> dict[str, Any]:
+    """One line of the exposure x form table: the best score of each probe and the verdicts
+    its best log-prob score gives on the seen and the unseen set."""
+    row: dict[str, Any] = {"model": Path(res.model).name, "mode": res.mode, "epochs": res.epochs, "n_seen": res.n_seen, "n_unseen": res.n_unseen}
+    best = res.best("logprob")
+    if best is not None:
+        row.update({"best_logprob": best.method, "auroc": best.auroc, "tpr@5%fpr": best.tpr_at_fpr})
+        for name in ("seen", "unseen"):
+            v = res.verdict(name, "logprob", best.method)
+            if v is not None:
+                row[f"{name}_p"], row[f"{name}_cc"], row[f"{name}_gate"] = v.p_value, v.confidence, v.gate
+    for probe in ("zerocot", "reconstruct"):
+        b = res.best(probe)
+        if b is not None:
+            row[f"{probe}_best"], row[f"{probe}_auroc"] = b.method, b.auroc
+    zc = res.verdict("seen", "zerocot", "all_token_prob")
+    if zc is not None:
+        row["zerocot_seen_cc"] = zc.confidence
+        zu = res.verdict("unseen", "zerocot", "all_token_prob")
+        row["zerocot_unseen_cc"] = zu.confidence if zu else float("nan")
+    return row

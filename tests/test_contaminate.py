@@ -1,0 +1,111 @@
+"""Controlled contamination with the real embedded model: a short real fine-tune on a few GSM8K
+items, then the loss and the log-prob probes must tell the trained items from untrained ones."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from contam.data import load_benchmark
+from contam.errors import ConfigError, InputError, OutputError
+from contam.probe.contaminate import ContaminateConfig, Contaminator, load_paraphrases, parse_subset, read_manifest, training_forms
+from contam.probe.evalprobes import roc_figures, unseen_items
+
+pytest.importorskip("torch")
+PARAPHRASES = Path(__file__).resolve().parents[1] / "bench" / "data" / "gsm8k-test-paraphrases.jsonl"
+N = 4
+
+
+@pytest.fixture(scope="module")
+def contaminated(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, object]:
+    """4 items x 3 epochs, 2 filler paragraphs per epoch, short sequences: ~1 min on 2 busy cores."""
+    out = tmp_path_factory.mktemp("c") / "gsm8k-c3"
+    cfg = ContaminateConfig(subset=(0, N), epochs=3, filler_ratio=0.5, lr=3e-4, batch_size=2, max_length=96, save_epochs=(1,))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        manifest = Contaminator(cfg).run("smollm2", out)
+    return out, manifest
+
+
+def test_manifest_names_what_was_seen(contaminated: tuple[Path, object]) -> None:
+    out, _ = contaminated
+    m = read_manifest(out)
+    assert m.seen_ids == [f"gsm8k/test/{i}" for i in range(N)]
+    assert all(s.exposures == 3 and s.form == "verbatim" for s in m.seen)
+    assert m.n_filler_docs == 3 * 2 and m.train_tokens > 0 and m.seconds_per_100_items_epoch > 0
+    assert (out / "model.safetensors").is_file() and (out / "tokenizer.json").is_file() and not (out / ".partial").exists()
+    snap = read_manifest(out / "epoch-1")
+    assert snap.epochs == 1 and all(s.exposures == 1 for s in snap.seen)
+    # a finished run is reused, not retrained; a different one is refused without force
+    again = Contaminator(ContaminateConfig(subset=(0, N), epochs=3, filler_ratio=0.5, lr=3e-4, batch_size=2, max_length=96,
+                                           save_epochs=(1,))).run("smollm2", out)
+    assert again == m
+    with pytest.raises(OutputError, match="another configuration"):
+        Contaminator(ContaminateConfig(subset=(0, N), epochs=2)).run("smollm2", out)
+
+
+def test_seen_items_lose_loss_and_logprob_probes_separate_them(contaminated: tuple[Path, object]) -> None:
+    from contam.models.hf import HFModel
+    from contam.probe.logprob import LogProbConfig, LogProbProbe
+
+    out, _ = contaminated
+    items = load_benchmark("gsm8k")
+    seen = items[:N]
+    unseen = unseen_items(items, {it.id for it in seen}, (0, N), N)
+    assert [it.id for it in unseen] == [f"gsm8k/test/{i}" for i in range(N, 2 * N)]
+    tuned, base = HFModel(out), HFModel("smollm2")
+    texts = [("", it.text) for it in seen + unseen]
+    before = [-s.mean for s in base.score(texts)]
+    after = [-s.mean for s in tuned.score(texts)]
+    # fine-tuning lowered the loss of the seen items far more than that of the unseen ones
+    drop_seen = np.mean(np.subtract(before[:N], after[:N]))
+    drop_unseen = np.mean(np.subtract(before[N:], after[N:]))
+    assert drop_seen > 0.3 and drop_seen > drop_unseen + 0.2
+    assert np.mean(after[:N]) < np.mean(after[N:])
+    # the log-prob probes (contam.probe.logprob) rank seen above unseen
+    probe = LogProbProbe(LogProbConfig())
+    recs = probe.measure(tuned, {"seen": seen, "unseen": unseen}, ref_model=base)
+    for method in ("ppl", "mink", "ref"):
+        auc, _ = roc_figures([r.scores[method] for r in recs if r.group == "seen"], [r.scores[method] for r in recs if r.group == "unseen"])
+        assert auc >= 0.9, (method, auc)
+
+
+def test_forms_and_bad_input(tmp_path: Path) -> None:
+    items = load_benchmark("gsm8k")[:3]
+    forms, skipped = training_forms(items, ContaminateConfig(subset=(0, 3), mode="paraphrase", paraphrases=str(PARAPHRASES)))
+    assert len(forms) == 3 and not skipped
+    orig, form, _ = forms[0]
+    assert form.question != orig.question and form.solution.endswith("#### 18") and form.answer == orig.answer
+    iso, skipped = training_forms(items, ContaminateConfig(subset=(0, 3), mode="isomorphic"))
+    for o, f, vid in iso:
+        assert f.question != o.question and f.answer != o.answer and vid.startswith(o.id)
+    assert parse_subset("5:10") == (5, 10) and parse_subset(":7") == (0, 7)
+    with pytest.raises(ConfigError, match="START:STOP"):
+        parse_subset("ten")
+    with pytest.raises(ConfigError, match="paraphrase file"):
+        ContaminateConfig(mode="paraphrase")
+    with pytest.raises(ConfigError, match="mode"):
+        ContaminateConfig(mode="sideways")
+    bad = tmp_path / "p.jsonl"
+    bad.write_text(json.dumps({"id": "gsm8k/test/0", "question": "ok"}) + "\n{not json\n")
+    with pytest.raises(InputError, match=r"p\.jsonl:2"):
+        load_paraphrases(bad)
+    bad.write_text(json.dumps({"question": "no id"}) + "\n")
+    with pytest.raises(InputError, match="field 'id'"):
+        load_paraphrases(bad)
+    with pytest.raises(InputError, match=r"manifest\.json"):
+        read_manifest(tmp_path)
+    (tmp_path / "junk").write_text("x")
+    with pytest.raises(OutputError, match="not empty"):
+        Contaminator(ContaminateConfig(subset=(0, 1), epochs=1)).run("smollm2", tmp_path)
+
+
+def test_roc_figures() -> None:
+    auc, tpr = roc_figures([0.9, 0.8, 0.7], [0.1, 0.2, 0.3])
+    assert auc == 1.0 and tpr == 1.0
+    auc, tpr = roc_figures([0.1, 0.2], [0.8, 0.9])
+    assert auc == 0.0 and tpr == 0.0
