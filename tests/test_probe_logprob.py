@@ -44,6 +44,18 @@ def test_min_k_definitions() -> None:
     assert min_k_plus_plus(ts, 0.5) == pytest.approx(np.mean(sorted(z)[:2]))
 
 
+def test_reference_model_ratio_and_orientation() -> None:
+    probe = LogProbProbe()
+    target = TokenScores(tokens=("a", "b"), logprobs=(-0.5, -1.5), vocab_mean=(-2.0, -2.0), vocab_std=(1.0, 1.0))
+    ref = TokenScores(tokens=("a", "b"), logprobs=(-2.0, -4.0))
+    lower = TokenScores(tokens=("a", "b"), logprobs=(-2.0, -2.0))
+    s = probe.features("ab", target, lower, ref)
+    assert s["ref"] == pytest.approx(3.0 - 1.0)  # log ppl under the reference minus under the target
+    assert s["lowercase"] == pytest.approx(-1.0 / 2.0)
+    assert s["minkpp"] == pytest.approx(0.5)  # lowest 20% of z = (1.5, 0.5), at least one token
+    assert probe.methods(with_ref=True)[-1] == "ref"
+
+
 def test_scores_equal_direct_computation(model, items) -> None:
     probe = LogProbProbe(LogProbConfig(field="question", k_sweep=(0.1,)))
     (rec,) = probe.measure(model, {"benchmark": items[:1]})
@@ -68,12 +80,12 @@ def test_seen_text_beats_shuffled_control(model, items) -> None:
     higher (the orientation check), with AUC near 1 and a high confidence."""
     control = [_shuffled(it, i) for i, it in enumerate(items)]
     probe = LogProbProbe(LogProbConfig(field="question"))
-    recs = probe.measure(model, {"benchmark": items, "control": control}, ref_model=model)
+    recs = probe.measure(model, {"benchmark": items, "control": control})
     res = probe.analyze(recs, "smollm2")
     for name, floor in (("mink", 0.9), ("ppl", 0.9), ("zlib", 0.75), ("minkpp", 0.75)):
         m = res.method(name)
         assert m is not None and m.auc > floor, name
-    assert res.method("ref").auc == 0.5  # the model as its own reference: a zero score for everyone
+    assert res.method("ref") is None  # no reference model given
     assert res.primary == "mink" and res.contamination_confidence > 0.9
     x = [r.scores["mink"] for r in recs if r.group == "benchmark"]
     y = [r.scores["mink"] for r in recs if r.group == "control"]

@@ -107,7 +107,7 @@ def _f(x: Any, digits: int = 3) -> str:
 
 
 def _ci(ci: dict[str, Any] | None) -> str:
-    return f"[{ci['low']:+.3f}, {ci['high']:+.3f}]" if ci else "—"
+    return f"[{ci['low']:+.2f}, {ci['high']:+.2f}]" if ci else "—"
 
 
 @probe_app.command("zerocot")
@@ -118,6 +118,7 @@ def zerocot(
     n: NOpt = 0,
     mode: Annotated[str, typer.Option("--mode", help="auto, prefill (open weights) or instruction (API models).")] = "auto",
     max_cot_tokens: Annotated[int, typer.Option("--max-cot-tokens", help="Token budget of the full-CoT answer.")] = 512,
+    max_answer_tokens: Annotated[int, typer.Option("--max-answer-tokens", help="Token budget of a forced answer (authors: 32).")] = 32,
     truncation: Annotated[str, typer.Option("--truncation", help="Shares of the model's own CoT kept for the truncation curve ('' = none).")] = "0,0.25,0.5,0.75,1",
     primary: Annotated[str, typer.Option("--primary", help="Metric behind the headline confidence: accuracy, consistency, first_token_prob, all_token_prob.")] = "accuracy",
     resamples: Annotated[int, typer.Option("--resamples", help="Paired-bootstrap resamples (paper: 10000).")] = 10_000,
@@ -131,7 +132,7 @@ def zerocot(
     from contam.probe.reference import pair_items
     from contam.probe.zerocot import ZeroCoTConfig, ZeroCoTProbe
 
-    cfg = ZeroCoTConfig(mode=mode, max_cot_tokens=max_cot_tokens, truncation=_floats(truncation, "--truncation"),
+    cfg = ZeroCoTConfig(mode=mode, max_cot_tokens=max_cot_tokens, max_answer_tokens=max_answer_tokens, truncation=_floats(truncation, "--truncation"),
                         primary_metric=primary, n_resamples=resamples, prior=prior, seed=seed)
     items = _items(benchmark, n)
     pairs = pair_items(items, _reference(reference, items, 1, seed))
@@ -152,12 +153,13 @@ def zerocot(
 
 def _show_zerocot(s: dict[str, Any]) -> None:
     t = Table(title=escape(f"Zero-CoT Probe: {s['model']} on {s['benchmark']} ({s['n_pairs']} pairs, {s['mode']})"))
-    for col in ("metric", "original", "reference", "gap [95% CI]", "test", "p (one-sided)", "confidence"):
-        t.add_column(col, justify="left" if col in ("metric", "test") else "right")
+    for col in ("metric", "orig", "ref", "gap", "95% CI", "test", "p", "conf"):
+        t.add_column(col, justify="left" if col in ("metric", "test") else "right", no_wrap=col != "test")
     for m in s["metrics"]:
-        t.add_row(m["metric"], _f(m["original"]), _f(m["reference"]), f"{m['gap']:+.3f} {_ci(m['ci'])}",
+        t.add_row(m["metric"], _f(m["original"]), _f(m["reference"]), f"{m['gap']:+.3f}", _ci(m["ci"]),
                   m["test"]["method"], f"{m['test']['p_value']:.3g}", _f(m["calibration"]["confidence"]))
     console.print(t)
+    console.print("p: one-sided (original > reference); conf: calibrated posterior, 0 when the gap has the wrong sign")
     if s["curve"]:
         c = Table(title="Truncation curve: forced-answer accuracy by share of own CoT kept")
         for col in ("kept", "original", "reference", "gap"):
@@ -210,10 +212,10 @@ def minkprob(
     summary = {"command": "minkprob", "benchmark": benchmark, "control": control or "built", **result.to_dict()}
     if not json_out:
         t = Table(title=escape(f"Log-prob probes: {summary['model']} on {benchmark} ({summary['n_benchmark']}) vs control ({summary['n_control']})"))
-        for col in ("score", "benchmark mean", "control mean", "AUC [95% CI]", "p (one-sided)", "confidence"):
-            t.add_column(col, justify="left" if col == "score" else "right")
+        for col in ("score", "bench mean", "ctrl mean", "AUC", "95% CI", "p", "conf"):
+            t.add_column(col, justify="left" if col == "score" else "right", no_wrap=True)
         for m in summary["methods"]:
-            t.add_row(m["method"], _f(m["benchmark_mean"], 4), _f(m["control_mean"], 4), f"{m['auc']:.3f} {_ci(m['test']['ci'])}",
+            t.add_row(m["method"], _f(m["benchmark_mean"], 4), _f(m["control_mean"], 4), f"{m['auc']:.3f}", _ci(m["test"]["ci"]),
                       f"{m['test']['p_value']:.3g}", _f(m["calibration"]["confidence"]))
         console.print(t)
         console.print(f"[bold]Contamination Confidence ({escape(summary['primary'])}): {summary['contamination_confidence']:.3f}[/]")
