@@ -92,3 +92,14 @@ def test_explicit_reference_fits_anomaly_model(fitted: tuple[SemanticScanner, li
     sem = SemanticScanner(SemanticConfig(rule="sim+anomaly"), load_embedder("minilm")).fit(items, reference=ref)
     s = sem.score([items[7].text, load_benchmark("gsm8k-train")[5].text])
     assert s.anomalous.tolist() == [True, False]
+
+
+def test_tiny_benchmark_and_empty_input() -> None:
+    """One or three items are too few for a covariance: the anomaly part then does not restrict,
+    and an empty candidate list gives empty arrays."""
+    items = load_benchmark("gsm8k")[:3]
+    for n in (1, 3):
+        sem = SemanticScanner(SemanticConfig(rule="sim+anomaly"), load_embedder("minilm")).fit(items[:n])
+        s = sem.score([items[0].text, "The mitochondria is the powerhouse of the cell."])
+        assert s.flagged(0.75, "sim+anomaly").tolist() == [True, False]
+    assert sem.score([]).sim.shape == (0,)

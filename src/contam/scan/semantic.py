@@ -248,13 +248,16 @@ class SemanticScanner:
 
         cfg = self.config
         self._profile_k = profiles.shape[1]
+        self._ref_median = float(np.median(profiles[:, 0])) if profiles.size else -1.0
+        self._mcd = None
+        self._cutoff = float("inf")
+        if len(profiles) < max(10, cfg.pca_components + 2) or self._profile_k == 0:
+            return  # too little reference data for a covariance: the anomaly part does not restrict
         feats = _profile_features(profiles)
         ncomp = max(1, min(cfg.pca_components, feats.shape[1], len(feats) - 1))
         self._pca = PCA(n_components=ncomp, random_state=cfg.seed).fit(feats)
-        z = self._pca.transform(feats)
-        self._mcd = MinCovDet(random_state=cfg.seed).fit(z)
+        self._mcd = MinCovDet(random_state=cfg.seed).fit(self._pca.transform(feats))
         self._cutoff = float(chi2.ppf(cfg.anomaly_quantile, df=ncomp))
-        self._ref_median = float(np.median(profiles[:, 0])) if profiles.shape[1] else 0.0
 
     def score(self, texts: Sequence[str], embeddings: np.ndarray | None = None) -> SemanticScores:
         """All three signals for each text (embeddings may be passed to avoid re-embedding)."""
@@ -275,9 +278,12 @@ class SemanticScanner:
         prof = d[:, : self._profile_k]
         if prof.shape[1] < self._profile_k:
             prof = np.pad(prof, ((0, 0), (0, self._profile_k - prof.shape[1])))
-        z = self._pca.transform(_profile_features(prof))
-        maha = self._mcd.mahalanobis(z) if n else np.zeros(0)
-        anomalous = (maha > self._cutoff) & (d[:, 0] > self._ref_median)
+        if self._mcd is not None and n:
+            maha = self._mcd.mahalanobis(self._pca.transform(_profile_features(prof)))
+            anomalous = (maha > self._cutoff) & (d[:, 0] > self._ref_median)
+        else:
+            maha = np.zeros(n)
+            anomalous = d[:, 0] > self._ref_median
         return SemanticScores(
             sim=d[:, 0].astype(np.float64),
             nearest=ids[:, : cfg.top_k],
