@@ -71,6 +71,19 @@ class Calibration(Record):
     levels: tuple[str, ...]
 
 
+def balanced_weights(labels: np.ndarray) -> np.ndarray:
+    """Weights giving both classes the same total weight (each clean sample counts n_pos / n_neg).
+
+    >>> balanced_weights(np.array([1, 1, 1, 0])).tolist()
+    [1.0, 1.0, 1.0, 3.0]
+    """
+    y = np.asarray(labels).astype(bool)
+    w = np.ones(len(y))
+    if (~y).any() and y.any():
+        w[~y] = y.sum() / (~y).sum()
+    return w
+
+
 def _grid(values: np.ndarray, size: int) -> np.ndarray:
     v = np.unique(np.asarray(values, dtype=np.float64))
     if len(v) > size:
@@ -88,13 +101,20 @@ def _level_values(ls: LevelScores, lv: str) -> np.ndarray:
     return np.zeros(len(ls.token))
 
 
-def _score(pred: np.ndarray, y: np.ndarray, target: float | None) -> tuple[float, float]:
-    m = metrics(pred, y)
+def _score(pred: np.ndarray, y: np.ndarray, target: float | None, w: np.ndarray | None = None) -> tuple[float, float]:
+    yb = y.astype(bool)
+    if w is None:
+        tp, fp, fn = float((pred & yb).sum()), float((pred & ~yb).sum()), float((~pred & yb).sum())
+    else:
+        tp, fp, fn = float(w[pred & yb].sum()), float(w[pred & ~yb].sum()), float(w[~pred & yb].sum())
+    prec = tp / (tp + fp) if tp + fp else 0.0
+    rec = tp / (tp + fn) if tp + fn else 0.0
+    f1 = 2 * prec * rec / (prec + rec) if prec + rec else 0.0
     if target is None:
-        return (m.f1, m.precision)
-    if m.tp == 0 or m.precision < target:
-        return (-1.0 + m.precision, 0.0)
-    return (m.recall, m.f1)
+        return (f1, prec)
+    if tp == 0 or prec < target:
+        return (-1.0 + prec, 0.0)
+    return (rec, f1)
 
 
 def calibrate(
@@ -106,9 +126,15 @@ def calibrate(
     grid_size: int = 200,
     coarse_size: int = 24,
     rounds: int = 3,
+    sample_weight: np.ndarray | None = None,
 ) -> Calibration:
-    """Thresholds for ``levels`` maximising F1 (or recall at ``target_precision``) on ``labels``."""
+    """Thresholds for ``levels`` maximising F1 (or recall at ``target_precision``) on ``labels``.
+
+    ``sample_weight`` weighs samples in the objective, e.g. ``balanced_weights(labels)`` so that a
+    validation set with more contaminated than clean samples does not reward flagging everything.
+    """
     y = np.asarray(labels).astype(int)
+    w = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
     if len(y) != len(scores.token):
         raise ConfigError(f"{len(y)} labels for {len(scores.token)} scored samples")
     if y.min(initial=1) == 1 or y.max(initial=0) == 0:
@@ -128,7 +154,7 @@ def calibrate(
             pred = np.zeros(len(y), dtype=bool)
             for lv, gi in zip(levels, combo, strict=True):
                 pred |= dec[lv][gi]
-            sc = _score(pred, y, target_precision)
+            sc = _score(pred, y, target_precision, w)
             if sc > cur:
                 cur, t = sc, replace(base, **{lv: float(coarse[lv][gi]) for lv, gi in zip(levels, combo, strict=True)})
         fired = {lv: scores.level_decision(lv, t) for lv in levels}
@@ -142,7 +168,7 @@ def calibrate(
                 for g in grids[lv][::-1]:  # highest first so ties keep the stricter threshold
                     cand = replace(t, **{lv: float(g)})
                     d = scores.level_decision(lv, cand)
-                    sc = _score(others | d, y, target_precision)
+                    sc = _score(others | d, y, target_precision, w)
                     if sc > cur:
                         cur, t, changed = sc, cand, True
                         fired[lv] = d

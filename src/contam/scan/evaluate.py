@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from contam.records import Record
-from contam.scan.calibrate import Metrics, calibrate, metrics
+from contam.scan.calibrate import Metrics, balanced_weights, calibrate, metrics
 from contam.scan.hierarchy import Hierarchy, HierarchyConfig, LevelScores, Thresholds
 from contam.scan.scenarios import SCENARIOS, ScenarioSet
 
@@ -80,10 +80,13 @@ def min_k_scores(model: Any, texts: list[str], k: float = 0.2) -> np.ndarray:
 
 
 def _threshold_1d(values: np.ndarray, y: np.ndarray) -> float:
-    """Threshold maximising F1 of ``values > t`` (stricter on ties)."""
+    """Threshold maximising class-balanced F1 of ``values >= t`` (stricter on ties)."""
+    from contam.scan.calibrate import _score
+
+    w = balanced_weights(y)
     best, best_t = -1.0, float("inf")
     for t in np.unique(values)[::-1]:
-        f = metrics(values >= t, y).f1
+        f = _score(values >= t, y, None, w)[0]
         if f > best:
             best, best_t = f, float(t)
     return best_t
@@ -131,11 +134,14 @@ def report(
     preds: dict[str, np.ndarray] = {}
     thresholds: dict[str, Any] = {}
     levels = cfg.levels
-    c_tok = calibrate(sub(calib), y[calib], levels=("token",), target_precision=target_precision)
+    # Calibration pools the scenarios, so contaminated samples outnumber clean ones; balanced
+    # weights keep "flag everything" from looking good (the test sets are 1:1 per scenario).
+    wc = balanced_weights(y[calib])
+    c_tok = calibrate(sub(calib), y[calib], levels=("token",), target_precision=target_precision, sample_weight=wc)
     preds["13-gram"] = ls.level_decision("token", c_tok.thresholds)
     thresholds["13-gram"] = {"token": c_tok.thresholds.token}
     if ls.semantic is not None:
-        c_sem = calibrate(sub(calib), y[calib], levels=("semantic",), target_precision=target_precision, rules=("sim",))
+        c_sem = calibrate(sub(calib), y[calib], levels=("semantic",), target_precision=target_precision, rules=("sim",), sample_weight=wc)
         preds["embed-sim"] = ls.level_decision("semantic", c_sem.thresholds)
         thresholds["embed-sim"] = {"cosine": c_sem.thresholds.semantic}
     if min_k is not None:
@@ -145,7 +151,7 @@ def report(
     paper = cfg.thresholds
     preds["cascade (paper τ)"] = ls.decisions(paper, levels)[0]
     thresholds["cascade (paper τ)"] = paper.to_dict()
-    c_all = calibrate(sub(calib), y[calib], levels=levels, target_precision=target_precision)
+    c_all = calibrate(sub(calib), y[calib], levels=levels, target_precision=target_precision, sample_weight=wc)
     preds["cascade"] = ls.decisions(c_all.thresholds, levels)[0]
     thresholds["cascade"] = c_all.thresholds.to_dict() | {"validation_f1": c_all.validation.f1}
     rows = []

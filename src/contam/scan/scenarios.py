@@ -276,12 +276,19 @@ def build_scenarios(
             by_subject.setdefault(str(it.metadata.get("subject")), []).append(it)
         bench_items, rest = [], []
         for subj in sorted(by_subject):
-            its = by_subject[subj][:]
-            rng.shuffle(its)
-            bench_items += its[: len(its) // 2]
-            rest += its[len(its) // 2 :]
+            # Items sharing a source passage (US history) stay on one side: a negative quoting a
+            # benchmark item's passage would contain benchmark text.
+            groups: dict[str, list[Item]] = {}
+            for it in by_subject[subj]:
+                groups.setdefault(it.question[:120], []).append(it)
+            keys = sorted(groups)
+            rng.shuffle(keys)
+            half = len(by_subject[subj]) // 2
+            for key in keys:
+                side = bench_items if sum(1 for x in bench_items if x.metadata.get("subject") == subj) < half else rest
+                side += groups[key]
         negs = rng.sample(rest, min(n, len(rest)))
-        notes["negatives"] = "other questions of the same MMLU subjects (the benchmark is a seeded half of each subject)"
+        notes["negatives"] = "other questions of the same MMLU subjects (the benchmark is a seeded half of each subject; items sharing a passage stay together)"
     else:
         n = n or 100
         shuffled = pool[:]
