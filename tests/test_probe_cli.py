@@ -35,6 +35,8 @@ def test_zerocot_cli_writes_and_resumes(ref_file: Path, tmp_path: Path, capsys, 
     assert 0.0 <= summary["contamination_confidence"] <= 1.0
     lines = (out / "items.jsonl").read_text().splitlines()
     assert len(lines) == summary["n_pairs"] and json.loads((out / "summary.json").read_text()) == summary
+    table = (out / "table.csv").read_text().splitlines()
+    assert len(table) == 1 + summary["n_pairs"] and table[0].startswith("id,reference_id,orig_gold")
     # rerun: everything comes from the checkpoint, same summary, file untouched
     assert main(args) == 0
     again = json.loads(capsys.readouterr().out)

@@ -100,6 +100,17 @@ def _finish(out: Path | None, summary: dict[str, Any], json_out: bool) -> None:
         console.print(f"results: {escape(str(out / 'items.jsonl'))}, {escape(str(out / 'summary.json'))}")
 
 
+def _write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
+    import csv
+
+    from contam.outputs import atomic_write
+
+    with atomic_write(path) as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]) if rows else ["id"])
+        w.writeheader()
+        w.writerows(rows)
+
+
 def _f(x: Any, digits: int = 3) -> str:
     if x is None:
         return "—"
@@ -130,7 +141,7 @@ def zerocot(
     Example: contam probe zerocot --model smollm2 --benchmark gsm8k --reference ref/ --n 200 --out runs/zcp
     """
     from contam.probe.reference import pair_items
-    from contam.probe.zerocot import ZeroCoTConfig, ZeroCoTProbe
+    from contam.probe.zerocot import ZeroCoTConfig, ZeroCoTPair, ZeroCoTProbe, table_row
 
     cfg = ZeroCoTConfig(mode=mode, max_cot_tokens=max_cot_tokens, max_answer_tokens=max_answer_tokens, truncation=_floats(truncation, "--truncation"),
                         primary_metric=primary, n_resamples=resamples, prior=prior, seed=seed)
@@ -145,6 +156,9 @@ def zerocot(
     finally:
         if ck is not None:
             ck.close()
+    if ck is not None:  # the flat per-item table, for a spreadsheet
+        keep = {p[0].id for p in pairs}
+        _write_csv(out / "table.csv", [table_row(ZeroCoTPair.from_dict(r)) for r in ck.records if r.get("key") in keep])
     summary = {"command": "zerocot", "benchmark": benchmark, "reference": str(reference) if reference else "built", **result.to_dict()}
     if not json_out:
         _show_zerocot(summary)
@@ -153,13 +167,14 @@ def zerocot(
 
 def _show_zerocot(s: dict[str, Any]) -> None:
     t = Table(title=escape(f"Zero-CoT Probe: {s['model']} on {s['benchmark']} ({s['n_pairs']} pairs, {s['mode']})"))
-    for col in ("metric", "orig", "ref", "gap", "95% CI", "test", "p", "conf"):
-        t.add_column(col, justify="left" if col in ("metric", "test") else "right", no_wrap=col != "test")
+    for col in ("metric", "orig", "ref", "gap", "95% CI", "p", "conf"):
+        t.add_column(col, justify="left" if col == "metric" else "right", no_wrap=True)
     for m in s["metrics"]:
         t.add_row(m["metric"], _f(m["original"]), _f(m["reference"]), f"{m['gap']:+.3f}", _ci(m["ci"]),
-                  m["test"]["method"], f"{m['test']['p_value']:.3g}", _f(m["calibration"]["confidence"]))
+                  f"{m['test']['p_value']:.3g}", _f(m["calibration"]["confidence"]))
     console.print(t)
-    console.print("p: one-sided (original > reference); conf: calibrated posterior, 0 when the gap has the wrong sign")
+    console.print("p: one-sided (original > reference), exact McNemar for accuracy/consistency, paired bootstrap for the "
+                  "probabilities; conf: calibrated posterior, 0 when the gap has the wrong sign")
     if s["curve"]:
         c = Table(title="Truncation curve: forced-answer accuracy by share of own CoT kept")
         for col in ("kept", "original", "reference", "gap"):

@@ -117,6 +117,15 @@ class ZeroCoTPair(Record):
     reference: ItemMeasure
 
 
+def table_row(pair: ZeroCoTPair) -> dict[str, Any]:
+    """One flat row of the per-item table (``table.csv``): both sides' answers and metrics."""
+    row: dict[str, Any] = {"id": pair.key, "reference_id": pair.reference.id}
+    for side, m in (("orig", pair.original), ("ref", pair.reference)):
+        row |= {f"{side}_gold": m.gold, f"{side}_full_answer": m.full_answer, f"{side}_zero_answer": m.zero_answer,
+                f"{side}_full_correct": m.full_correct, **{f"{side}_{k}": getattr(m, k) for k in METRICS}}
+    return row
+
+
 @dataclass(frozen=True)
 class MetricGap(Record):
     """Original − reference gap of one metric, its test and calibrated confidence."""
