@@ -49,3 +49,28 @@ def test_stats_power_and_mcnemar(tmp_path, capsys):
     b.write_text('{"key": "k1", "passed": "yes"}\n')
     assert main(["stats", "mcnemar", str(a), str(b)]) == 2
     assert "b.jsonl:1" in capsys.readouterr().err
+
+
+def test_grade_two_systems_and_compare(tmp_path, capsys):
+    out = tmp_path / "fresh"
+    assert main(["regen", "--domain", "retail", "--seeds", "0:3", "--tasks", "0:6", "--out", str(out), "--json"]) == 0
+    capsys.readouterr()
+    insts = [json.loads(x) for x in (out / "instances.jsonl").read_text().splitlines()]
+    from contam.regen.world import load_tasks
+
+    good = tmp_path / "good.jsonl"  # an agent that follows the fresh reference and says the outputs
+    good.write_text("".join(json.dumps({"key": r["key"], "actions": r["actions"], "messages": r["outputs"]}) + "\n" for r in insts))
+    stale = tmp_path / "stale.jsonl"  # an agent that replays the memorized shipped actions
+    stale.write_text("".join(json.dumps({"key": r["key"], "actions": load_tasks("retail")[r["task_index"]]["actions"],
+                                         "messages": r["outputs"]}) + "\n" for r in insts))
+    assert main(["regen", "grade", "-i", str(out / "instances.jsonl"), "-e", str(good), "-o", str(tmp_path / "g1"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["pass_rate"] == 1.0
+    assert main(["regen", "grade", "-i", str(out / "instances.jsonl"), "-e", str(stale), "-o", str(tmp_path / "g2"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["pass_rate"] < 0.5
+    assert main(["stats", "mcnemar", str(tmp_path / "g1" / "graded.jsonl"), str(tmp_path / "g2" / "graded.jsonl"),
+                 "--alternative", "greater", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["p_value"] < 0.01
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"key": "retail/0/0", "actions": "nope"}\n')
+    assert main(["regen", "grade", "-i", str(out / "instances.jsonl"), "-e", str(bad), "-o", str(tmp_path / "g3")]) == 2
+    assert "bad.jsonl:1" in capsys.readouterr().err

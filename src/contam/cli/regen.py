@@ -133,6 +133,27 @@ def equivariance(
                   "flipped: branch-selected instances whose re-derived program differs from the shipped one.")
 
 
+@regen_app.command("grade")
+def grade(
+    instances: Annotated[Path, typer.Option("--instances", "-i", help="instances.jsonl written by `contam regen`.")],
+    episodes: Annotated[Path, typer.Option("--episodes", "-e", help="JSONL: key, actions [{name, kwargs}], messages [str].")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for graded.jsonl (key, passed, ...) + summary.json.")],
+    json_out: JsonFlag = False,
+) -> None:
+    """Grade an agent's episodes on regenerated instances (final-state hash + required outputs, as τ-bench).
+
+    Example: contam regen grade --instances fresh/instances.jsonl --episodes runs/agent.jsonl --out runs/graded
+    """
+    from contam.regen.job import grade_episodes
+
+    summary = grade_episodes(instances, episodes, out)
+    if json_out:
+        emit_json(summary)
+        return
+    console.print(f"graded {summary['episodes']} episodes: {summary['passed']} passed (rate {summary['pass_rate']:.3f}); "
+                  f"per episode: {escape(str(out))}/graded.jsonl (feed two of them to `contam stats mcnemar`)")
+
+
 def register(app: typer.Typer) -> None:
     """Add ``contam regen`` (with ``replay`` and ``equivariance``) to ``app``."""
     app.add_typer(regen_app, name="regen")

@@ -121,3 +121,78 @@ def replay_reports(domains: tuple[str, ...], out: str | Path | None = None) -> l
                     ck.write({"key": f"{rep['domain']}/{r['task_index']}", "domain": rep["domain"], **r})
         write_json(out / "summary.json", [{k: v for k, v in rep.items() if k != "rows"} for rep in reports])
     return reports
+
+
+def _read_jsonl(path: str | Path, need: tuple[str, ...]) -> list[dict[str, Any]]:
+    import json
+
+    from contam.errors import InputError
+
+    rows = []
+    try:
+        fh = open(path, encoding="utf-8")
+    except OSError as e:
+        raise InputError(f"cannot read: {e.strerror or e}", path=path) from None
+    with fh:
+        for ln, raw in enumerate(fh, 1):
+            if not raw.strip():
+                continue
+            try:
+                rec = json.loads(raw)
+            except json.JSONDecodeError:
+                raise InputError("not valid JSON", path=path, line=ln) from None
+            if not isinstance(rec, dict):
+                raise InputError("expected a JSON object", path=path, line=ln)
+            for f in need:
+                if f not in rec:
+                    raise InputError("missing", path=path, line=ln, field=f)
+            rec["_line"] = ln
+            rows.append(rec)
+    return rows
+
+
+def grade_episodes(instances: str | Path, episodes: str | Path, out: str | Path | None = None) -> dict[str, Any]:
+    """Grade agent episodes against regenerated instances, τ-bench style.
+
+    ``episodes`` is JSONL with ``key`` (an instance key, ``domain/task/seed``), ``actions``
+    (the agent's tool calls, ``[{"name", "kwargs"}]``) and optionally ``messages`` (what the agent
+    said). Each episode is replayed on a fresh copy of its instance's world; it passes when the
+    final-state hash equals the instance's goal hash and every required output was said. Writes
+    ``graded.jsonl`` (``key``, ``passed``, ...) — the input of ``contam stats mcnemar``.
+    """
+    from contam.errors import InputError
+    from contam.regen.generate import Instance, world_state
+    from contam.regen.rekey import map_digest
+    from contam.regen.replay import normalize_output, run_actions
+
+    insts = {r["key"]: Instance.from_dict(r) for r in _read_jsonl(instances, ("key", "domain", "task_index", "seed", "goal_hash"))}
+    rows = []
+    for ep in track(_read_jsonl(episodes, ("key", "actions")), "grading episodes"):
+        inst = insts.get(ep["key"])
+        if inst is None:
+            raise InputError(f"no instance {ep['key']!r} in {instances}", path=episodes, line=ep["_line"], field="key")
+        acts = ep["actions"]
+        if not isinstance(acts, list) or not all(isinstance(a, dict) and isinstance(a.get("name"), str) for a in acts):
+            raise InputError("expected a list of {name, kwargs} objects", path=episodes, line=ep["_line"], field="actions")
+        msgs = ep.get("messages") or []
+        if not isinstance(msgs, list) or not all(isinstance(m, str) for m in msgs):
+            raise InputError("expected a list of strings", path=episodes, line=ep["_line"], field="messages")
+        km = world_map(inst.domain, inst.seed)
+        if inst.world.get("map_digest") not in (None, map_digest(km)):
+            raise InputError("the instance's world map differs from this generator's at its seed (another contam version?)",
+                             path=instances, field="world.map_digest")
+        run = run_actions(inst.domain, world_state(inst, km), acts)
+        said = normalize_output(" ".join(msgs))
+        found = [normalize_output(o) in said for o in inst.outputs]
+        match = run.goal_hash == inst.goal_hash
+        rows.append({"key": inst.key, "passed": match and all(found), "state_match": match, "outputs_found": found,
+                     "tool_errors": sum(bool(e) for e in run.errors)})
+    summary = {"episodes": len(rows), "passed": sum(r["passed"] for r in rows),
+               "pass_rate": sum(r["passed"] for r in rows) / len(rows) if rows else float("nan")}
+    if out is not None:
+        out = ensure_dir(out)
+        with JsonlCheckpoint(out / "graded.jsonl", key="key", resume=False) as ck:
+            for r in rows:
+                ck.write(r)
+        write_json(out / "summary.json", summary)
+    return summary
