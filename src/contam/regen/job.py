@@ -12,8 +12,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from contam.errors import ConfigError, ContamError
-from contam.outputs import JsonlCheckpoint, ensure_dir, write_json
+from contam.errors import ConfigError, ContamError, OutputError
+from contam.outputs import JsonlCheckpoint, atomic_write, dumps_line, ensure_dir, write_json
 from contam.progress import track
 from contam.regen.audit import Auditor, AuditReport, AuditRow
 from contam.regen.generate import generate_full, world_map
@@ -59,33 +59,62 @@ def _jobs(domains: tuple[str, ...], seeds: list[int], tasks: list[int] | None) -
                 yield d, i, seed
 
 
+def _keep_done(path: Path, done: set[str]) -> None:
+    """Drop instance lines whose audit row is missing (a run killed between the two writes)."""
+    import json
+
+    if not path.exists():
+        return
+    with open(path, encoding="utf-8", errors="replace") as src, atomic_write(path) as dst:
+        for raw in src:
+            if not raw.endswith("\n"):
+                break
+            try:
+                key = json.loads(raw).get("key")
+            except (json.JSONDecodeError, AttributeError):
+                break
+            if key in done:
+                dst.write(raw)
+
+
 def run_regen(domains: tuple[str, ...], seeds: list[int], out: str | Path, tasks: list[int] | None = None) -> dict[str, Any]:
     """Generate and audit every (domain, task, seed); write ``instances.jsonl``, ``audit.jsonl``
-    and ``summary.json`` under ``out`` (resumable); raise :class:`InvalidInstances` if any failed."""
+    and ``summary.json`` under ``out`` (resumable); raise :class:`InvalidInstances` if any failed.
+
+    Instances stream to disk and are not kept in memory (a 1,000-seed run is ~115,000 of them);
+    the audit checkpoint (small rows) decides what is done on resume.
+    """
     out = ensure_dir(out)
     auditor = Auditor()
     jobs = list(_jobs(domains, seeds, tasks))
-    with JsonlCheckpoint(out / "instances.jsonl", key="key") as inst_ck, JsonlCheckpoint(out / "audit.jsonl", key="key") as audit_ck:
-        done = inst_ck.done & audit_ck.done
-        for d, i, seed in track(jobs, "regenerating + auditing", total=len(jobs)):
-            key = f"{d}/{i}/{seed}"
-            if key in done:
-                continue
-            km = world_map(d, seed)
-            inst, skm, deriv = generate_full(d, i, seed, km)
-            row = auditor.check(inst, skm, deriv, km)
-            rec = inst.to_dict()
-            rec["key"] = inst.key
-            rec["valid"] = row.valid
-            inst_ck.write(rec)
-            arec = row.to_dict()
-            arec["valid"] = row.valid
-            audit_ck.write(arec)
+    inst_path = out / "instances.jsonl"
+    with JsonlCheckpoint(out / "audit.jsonl", key="key") as audit_ck:
+        done = set(audit_ck.done)
+        _keep_done(inst_path, done)
+        try:
+            inst_fh = open(inst_path, "a", encoding="utf-8")
+        except OSError as e:
+            raise OutputError(f"cannot write {inst_path}: {e.strerror or e}") from None
+        with inst_fh:
+            for d, i, seed in track(jobs, "regenerating + auditing", total=len(jobs)):
+                if f"{d}/{i}/{seed}" in done:
+                    continue
+                km = world_map(d, seed)
+                inst, skm, deriv = generate_full(d, i, seed, km)
+                row = auditor.check(inst, skm, deriv, km)
+                rec = inst.to_dict()
+                rec["key"] = inst.key
+                rec["valid"] = row.valid
+                inst_fh.write(dumps_line(rec) + "\n")  # the instance first, then its audit row
+                inst_fh.flush()
+                arec = row.to_dict()
+                arec["valid"] = row.valid
+                audit_ck.write(arec)
         wanted = {f"{d}/{i}/{s}" for d, i, s in jobs}
         rows = [AuditRow.from_dict(r) for r in audit_ck.records if r.get("key") in wanted]
     report = AuditReport.of(rows)
     summary = {"domains": list(domains), "seeds": [min(seeds), max(seeds)], "n_seeds": len(seeds), **report.to_dict(),
-               "invalid_rate": report.invalid_rate, "instances": str(out / "instances.jsonl"), "audit": str(out / "audit.jsonl")}
+               "invalid_rate": report.invalid_rate, "instances": str(inst_path), "audit": str(out / "audit.jsonl")}
     write_json(out / "summary.json", summary)
     if report.n_invalid:
         raise InvalidInstances(f"{report.n_invalid} of {report.n} instances failed the audit "
