@@ -23,13 +23,13 @@ _SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[Heal
 
 
 @_SETTINGS
-@given(k=st.integers(0, len(_TEMPLATES) - 1), seed=st.integers(0, 10**6), index=st.integers(0, 20))
-def test_program_and_audit_agree(k: int, seed: int, index: int) -> None:
+@given(k=st.integers(0, len(_TEMPLATES) - 1), seed=st.integers(0, 10**6), index=st.integers(0, 20), wide=st.booleans())
+def test_program_and_audit_agree(k: int, seed: int, index: int, wide: bool) -> None:
     t = _TEMPLATES[k]
-    d = draw(t, seed, index)
+    d = draw(t, seed, index, wide=wide)
     if d is None:  # a template may admit no draw for this seed; that is reported, never emitted
         return
-    assert audit_instance(t, d, seed=seed, index=index) == []
+    assert audit_instance(t, d, seed=seed, index=index, wide=wide) == []
     # Independent re-derivation: read the numbers back out of the question, run the program.
     found = find_mentions(d.question)
     read = {s.id: Fraction(found[s.mentions[0]].value) for s in t.slots if s.role == "free"}

@@ -46,9 +46,9 @@ CHECKS = ("faithfulness", "coverage", "reparse", "solution", "constraints", "ans
 _REWRITABLE = ("int", "decimal", "money", "percent", "word", "cents")
 
 
-def instance_hash(template: Template, seed: int, index: int, d: Draw) -> str:
-    """sha256 over what identifies an instance: template, seed, index, question, solution, answer."""
-    payload = json.dumps([template.id, seed, index, d.question, d.solution, d.answer], ensure_ascii=False)
+def instance_hash(template: Template, seed: int, index: int, d: Draw, wide: bool = False) -> str:
+    """sha256 over what identifies an instance: template, seed, index, tier, question, solution, answer."""
+    payload = json.dumps([template.id, seed, index, wide, d.question, d.solution, d.answer], ensure_ascii=False)
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
@@ -69,7 +69,7 @@ def faithful(template: Template) -> bool:
     return ok
 
 
-def audit_instance(template: Template, d: Draw, *, seed: int, index: int, check_determinism: bool = True) -> list[str]:
+def audit_instance(template: Template, d: Draw, *, seed: int, index: int, check_determinism: bool = True, wide: bool = False) -> list[str]:
     """Names of the checks ``d`` fails (empty: the instance may be emitted)."""
     failures: list[str] = []
     if not faithful(template):
@@ -88,8 +88,8 @@ def audit_instance(template: Template, d: Draw, *, seed: int, index: int, check_
     if Fraction(d.answer) == Fraction(template.answer):
         failures.append("answer_changed")
     if check_determinism:
-        again = draw(template, seed, index)
-        if again is None or instance_hash(template, seed, index, again) != instance_hash(template, seed, index, d):
+        again = draw(template, seed, index, wide=wide)
+        if again is None or instance_hash(template, seed, index, again, wide) != instance_hash(template, seed, index, d, wide):
             failures.append("determinism")
     return failures
 

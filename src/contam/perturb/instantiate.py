@@ -36,6 +36,8 @@ MAGNITUDE = 3
 MIN_CHOICES = 6
 #: Fewest grid values a slot's full range should offer before its roundness is relaxed.
 MIN_RANGE = 15
+#: Second-tier sampling window (see :func:`slot_range`).
+WIDE_MAGNITUDE = 4
 
 
 @dataclass
@@ -118,9 +120,33 @@ def candidates(slot: Slot) -> tuple[Fraction, ...]:
     return tuple(x for x in (Fraction(k * r.step) * r.unit for k in range(r.lo, min(r.hi, r.lo + 100_000) + 1)) if x != r.original)
 
 
-def slot_range(slot: Slot) -> Range | None:
-    """The sampling :class:`Range` of a slot, or None when its value cannot be varied."""
+def slot_range(slot: Slot, wide: bool = False) -> Range | None:
+    """The sampling :class:`Range` of a slot, or None when its value cannot be varied.
+
+    ``wide`` is the second tier, used only when the first admits too few distinct instances:
+    any value on the unit grid within a factor of :data:`WIDE_MAGNITUDE` (single digits up to 20),
+    still the same order of magnitude, no longer the same roundness.
+    """
+    if wide:
+        return _wide_range(slot.value, slot.kind, slot.decimals)
     return _range(slot.value, slot.kind, slot.decimals)
+
+
+@lru_cache(maxsize=8192)
+def _wide_range(value: str, kind: str, decimals: int) -> Range | None:
+    v = Fraction(value)
+    unit = Fraction(1, 10**decimals)
+    if (v / unit).denominator != 1 or v <= 0:
+        return None
+    lo = max(math.ceil(v / WIDE_MAGNITUDE / unit), math.ceil(Fraction(2) / unit) if decimals == 0 else 1)
+    hi = math.floor(max(v * WIDE_MAGNITUDE, Fraction(20) if v < 10 else v) / unit)
+    if kind == "percent" and v < 100:
+        hi = min(hi, int(Fraction(100) / unit) - 1)
+    # Money keeps a cents grid of its original fineness (1.50 stays in steps of 10 cents).
+    n = int(v / unit)
+    step = 10 if decimals == 2 and n % 10 == 0 else 1
+    lo, hi = -(-lo // step), hi // step
+    return Range(unit, step, lo, hi, v) if hi - lo >= 1 else None
 
 
 @lru_cache(maxsize=8192)
@@ -422,11 +448,11 @@ class _Plan:
     quick: list[tuple[int, str]]  # (step, constraint kind) checked in floats first
 
 
-_PLANS: dict[str, tuple[Template, _Plan | None]] = {}
+_PLANS: dict[tuple[str, bool], tuple[Template, _Plan | None]] = {}
 
 
-def _plan(template: Template) -> _Plan | None:
-    hit = _PLANS.get(template.id)
+def _plan(template: Template, wide: bool = False) -> _Plan | None:
+    hit = _PLANS.get((template.id, wide))
     if hit is not None and hit[0] is template:
         return hit[1]
     originals = {Fraction(s.value) for s in template.slots}
@@ -437,7 +463,7 @@ def _plan(template: Template) -> _Plan | None:
     for s in template.slots:
         if s.role != "free":
             continue
-        r = slot_range(s)
+        r = slot_range(s, wide)
         if r is None:
             ok = False
             break
@@ -457,7 +483,7 @@ def _plan(template: Template) -> _Plan | None:
             plan = _Plan(free, ranked, originals, excluded, quick)
     if len(_PLANS) > 20000:
         _PLANS.clear()
-    _PLANS[template.id] = (template, plan)
+    _PLANS[(template.id, wide)] = (template, plan)
     return plan
 
 
@@ -497,11 +523,16 @@ def _quick_violations(plan: _Plan, results: list[float]) -> tuple[int, str | Non
 RESTART_EVERY = 25
 
 
-def draw(template: Template, seed: int, index: int = 0, *, budget: int = 400, stats: SamplerStats | None = None) -> Draw | None:
-    """Sample one instance; None when ``budget`` candidate assignments all broke a constraint."""
-    rng = rng_for(template, seed, index)
+def draw(
+    template: Template, seed: int, index: int = 0, *, budget: int = 400, stats: SamplerStats | None = None, wide: bool = False,
+) -> Draw | None:
+    """Sample one instance; None when ``budget`` candidate assignments all broke a constraint.
+
+    ``wide`` samples from the second-tier ranges (see :func:`slot_range`), with its own stream.
+    """
+    rng = rng_for(template, seed, index) if not wide else random.Random(f"{template.id}|{seed}|{index}|wide")
     program = compiled(template)
-    plan = _plan(template)
+    plan = _plan(template, wide)
     if plan is None:
         return None
     ranges = dict(plan.free)
@@ -554,7 +585,7 @@ def draw(template: Template, seed: int, index: int = 0, *, budget: int = 400, st
         solution, answer = render_solution(template, values, results)
         return Draw(values, results, question, solution, answer, attempt)
     if space <= ENUMERATE_BELOW:
-        feasible = _feasible(template, plan, program)
+        feasible = _feasible(template, plan, program, wide)
         if feasible:
             values, results = feasible[rng.randrange(len(feasible))]
             question = render_question(template, values)
@@ -567,12 +598,12 @@ def draw(template: Template, seed: int, index: int = 0, *, budget: int = 400, st
 ENUMERATE_BELOW = 20_000
 #: Random draws tried first on a small space.
 RANDOM_FIRST = 60
-_FEASIBLE: dict[str, tuple[Template, list]] = {}
+_FEASIBLE: dict[tuple[str, bool], tuple[Template, list]] = {}
 
 
-def _feasible(template: Template, plan: _Plan, program: Program) -> list[tuple[dict[str, Fraction], list[Fraction]]]:
+def _feasible(template: Template, plan: _Plan, program: Program, wide: bool = False) -> list[tuple[dict[str, Fraction], list[Fraction]]]:
     """Every assignment of a small space that keeps all constraints (cached per template)."""
-    hit = _FEASIBLE.get(template.id)
+    hit = _FEASIBLE.get((template.id, wide))
     if hit is not None and hit[0] is template:
         return hit[1]
     ids = [sid for sid, _ in plan.free]
@@ -597,5 +628,5 @@ def _feasible(template: Template, plan: _Plan, program: Program) -> list[tuple[d
             out.append((values, results))
     if len(_FEASIBLE) > 5000:
         _FEASIBLE.clear()
-    _FEASIBLE[template.id] = (template, out)
+    _FEASIBLE[(template.id, wide)] = (template, out)
     return out

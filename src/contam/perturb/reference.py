@@ -41,47 +41,57 @@ class ReferenceSet:
 
 def instances(
     template: Template, n: int, seed: int = 0, *, budget: int = 400, max_tries: int | None = None,
-    failures: dict[str, int] | None = None, stats: SamplerStats | None = None, distinct: bool = True,
+    failures: dict[str, int] | None = None, stats: SamplerStats | None = None, distinct: bool = True, wide_tier: bool = True,
 ) -> list[Variant]:
     """Up to ``n`` audited instances of ``template`` (distinct questions unless ``distinct=False``).
 
     Instance ``k`` is drawn at index ``k`` first; duplicates and audit failures move on to later
-    indices, at most ``max_tries`` (default ``4*n``) of them. Failing instances are never returned;
-    their failed checks are counted in ``failures``.
+    indices, at most ``max_tries`` (default ``4*n``) of them. When the same-digits ranges admit
+    fewer than ``n`` distinct instances, the wider tier of :func:`~contam.perturb.instantiate.slot_range`
+    fills the rest (``metadata["tier"]`` says which; ``wide_tier=False`` turns it off). Failing
+    instances are never returned; their failed checks are counted in ``failures``.
     """
     out: list[Variant] = []
     seen: set[str] = set()
-    exhausted = 0
     if not faithful(template):
         if failures is not None:
             failures["faithfulness"] = failures.get("faithfulness", 0) + 1
         return out
-    for index in range(max_tries if max_tries is not None else 4 * n):
-        if len(out) >= n:
-            break
-        d = draw(template, seed, index, budget=budget, stats=stats)
-        if d is None:
-            if stats is not None:
-                stats.add("budget_exhausted")
-            exhausted += 1
-            if exhausted >= 2 and exhausted > len(out):  # a template that rarely admits a draw: stop early
+    tries = max_tries if max_tries is not None else 4 * n
+    # First tier: same digits and roundness. Second tier, only when the first admits fewer than n
+    # distinct instances: the wider window of the same order of magnitude.
+    for wide in (False, True):
+        exhausted = 0
+        for index in range(tries):
+            if len(out) >= n:
                 break
-            continue
-        bad = audit_instance(template, d, seed=seed, index=index)
-        if bad:
-            if failures is not None:
-                for b in bad:
-                    failures[b] = failures.get(b, 0) + 1
-            continue
-        if distinct and d.question in seen:
-            continue
-        seen.add(d.question)
-        out.append(Variant(
-            original_id=template.item_id, variant_id=f"{template.item_id}#s{seed}.{index}", kind="symbolic", seed=seed,
-            question=d.question, answer=d.answer, solution=d.solution, template_id=template.id,
-            audit_hash=instance_hash(template, seed, index, d), original_answer=template.answer,
-            values={k: str(v) for k, v in d.values.items()}, metadata={"index": index, "attempts": d.attempts},
-        ))
+            d = draw(template, seed, index, budget=budget, stats=stats, wide=wide)
+            if d is None:
+                if stats is not None:
+                    stats.add("budget_exhausted")
+                exhausted += 1
+                if exhausted >= 2 and exhausted > len(out):  # a template that rarely admits a draw: stop early
+                    break
+                continue
+            bad = audit_instance(template, d, seed=seed, index=index, wide=wide)
+            if bad:
+                if failures is not None:
+                    for b in bad:
+                        failures[b] = failures.get(b, 0) + 1
+                continue
+            if distinct and d.question in seen:
+                continue
+            seen.add(d.question)
+            tier = "wide" if wide else ""
+            out.append(Variant(
+                original_id=template.item_id, variant_id=f"{template.item_id}#s{seed}.{tier}{index}", kind="symbolic", seed=seed,
+                question=d.question, answer=d.answer, solution=d.solution, template_id=template.id,
+                audit_hash=instance_hash(template, seed, index, d, wide), original_answer=template.answer,
+                values={k: str(v) for k, v in d.values.items()},
+                metadata={"index": index, "attempts": d.attempts, "tier": "wide" if wide else "same-digits"},
+            ))
+        if len(out) >= n or not wide_tier:
+            break
     return out
 
 
