@@ -213,7 +213,9 @@ def minkprob(
     if control is None:
         ctrl = [v[0] for v in _reference(None, items, 1, seed).values()]
     elif Path(control).exists() and _is_reference(Path(control), resolve_reference_file):
-        ctrl = [v[0] for v in load_reference(control).values()]
+        ref = load_reference(control)
+        # the variants of the items under test when there are any, so both sets share topics
+        ctrl = [ref[it.id][0] for it in items if it.id in ref] or [v[0] for v in ref.values()]
     else:
         ctrl = _items(control, n)
     settings = {"command": "minkprob", "model": model, "ref_model": ref_model, "benchmark": benchmark, "control": control, "n": n, "config": asdict(cfg)}
