@@ -45,7 +45,9 @@ class SentenceTransformerEmbedder:
         except Exception as e:  # sentence-transformers raises OSError/ValueError/... for bad folders
             raise ModelError(f"cannot load sentence-transformers model from {p}: {str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
         self.spec = spec or f"st:{p}"
-        self.dim = int(self._model.get_sentence_embedding_dimension() or 0)
+        # sentence-transformers 6 renamed the getter (the old name warns); use whichever exists.
+        get_dim = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
+        self.dim = int(get_dim() or 0)
         cfg = p / "config.json"
         digest = hashlib.sha256(cfg.read_bytes()).hexdigest()[:12] if cfg.exists() else "nocfg"
         self.identity = f"st:{p.name}:{digest}"
