@@ -37,7 +37,7 @@ def _parse(cls: str, value: str) -> tuple | None:
     if cls in ("order", "payment") and (m := re.fullmatch(r"(#W?|.*_)(\d+)", value)):
         return ("digits", m.group(1), len(m.group(2)), True)
     if cls == "address2" and (m := re.fullmatch(r"(\D*?)(\d+)", value)):
-        return ("digits", m.group(1), len(m.group(2)) + 1, True)  # see rekey.ADDRESS2_WIDEN
+        return ("digits", m.group(1), len(m.group(2)) + 1, True, "widened")  # see rekey.ADDRESS2_WIDEN
     if cls in ("item", "product", "tracking") and value.isdigit():
         return ("digits", "", len(value), True)
     if cls in ("zip", "last4") and value.isdigit():
@@ -63,11 +63,18 @@ def _digits(rng: np.random.Generator, lengths: np.ndarray, lead: np.ndarray) -> 
     return [str(x).zfill(n) for x, n in zip(xs, lengths.tolist(), strict=True)]
 
 
+#: Digit spaces up to this size are drawn without replacement from the numbers no original uses.
+POOL_LIMIT = 200_000
+
+
 @dataclass(frozen=True)
 class _Plan:
     """Per-kind positions and arrays for one class's values (computed once per value list)."""
 
     digits: tuple[list[int], np.ndarray, np.ndarray, list[str]]
+    #: Crowded small spaces (flight numbers, suites, zips, last-fours): per (prefix, width) the
+    #: positions and the pool of numbers that neither equal nor extend an original's number.
+    pools: list[tuple[list[int], str, int, np.ndarray]]
     named: dict[str, tuple[list[int], np.ndarray, list[tuple]]]
     street: tuple[list[int], np.ndarray, list[str]]
     shape: tuple[list[int], np.ndarray | None, list[int]]
@@ -81,6 +88,24 @@ def _plan(cls: str, values: tuple[str, ...]) -> _Plan:
         return [i for i, p in enumerate(parsed) if p is not None and p[0] == kind]
 
     d = pos("digits")
+    groups: dict[tuple[str, int, bool], list[int]] = {}
+    for i in d:
+        groups.setdefault((parsed[i][1], parsed[i][2], parsed[i][3]), []).append(i)
+    pools = []
+    for (pre, n, lead), idx in groups.items():
+        if 10**n > POOL_LIMIT:
+            continue
+        widened = len(parsed[idx[0]]) > 4
+        used = {int(re.sub(r"\D", "", values[i])) for i in idx}
+        lo = 10 ** (n - 1) if lead else 0
+        nums = np.arange(lo, 10**n, dtype=np.int64)
+        # a widened number must not start with an original's number ("Suite 259" in "Suite 2590")
+        mask = ~np.isin(nums // 10 if widened else nums, np.fromiter(used, dtype=np.int64, count=len(used)))
+        pool = nums[mask]
+        if len(pool) >= 2 * len(idx):
+            pools.append((idx, pre, n, pool))
+    pooled = {i for idx, *_ in pools for i in idx}
+    d = [i for i in d if i not in pooled]
     digits = (d, np.array([parsed[i][2] for i in d], dtype=np.int64), np.array([parsed[i][3] for i in d], dtype=bool),
               [parsed[i][1] for i in d])
     named = {}
@@ -95,7 +120,7 @@ def _plan(cls: str, values: tuple[str, ...]) -> _Plan:
         width = max(len(values[i]) for i in sh)
         grid = np.char.isdigit(np.array([list(values[i].ljust(width)) for i in sh]))
     shape = (sh, grid, [len(values[i]) for i in sh])
-    return _Plan(digits, named, street, shape)
+    return _Plan(digits, pools, named, street, shape)
 
 
 def draw(cls: str, values: list[str], rng: np.random.Generator, names: dict[str, str]) -> list[str | None]:
@@ -106,6 +131,9 @@ def draw(cls: str, values: list[str], rng: np.random.Generator, names: dict[str,
     if pos:
         for i, pre, num in zip(pos, prefixes, _digits(rng, lengths, lead), strict=True):
             out[i] = pre + num
+    for idx, pre, n, pool in plan.pools:  # distinct, and never an original, by construction
+        for i, x in zip(idx, rng.choice(pool, size=len(idx), replace=False).tolist(), strict=True):
+            out[i] = pre + str(x).zfill(n)
     for kind, (pos, lengths, parsed) in plan.named.items():
         if not pos:
             continue
