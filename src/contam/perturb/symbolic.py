@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import itertools
 import re
 from dataclasses import dataclass
 from fractions import Fraction
@@ -181,6 +182,7 @@ def _lift(item: Item, cfg: SymbolicConfig) -> Template:
     slots, deps = _settle(slots, steps)
     if not deps[answer_step]:
         raise Rejected("answer_independent", "the answer does not depend on any number that can change")
+    _check_unused_totals(mentions, slots)
     by_id = {s.id: s for s in slots}
     constraints = _constraints(slots, mentions, results, step_ties, by_id)
     constraints += [Constraint("eqstep", str(j), str(k)) for j, k in sorted(set(step_eqs))]
@@ -250,6 +252,29 @@ def _exact_step(expr_text: str, result_text: str, where: str) -> tuple[arith.Nod
     if value != claimed:
         raise Rejected("inexact_annotation", f"{where}: {expr_text.strip()} is {float(value):g}, the text says {result_text.strip()}")
     return tree, value
+
+
+def _check_unused_totals(mentions: list[Mention], slots: list[Slot]) -> None:
+    """Reject when a number the program never reads is a sum or product of numbers that move
+    ("8 customers: the first 3 ..., the next 2 ..., the last 3 ..."): moving the parts would
+    leave the stated total contradicting them."""
+    role = {i: s.role for s in slots for i in s.mentions}
+    unused = {i for s in slots if s.role == "frozen" and s.source == "unused" for i in s.mentions}
+    parts = [(i, Fraction(m.value)) for i, m in enumerate(mentions) if m.kind in _NUMERIC and i not in unused]
+    if not unused or not any(role.get(i) in ("free", "derived") for i, _ in parts):
+        return
+    parts = parts[:12]
+    for u in unused:
+        target = Fraction(mentions[u].value)
+        for size in (2, 3, 4):
+            for combo in itertools.combinations(parts, size):
+                if not any(role.get(i) in ("free", "derived") for i, _ in combo):
+                    continue
+                if sum(v for _, v in combo) == target or (size == 2 and combo[0][1] * combo[1][1] == target):
+                    raise Rejected("unused_number_is_a_total", f"{mentions[u].text} equals a sum or product of numbers that change")
+
+
+_NUMERIC = ("int", "decimal", "money", "percent", "word", "cents")
 
 
 def _percent_affine(v: Fraction, group_values: list[Fraction], groups: dict[Fraction, list[int]], mentions: list[Mention]) -> list[tuple[Fraction, Fraction]]:
