@@ -148,3 +148,23 @@ def test_coverage_48_in_148_is_not_a_survivor(natalia: Item) -> None:
         sol, ans = render_solution(t, values, results)
         fails = audit(t, Draw(values, results, q, sol, ans, 1), seed=0, index=0, check_determinism=False)
         assert ("coverage" in fails) is (not ok)
+
+
+def test_unread_totals_and_restated_numbers_are_rejected(test_items: list[Item]) -> None:
+    billy = next(x for x in test_items if x.question.startswith("Billy sells DVDs. He has 8 customers"))
+    r = lift(billy)  # 8 customers = 3 + 2 + 3: moving the parts would contradict the total
+    assert isinstance(r, Rejection) and r.reason == "unused_number_is_a_total"
+    drink = test_items[20]  # "the remaining 24 liters": read by the solution, computed by no step
+    r = lift(drink)
+    assert isinstance(r, Rejection) and r.reason == "unused_number_in_solution"
+
+
+def test_prose_arithmetic_becomes_a_step(test_items: list[Item]) -> None:
+    cynthia = test_items[27]  # "60/15 = 4 containers" has no annotation, then <<4*4=16.00>>
+    t = lift(cynthia)
+    assert isinstance(t, Template)
+    assert t.steps[0].prose and t.steps[0].expr == "60/15"
+    d = draw(t, seed=0)
+    assert d is not None and audit_instance(t, d, seed=0, index=0) == []
+    m = re.search(r"after (\d+) days she will need \1/(\d+) = (\d+) containers", d.solution)
+    assert m and int(m.group(1)) // int(m.group(2)) == int(m.group(3))
