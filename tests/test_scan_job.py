@@ -160,3 +160,45 @@ def test_decontaminate_refuses_bad_requests(demo, items, tmp_path) -> None:
     assert not (tmp_path / "o.jsonl").exists() and not (tmp_path / "o.jsonl.log.jsonl").exists()
     with pytest.raises(InputError, match=r"no flags\.jsonl"):
         decontaminate(corpus, tmp_path / "o.jsonl", scan=tmp_path)
+
+
+_SCAN_SCRIPT = """
+import sys
+from contam.scan.job import run_scan
+from contam.scan.ngram import NGramConfig
+run_scan(sys.argv[1], ["gsm8k", "humaneval"], sys.argv[2], config=NGramConfig(batch_bytes=32 << 10), workers=1, checkpoint_s=0)
+"""
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".jsonl.gz"])
+def test_killed_scan_resumes_from_its_checkpoint(items, tmp_path, suffix) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    docs, truth = build_corpus(6000, seed=31, items=load_benchmark("gsm8k")[:30] + load_benchmark("humaneval")[:30])
+    corpus = tmp_path / f"c{suffix}"
+    write_jsonl(tmp_path / "c.jsonl", docs)
+    if suffix.endswith(".gz"):
+        corpus.write_bytes(gzip.compress((tmp_path / "c.jsonl").read_bytes()))
+    out = tmp_path / "out"
+    env = {**os.environ, "CONTAM_PROGRESS": "0"}
+    proc = subprocess.Popen([sys.executable, "-c", _SCAN_SCRIPT, str(corpus), str(out)], env=env)
+    state = out / ".scan-state.json"
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and proc.poll() is None:
+        if state.exists() and json.loads(state.read_text())["next_line"] > 1500:
+            proc.send_signal(signal.SIGKILL)  # no chance to clean up: the checkpoint must carry the run
+            break
+        time.sleep(0.05)
+    proc.wait()
+    assert proc.returncode == -signal.SIGKILL, "the scan finished before it could be interrupted"
+    assert not (out / "flags.jsonl").exists() and (out / ".flags.jsonl.partial").exists()
+    resumed = run_scan(corpus, ["gsm8k", "humaneval"], out, config=NGramConfig(batch_bytes=32 << 10), workers=1)
+    assert resumed["resumed_at_line"] > 1500 and resumed["documents"] == 6000
+    fresh = run_scan(corpus, ["gsm8k", "humaneval"], tmp_path / "fresh", config=NGramConfig(batch_bytes=32 << 10), workers=1)
+    assert (out / "flags.jsonl").read_bytes() == (tmp_path / "fresh" / "flags.jsonl").read_bytes()
+    assert resumed["flagged"] == fresh["flagged"] == len(truth)
+    assert sorted(p.name for p in out.iterdir()) == ["flags.jsonl", "summary.json"]

@@ -4,7 +4,9 @@ detectors on every core and write per-document JSONL plus a summary JSON, atomic
 Outputs in ``out``: ``flags.jsonl`` (one :class:`~contam.scan.flags.DocResult` per flagged
 document, in corpus order; every document with ``keep_all``) and ``summary.json`` (counts,
 flag rate, by benchmark and part, skipped bad input, speed). Both appear only when the whole
-corpus has been scanned; an error leaves ``out`` as it was.
+corpus has been scanned. Until then results go to a hidden ``.flags.jsonl.partial`` with a
+``.scan-state.json`` checkpoint: an interrupted run (Ctrl-C, a kill) resumes where it stopped
+when the same scan is run again; bad input or settings leave ``out`` as it was.
 
 >>> import tempfile, os
 >>> from contam.data.webtext import build_demo_corpus
@@ -16,6 +18,7 @@ corpus has been scanned; an error leaves ``out`` as it was.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import multiprocessing as mp
 import os
@@ -29,8 +32,8 @@ from typing import Any
 from contam.data import BadInputStats, Item, load_benchmarks, read_documents
 from contam.data.items import Document
 from contam.data.loaders import MAX_RECORD_BYTES, _base_suffix, _check_readable, _get, _open_binary
-from contam.errors import ConfigError, InputError
-from contam.outputs import atomic_write, dumps_line, ensure_dir, write_json
+from contam.errors import ConfigError, ContamError, InputError
+from contam.outputs import dumps_line, ensure_dir, write_json
 from contam.progress import make_progress
 from contam.scan.flags import LEVELS, DocResult
 from contam.scan.ngram import NGramConfig, NGramScanner
@@ -56,8 +59,13 @@ def run_scan(
     keep_all: bool = False,
     levels: tuple[str, ...] = ("token",),
     workers: int = 0,
+    checkpoint_s: float = 2.0,
 ) -> dict[str, Any]:
-    """Scan ``corpus`` against ``benchmarks`` (names/paths, or items) and write ``out``; returns the summary."""
+    """Scan ``corpus`` against ``benchmarks`` (names/paths, or items) and write ``out``; returns the summary.
+
+    A token-level run checkpoints every ``checkpoint_s`` seconds; run the same call again after an
+    interruption and it continues from the last checkpoint.
+    """
     config = config or NGramConfig()
     out_dir = ensure_dir(out)  # fail on an unwritable folder before any work
     if not str(corpus).startswith("hf:"):
@@ -70,23 +78,59 @@ def run_scan(
     by_bench: dict[str, Counter[str]] = {}
     by_part: Counter[str] = Counter()
     items_hit: set[str] = set()
-    with atomic_write(out_dir / "flags.jsonl") as fh:
-        if levels == ("token",):
-            stream = _token_scan(corpus, items, config, text_field, id_field, skip_bad, keep_all, workers, stats, counts)
-        else:
-            stream = _hierarchy_scan(corpus, items, levels, config, text_field, id_field, skip_bad, keep_all, stats, counts)
-        for res in stream:
-            fh.write(dumps_line(res.to_dict()) + "\n")
-            if res.contaminated:
-                counts["flagged"] += 1
-                for f in res.flags:
-                    counts["flags"] += 1
-                    items_hit.add(f.item_id)
-                    by_part[f.part] += 1
-                    bench = by_bench.setdefault(f.benchmark or "?", Counter())
-                    bench["flags"] += 1
-                for b in {f.benchmark or "?" for f in res.flags}:
-                    by_bench[b]["documents"] += 1
+    partial, state_path = out_dir / ".flags.jsonl.partial", out_dir / ".scan-state.json"
+    for stale in out_dir.glob("..scan-state.json.*.tmp"):  # a checkpoint write (atomic_write temp) cut short by a kill
+        stale.unlink(missing_ok=True)
+    key = _run_key(corpus, items, config, levels, text_field, id_field, skip_bad, keep_all)
+    state = _load_state(state_path, partial, key) if levels == ("token",) else None
+    start_line, start_offset = 1, 0
+    if state is not None:  # resume: drop what was written after the last checkpoint
+        with open(partial, "r+b") as fh:
+            fh.truncate(state["partial_bytes"])
+        start_line, start_offset = state["next_line"], state["next_offset"]
+        counts.update(state["counts"])
+        by_part.update(state["by_part"])
+        by_bench = {k: Counter(v) for k, v in state["by_bench"].items()}
+        items_hit = set(state["items_hit"])
+        stats = BadInputStats(state["bad"]["skipped"], dict(state["bad"]["reasons"]), list(state["bad"]["examples"]))
+        counts["resumed_at_line"] = start_line
+    last_checkpoint = time.monotonic()
+    try:
+        with open(partial, "ab" if state is not None else "wb") as fh:
+            if levels == ("token",):
+                chunks = _token_scan(corpus, items, config, text_field, id_field, skip_bad, keep_all, workers, stats, counts, start_line, start_offset)
+            else:
+                chunks = (([r], 0, 0) for r in _hierarchy_scan(corpus, items, levels, config, text_field, id_field, skip_bad, keep_all, stats, counts))
+            for results, next_line, next_offset in chunks:
+                for res in results:
+                    fh.write((dumps_line(res.to_dict()) + "\n").encode("utf-8"))
+                    if res.contaminated:
+                        counts["flagged"] += 1
+                        for f in res.flags:
+                            counts["flags"] += 1
+                            items_hit.add(f.item_id)
+                            by_part[f.part] += 1
+                            by_bench.setdefault(f.benchmark or "?", Counter())["flags"] += 1
+                        for b in {f.benchmark or "?" for f in res.flags}:
+                            by_bench[b]["documents"] += 1
+                if next_line and time.monotonic() - last_checkpoint >= checkpoint_s:
+                    # Checkpoint: everything before next_line is in the partial file.
+                    last_checkpoint = time.monotonic()
+                    fh.flush()
+                    write_json(state_path, {
+                        "key": key, "next_line": next_line, "next_offset": next_offset, "partial_bytes": fh.tell(),
+                        "counts": dict(counts), "by_part": dict(by_part), "by_bench": {k: dict(v) for k, v in by_bench.items()},
+                        "items_hit": sorted(items_hit), "bad": stats.to_dict(),
+                    })  # fmt: skip
+            fh.flush()
+            os.fsync(fh.fileno())
+    except ContamError:
+        # Bad input or settings: the run cannot be resumed as is, so leave nothing behind.
+        for p in (partial, state_path):
+            p.unlink(missing_ok=True)
+        raise
+    os.replace(partial, out_dir / "flags.jsonl")
+    state_path.unlink(missing_ok=True)
     wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0 + counts.pop("worker_cpu_ms", 0) / 1000
     summary = {
         "schema": 1,
@@ -109,10 +153,34 @@ def run_scan(
         "cpu_seconds": round(cpu, 3),
         "mb_per_s": round(counts["bytes"] / 1e6 / wall, 2) if wall > 0 else None,
         "workers": counts["workers"] or 1,
+        "resumed_at_line": counts["resumed_at_line"] or None,
         "outputs": {"flags": "flags.jsonl", "all_documents": keep_all},
     }
     write_json(out_dir / "summary.json", summary)
     return summary
+
+
+def _run_key(corpus: str | os.PathLike[str], items: list[Item], config: NGramConfig, levels: tuple[str, ...], *rest: object) -> dict[str, Any]:
+    """What a checkpoint must match to be resumed: the same corpus file, benchmark and settings."""
+    p = Path(corpus)
+    st = p.stat() if p.is_file() else None
+    digest = hashlib.sha256("\n".join(f"{i.id}\t{len(i.question)}\t{len(i.answer_text)}" for i in items).encode()).hexdigest()
+    return {
+        "corpus": str(p.resolve()) if st else str(corpus), "size": st.st_size if st else None, "mtime_ns": st.st_mtime_ns if st else None,
+        "items": digest, "config": json.loads(json.dumps(asdict(config))), "levels": list(levels), "options": json.loads(json.dumps(rest)),
+    }  # fmt: skip
+
+
+def _load_state(state_path: Path, partial: Path, key: dict[str, Any]) -> dict[str, Any] | None:
+    if not (state_path.is_file() and partial.is_file()):
+        return None
+    try:
+        state = json.loads(state_path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return None
+    if state.get("key") != key or partial.stat().st_size < state.get("partial_bytes", 0):
+        return None
+    return state
 
 
 def _check_levels(levels: tuple[str, ...]) -> tuple[str, ...]:
@@ -202,45 +270,58 @@ def _check_docs(docs: list[Document], stats: BadInputStats, counts: Counter[str]
     return out
 
 
-def _tasks(corpus: str, text_field: str, id_field: str | None, skip_bad: bool, stats: BadInputStats, batch_bytes: int) -> Iterator[tuple[tuple[str, int, list[Any]], int]]:
-    """Chunks of the corpus and how many input bytes each took."""
+def _tasks(
+    corpus: str, text_field: str, id_field: str | None, skip_bad: bool, stats: BadInputStats, batch_bytes: int, start_line: int = 1, start_offset: int = 0,
+) -> Iterator[tuple[tuple[str, int, list[Any]], int, int, int]]:
+    """Chunks of the corpus: ``(task, input bytes, next line, next byte offset)``, from ``start_line``."""
     p = Path(corpus)
     if not str(corpus).startswith("hf:") and p.is_file() and _base_suffix(p) in (".jsonl", ".ndjson", ""):
         try:
             fh = _open_binary(p)
         except OSError as e:
             raise InputError(f"cannot open: {e.strerror or e}", path=p) from None
+        compressed = p.name.lower().endswith((".gz", ".zst", ".zstd"))
         with fh:
+            offset = 0
+            if start_offset and not compressed:
+                fh.seek(start_offset)
+                offset = start_offset
             lines: list[bytes] = []
-            size, first = 0, 1
+            size, first = 0, start_line
             try:
-                for lineno, raw in enumerate(fh, start=1):
+                for lineno, raw in enumerate(fh, start=1 if compressed or not start_offset else start_line):
+                    offset += len(raw)
+                    if lineno < start_line:  # compressed input cannot seek: skip what was done
+                        continue
                     lines.append(raw)
                     size += len(raw)
                     if size >= batch_bytes:
-                        yield ("lines", first, lines), size
+                        yield ("lines", first, lines), size, lineno + 1, offset
                         lines, size, first = [], 0, lineno + 1
             except (OSError, EOFError) as e:
                 raise InputError(f"cannot read (corrupt or truncated compressed file?): {e}", path=p) from None
             if lines:
-                yield ("lines", first, lines), size
+                yield ("lines", first, lines), size, first + len(lines), offset
         return
     batch: list[Document] = []
     size = 0
     for doc in read_documents(corpus, text_field=text_field, id_field=id_field, skip_bad=skip_bad, stats=stats):
+        if doc.line < start_line:
+            continue
         batch.append(Document(id=doc.id, text=doc.text, source=doc.source, line=doc.line))
         size += len(doc.text)
         if size >= batch_bytes:
-            yield ("docs", 0, batch), size
+            yield ("docs", 0, batch), size, doc.line + 1, 0
             batch, size = [], 0
     if batch:
-        yield ("docs", 0, batch), size
+        yield ("docs", 0, batch), size, batch[-1].line + 1, 0
 
 
 def _token_scan(
     corpus: str | os.PathLike[str], items: list[Item], config: NGramConfig, text_field: str, id_field: str | None,
-    skip_bad: bool, keep_all: bool, workers: int, stats: BadInputStats, counts: Counter[str],
-) -> Iterator[DocResult]:
+    skip_bad: bool, keep_all: bool, workers: int, stats: BadInputStats, counts: Counter[str], start_line: int = 1, start_offset: int = 0,
+) -> Iterator[tuple[list[DocResult], int, int]]:
+    """Results chunk by chunk, in corpus order, with where the next chunk starts (for checkpoints)."""
     scanner = NGramScanner(config).fit(items)
     src = str(corpus)
     size = os.path.getsize(src) if os.path.isfile(src) else 0
@@ -249,7 +330,7 @@ def _token_scan(
     if size < PARALLEL_MIN_BYTES and not workers:
         n_workers = 1
     args = (scanner, text_field, id_field, skip_bad, keep_all, src)
-    tasks = _tasks(src, text_field, id_field, skip_bad, stats, config.batch_bytes)
+    tasks = _tasks(src, text_field, id_field, skip_bad, stats, config.batch_bytes, start_line, start_offset)
     pool = None
     if n_workers > 1:
         ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
@@ -259,10 +340,10 @@ def _token_scan(
     counts["workers"] = n_workers
     try:
         with make_progress() as prog:
-            bar = prog.add_task(f"scanning {Path(src).name}", total=size if plain else None)
-            pending: deque[tuple[Any, int]] = deque()
-            for task, nbytes in tasks:
-                pending.append(((pool.apply_async(_work, (task,)) if pool else _work(task)), nbytes))
+            bar = prog.add_task(f"scanning {Path(src).name}", total=size if plain else None, completed=start_offset if plain else 0)
+            pending: deque[tuple[Any, int, int, int]] = deque()
+            for task, nbytes, next_line, next_offset in tasks:
+                pending.append(((pool.apply_async(_work, (task,)) if pool else _work(task)), nbytes, next_line, next_offset))
                 # Bounded read-ahead keeps memory flat whatever the corpus size.
                 while pending and (len(pending) > 2 * n_workers or not pool):
                     yield from _collect(pending.popleft(), stats, counts, prog, bar)
@@ -274,8 +355,8 @@ def _token_scan(
             pool.join()
 
 
-def _collect(entry: tuple[Any, int], stats: BadInputStats, counts: Counter[str], prog: Any, bar: Any) -> Iterator[DocResult]:
-    handle, nbytes = entry
+def _collect(entry: tuple[Any, int, int, int], stats: BadInputStats, counts: Counter[str], prog: Any, bar: Any) -> Iterator[tuple[list[DocResult], int, int]]:
+    handle, nbytes, next_line, next_offset = entry
     results, st, c = handle.get() if hasattr(handle, "get") else handle
     counts.update(c)
     stats.skipped += st["skipped"]
@@ -283,7 +364,7 @@ def _collect(entry: tuple[Any, int], stats: BadInputStats, counts: Counter[str],
         stats.reasons[k] = stats.reasons.get(k, 0) + v
     stats.examples.extend(st["examples"][: max(0, 5 - len(stats.examples))])
     prog.advance(bar, nbytes)
-    yield from results
+    yield results, next_line, next_offset
 
 
 # -- semantic / reasoning levels (helper module contam.scan.hierarchy) ------------------------
