@@ -31,3 +31,11 @@ def test_perturb_table_and_errors(tmp_path: Path, capsys) -> None:  # type: igno
     assert main(["perturb", "--benchmark", "gsm8k", "--kind", "nonsense"]) == 2
     assert "--kind" in capsys.readouterr().err
     assert main(["perturb", "--benchmark", str(tmp_path / "missing.jsonl")]) == 2
+
+
+def test_resume_with_other_settings_is_refused(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    out = tmp_path / "ref"
+    assert main(["perturb", "-b", "gsm8k", "--limit", "5", "--out", str(out), "--json"]) == 0
+    assert main(["perturb", "-b", "gsm8k", "--limit", "5", "--seed", "1", "--out", str(out), "--json"]) == 2
+    assert "--fresh" in capsys.readouterr().err
+    assert main(["perturb", "-b", "gsm8k", "--limit", "5", "--seed", "1", "--out", str(out), "--fresh", "--json"]) == 0

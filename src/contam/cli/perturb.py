@@ -45,6 +45,7 @@ def perturb(
     ck = None
     if out is not None:
         ensure_dir(out)
+        _check_resume(out, fresh, {"benchmark": benchmark, "kind": kind, "seed": seed, "variants_per_item": variants})
         ck = JsonlCheckpoint(out / "variants.jsonl", key="original_id", resume=not fresh)
     if kind == "paraphrase":  # model calls are costly: items already written are skipped
         summary = _paraphrase([it for it in items if ck is None or it.id not in ck.done], model, variants, seed, floor, ck)
@@ -58,6 +59,22 @@ def perturb(
         emit_json(summary)
         return
     _print(summary, out)
+
+
+def _check_resume(out: Path, fresh: bool, settings: dict[str, Any]) -> None:
+    """Refuse to append to a folder made with other settings (the set would mix seeds or kinds)."""
+    import json
+
+    prev = out / "summary.json"
+    if fresh or not prev.exists() or not (out / "variants.jsonl").exists():
+        return
+    try:
+        old = json.loads(prev.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return
+    for k, v in settings.items():
+        if k in old and old[k] != v:
+            raise ConfigError(f"{out}: was built with {k}={old[k]!r}, not {v!r}; use the same settings to resume, or --fresh to start over")
 
 
 def _reference(items: list, variants: int, seed: int, kind: str, budget: int, ck: Any, out: Path | None) -> dict[str, Any]:
