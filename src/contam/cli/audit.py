@@ -132,7 +132,7 @@ def _table1(rep, title: str):  # type: ignore[no-untyped-def]
     t.add_column("method")
     scs = rep.scenarios()
     for s in scs:
-        t.add_column(f"{s} P/R/F1", justify="right")
+        t.add_column(f"{s} F1", justify="right")
     t.add_column("avg F1", justify="right")
     for m in rep.methods():
         cells, f1s = [], []
@@ -143,7 +143,7 @@ def _table1(rep, title: str):  # type: ignore[no-untyped-def]
                 continue
             mt = row.metrics
             f1s.append(mt.f1)
-            cells.append(f"{mt.precision:.2f}/{mt.recall:.2f}/[bold]{mt.f1:.3f}[/]")
+            cells.append(f"[bold]{mt.f1:.3f}[/]\n[dim]P {mt.precision:.2f} R {mt.recall:.2f}[/]")
         t.add_row(m, *cells, f"{sum(f1s) / len(f1s):.3f}" if f1s else "—")
     return t
 
