@@ -211,9 +211,9 @@ class _Parsed:
     prose: bool
 
 
-_NUMTOK = r"\$?\s?(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)"
+_NUMTOK = r"\$?\s?(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)%?"
 _PROSE_EQ = re.compile(
-    rf"(?<![\w.,/:$])((?:\(\s*)*{_NUMTOK}(?:\s*\))*(?:\s*[-+*/×÷x]\s*(?:\(\s*)*{_NUMTOK}(?:\s*\))*)+)\s*=\s*({_NUMTOK})(?![\d.,]*\d)(?!\s*<<)(?!\s*[-+*/×÷])"
+    rf"(?<![\w.,/:$])((?:\(\s*)*{_NUMTOK}(?:\s*\))*(?:\s*[-+*/×÷x−–]\s*(?:\(\s*)*{_NUMTOK}(?:\s*\))*)+)\s*=\s*({_NUMTOK})(?![\d.,]*\d)(?!\s*<<)(?!\s*[-+*/×÷−–])"
 )
 
 
@@ -236,8 +236,10 @@ def collect_steps(solution: str) -> list[_Parsed]:
     for m in _PROSE_EQ.finditer(solution, 0, body_end):
         if any(a < m.end() and m.start() < b for a, b in spans):
             continue
-        tree, value = _exact_step(m.group(1), m.group(2), "prose equation")
-        out.append(_Parsed(m.group(1).strip(), tree, value, m.start(), m.end(), m.start(2), m.end(2), True))
+        # Prose writes minus as "−" or "–", and "x 100% = 60%" for a share shown in percent.
+        expr = m.group(1).replace("−", "-").replace("–", "-").replace("%", "")
+        tree, value = _exact_step(expr, m.group(2).replace("%", ""), "prose equation")
+        out.append(_Parsed(expr.strip(), tree, value, m.start(), m.end(), m.start(2), m.end(2), True))
     out.sort(key=lambda p: p.start)
     return out
 
