@@ -125,7 +125,7 @@ def equivariance(
     for col in ("substrate", "scored", "leaked artifact", "adv.", "n", "pass", "moved", "pass|moved", "flipped", "pass|flip", "regen holds?"):
         table.add_column(col, justify="right" if col in ("n", "pass", "moved", "pass|moved", "flipped", "pass|flip") else "left")
     for r in rows:
-        flip = f"{r.pass_flipped:.3f}" if r.n_flipped else "-"
+        flip = f"{r.pass_flipped:.3f}" if r.pass_flipped is not None else "-"
         table.add_row(r.substrate, escape(r.scored_target), escape(r.leaked_artifact), r.adversary, str(r.n), f"{r.pass_all:.3f}",
                       str(r.n_moved), f"{r.pass_moved:.3f}", str(r.n_flipped or "-"), flip, escape(r.regeneration_holds))
     console.print(table)

@@ -90,7 +90,7 @@ class BoundaryRow(Record):
     pass_moved: float
     regeneration_holds: str
     n_flipped: int = 0
-    pass_flipped: float = float("nan")
+    pass_flipped: float | None = None
 
 
 def _rate(xs: list[bool]) -> float:
@@ -315,7 +315,7 @@ def taubench_experiment(seeds: Iterable[int] = range(1, 11), domains: tuple[str,
         mv = [ok for ok, m, _ in xs if m]
         fl = [ok for ok, _, f in xs if f]
         return BoundaryRow("tau-bench", "final-state hash", artifact, adversary, len(xs), _rate([ok for ok, _, _ in xs]), len(mv),
-                           _rate(mv), holds, len(fl), _rate(fl))
+                           _rate(mv), holds, len(fl), _rate(fl) if fl else None)
 
     return [
         row("state", "memorized final state", "A0", "yes vs A0"),
