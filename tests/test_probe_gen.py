@@ -186,6 +186,14 @@ def test_batched_scoring_equals_one_by_one(model) -> None:  # type: ignore[no-un
     items = load_benchmark("gsm8k")[2:4]
     probe = TSGuess(TSGuessConfig(mode="question", max_new_tokens=8))
     assert probe.score_batch(model, items) == [probe.score_item(model, it) for it in items]
+    cdd = CDD(CDDConfig(n_samples=2, max_tokens=8, seed=5))
+    assert cdd.score_batch(model, items) == [cdd.score_item(model, it) for it in items]
+    # Both items go out in one call. (The llama.cpp backend can answer a prompt differently when
+    # the very same prompt was its previous call, as it reuses the cached prefix; this order never
+    # repeats a prompt back to back.)
+    rec = Reconstruct(ReconstructConfig(n_samples=2, seed=5, max_new_tokens=12))
+    pair = items
+    assert rec.score_batch(model, pair) == [rec.score_item(model, it) for it in pair]
 
 
 @pytest.mark.slow

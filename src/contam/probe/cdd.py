@@ -31,7 +31,7 @@ from typing import Any
 from contam.data.items import Item
 from contam.models.base import Completion, LanguageModel, Messages
 from contam.outputs import JsonlCheckpoint
-from contam.probe.itemloop import run_items
+from contam.probe.itemloop import batch_size_for, run_items
 from contam.probe.textsim import lexical_tokens, token_edit_distance
 from contam.records import Record
 
@@ -136,10 +136,18 @@ class CDD:
         return [{"role": "user", "content": item.question}] if self.config.chat else item.question
 
     def score_item(self, model: LanguageModel, item: Item, group: str = "original") -> CDDItem:
+        return self.score_batch(model, [item], group)[0]
+
+    def score_batch(self, model: LanguageModel, items: Sequence[Item], group: str = "original") -> list[CDDItem]:
+        """Greedy answers for all ``items`` in one call, then their samples in another."""
         cfg = self.config
-        prompt = self.prompt(item)
-        greedy = model.generate([prompt], max_new_tokens=cfg.max_tokens, temperature=0.0, n=1, seed=cfg.seed)[0][0]
-        samples = model.generate([prompt], max_new_tokens=cfg.max_tokens, temperature=cfg.temperature, n=cfg.n_samples, seed=cfg.seed)[0]
+        prompts = [self.prompt(it) for it in items]
+        greedy = model.generate(prompts, max_new_tokens=cfg.max_tokens, temperature=0.0, n=1, seed=cfg.seed)
+        sampled = model.generate(prompts, max_new_tokens=cfg.max_tokens, temperature=cfg.temperature, n=cfg.n_samples, seed=cfg.seed)
+        return [self._record(model, it, group, g[0], s) for it, g, s in zip(items, greedy, sampled, strict=True)]
+
+    def _record(self, model: LanguageModel, item: Item, group: str, greedy: Completion, samples: Sequence[Completion]) -> CDDItem:
+        cfg = self.config
         g_tokens, source = completion_tokens(model, greedy)
         g_tokens = g_tokens[: cfg.max_tokens]
         lengths = [len(g_tokens)]
@@ -175,6 +183,7 @@ class CDD:
             records += run_items(
                 its, lambda it, g=group: self.score_item(model, it, g), CDDItem,
                 key=lambda it, g=group: f"{g}/{it.id}", checkpoint=checkpoint, description=f"CDD {group}",
+                batch=lambda chunk, g=group: self.score_batch(model, chunk, g), batch_size=batch_size_for(model),
             )
         flagged, mean_peak, n = {}, {}, {}
         for group, _ in groups:

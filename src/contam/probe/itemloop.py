@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from contam.models.base import LanguageModel, Prompt
+from contam.models.base import Completion, LanguageModel, Prompt
 from contam.outputs import JsonlCheckpoint
 from contam.progress import make_progress
 from contam.records import Record
@@ -76,14 +76,18 @@ def run_items(
     return [done[k] if k in done else new[k] for k in keys]
 
 
-def generate_texts(model: LanguageModel, requests: Sequence[tuple[Prompt, int]], **kw: Any) -> list[str]:
-    """Greedy (or ``kw``) single completions for ``(prompt, max_new_tokens)`` requests, one
-    ``generate`` call per distinct budget, answers in request order."""
-    out: list[str] = [""] * len(requests)
-    budgets = sorted({b for _, b in requests})
-    for b in budgets:
+def generate_grouped(model: LanguageModel, requests: Sequence[tuple[Prompt, int]], **kw: Any) -> list[list[Completion]]:
+    """Completions for ``(prompt, max_new_tokens)`` requests, one ``generate`` call per distinct
+    budget (``kw`` goes to every call: ``n``, ``temperature``, ``seed`` ...), in request order."""
+    out: list[list[Completion]] = [[] for _ in requests]
+    for b in sorted({b for _, b in requests}):
         idx = [i for i, (_, bb) in enumerate(requests) if bb == b]
         res = model.generate([requests[i][0] for i in idx], max_new_tokens=b, **kw)
         for i, comps in zip(idx, res, strict=True):
-            out[i] = comps[0].text
+            out[i] = comps
     return out
+
+
+def generate_texts(model: LanguageModel, requests: Sequence[tuple[Prompt, int]], **kw: Any) -> list[str]:
+    """The first completion's text for each request (see :func:`generate_grouped`)."""
+    return [c[0].text for c in generate_grouped(model, requests, **kw)]

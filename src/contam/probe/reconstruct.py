@@ -24,8 +24,8 @@ from typing import Any
 from contam.data.items import Item
 from contam.models.base import LanguageModel, Prompt
 from contam.outputs import JsonlCheckpoint
-from contam.probe.itemloop import run_items
-from contam.probe.textsim import exact_match, max_rouge_l, rouge_l, verbatim_match, word_prefix
+from contam.probe.itemloop import batch_size_for, generate_grouped, run_items
+from contam.probe.textsim import exact_match, rouge_l, verbatim_match, word_prefix
 from contam.records import Record
 
 CHAT_INSTRUCTION = "Continue the following text exactly as it continues in its original source. Output only the continuation.\n\n"
@@ -101,26 +101,36 @@ class Reconstruct:
         return prefix
 
     def score_item(self, model: LanguageModel, item: Item, group: str = "original") -> ReconstructItem:
+        return self.score_batch(model, [item], group)[0]
+
+    def score_batch(self, model: LanguageModel, items: Sequence[Item], group: str = "original") -> list[ReconstructItem]:
+        """Records for several items; prompts with the same token budget share one ``generate`` call."""
         cfg = self.config
-        prefix, rest = word_prefix(item_part(item, cfg.part), cfg.prefix_fraction)
-        key = f"{group}/{item.id}"
-        if not rest.strip():
-            return ReconstructItem(key, item.id, group, prefix, rest, 0.0, False, False, "", skipped="fewer than two words")
-        budget = cfg.max_new_tokens or 2 * len(rest.split()) + 16
+        splits = [word_prefix(item_part(it, cfg.part), cfg.prefix_fraction) for it in items]
+        live = [i for i, (_, rest) in enumerate(splits) if rest.strip()]
+        reqs = [(self._prompt(splits[i][0]), cfg.max_new_tokens or 2 * len(splits[i][1].split()) + 16) for i in live]
         temp = cfg.temperature if cfg.n_samples > 1 else 0.0
-        outs = model.generate([self._prompt(prefix)], max_new_tokens=budget, temperature=temp, n=cfg.n_samples, seed=cfg.seed)[0]
-        texts = [o.text for o in outs]
-        # The rest starts where the prefix stopped; the model may or may not emit the joining space.
-        ref = rest.strip()
-        scores = [rouge_l(t, ref, code=cfg.code) for t in texts]
-        best = max(range(len(texts)), key=lambda i: scores[i]) if texts else 0
-        return ReconstructItem(
-            key=key, id=item.id, group=group, prefix=prefix, rest=rest,
-            max_rouge_l=max_rouge_l(texts, ref, code=cfg.code),
-            exact=any(exact_match(t, ref) for t in texts),
-            verbatim=any(verbatim_match(t, ref) for t in texts),
-            best=texts[best] if texts else "",
-        )
+        outs = dict(zip(live, generate_grouped(model, reqs, temperature=temp, n=cfg.n_samples, seed=cfg.seed), strict=True))
+        records = []
+        for i, item in enumerate(items):
+            prefix, rest = splits[i]
+            key = f"{group}/{item.id}"
+            if i not in outs:
+                records.append(ReconstructItem(key, item.id, group, prefix, rest, 0.0, False, False, "", skipped="fewer than two words"))
+                continue
+            texts = [o.text for o in outs[i]]
+            # The rest starts where the prefix stopped; the model may or may not emit the joining space.
+            ref = rest.strip()
+            scores = [rouge_l(t, ref, code=cfg.code) for t in texts]
+            best = max(range(len(texts)), key=lambda k: scores[k]) if texts else 0
+            records.append(ReconstructItem(
+                key=key, id=item.id, group=group, prefix=prefix, rest=rest,
+                max_rouge_l=max(scores, default=0.0),
+                exact=any(exact_match(t, ref) for t in texts),
+                verbatim=any(verbatim_match(t, ref) for t in texts),
+                best=texts[best] if texts else "",
+            ))
+        return records
 
     def run(
         self,
@@ -138,6 +148,7 @@ class Reconstruct:
             records += run_items(
                 its, lambda it, g=group: self.score_item(model, it, g), ReconstructItem,
                 key=lambda it, g=group: f"{g}/{it.id}", checkpoint=checkpoint, description=f"reconstruct {group}",
+                batch=lambda chunk, g=group: self.score_batch(model, chunk, g), batch_size=batch_size_for(model),
             )
         by = {g: [r for r in records if r.group == g and not r.skipped] for g, _ in groups}
         mean = {g: _mean([r.max_rouge_l for r in rs]) for g, rs in by.items()}
