@@ -37,10 +37,10 @@ import json
 from fractions import Fraction
 
 from contam.perturb import arith
+from contam.perturb.chain import Rejected, collect_steps
 from contam.perturb.instantiate import Draw, check_constraints, compiled, draw
 from contam.perturb.mentions import find_mentions
 from contam.perturb.records import Template
-from contam.perturb.symbolic import Rejected, collect_steps
 
 CHECKS = ("faithfulness", "coverage", "reparse", "solution", "constraints", "answer_changed", "determinism")
 _REWRITABLE = ("int", "decimal", "money", "percent", "word", "cents")

@@ -34,18 +34,15 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import itertools
-import re
 from dataclasses import dataclass
 from fractions import Fraction
 
 from contam.data.items import Item
 from contam.perturb import arith
+from contam.perturb.chain import _PROSE_NUM, Rejected, collect_steps
+from contam.perturb.chain import number as _number
 from contam.perturb.mentions import find_mentions, licensed_constants
 from contam.perturb.records import Constraint, Leaf, Mention, ProseNumber, Rejection, Slot, Step, Template
-
-_ANNOT = re.compile(r"<<([^<>]*)>>")
-_ECHO = re.compile(r"\s?\$?\s?(-?\d{1,3}(?:,\d{3})+(?:\.\d+)?|-?\d+(?:\.\d+)?)")
-_PROSE_NUM = re.compile(r"(?<![\w.,/:])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)(?![\d])")
 
 
 @dataclass(frozen=True)
@@ -62,21 +59,10 @@ class SymbolicConfig:
     merge_repeated: bool = True
 
 
-class Rejected(Exception):
-    def __init__(self, reason: str, detail: str = "") -> None:
-        super().__init__(f"{reason}: {detail}")
-        self.reason = reason
-        self.detail = detail
-
-
 def template_id(item: Item) -> str:
     """Stable id of an item's template: the item id plus a digest of its text."""
     digest = hashlib.sha256((item.question + "\x00" + item.solution).encode()).hexdigest()[:10]
     return f"{item.id}@{digest}"
-
-
-def _number(text: str) -> Fraction:
-    return Fraction(text.replace(",", "").replace("$", "").strip())
 
 
 def lift(item: Item, config: SymbolicConfig | None = None) -> Template | Rejection:
@@ -197,63 +183,6 @@ def _lift(item: Item, cfg: SymbolicConfig) -> Template:
         mentions=tuple(mentions), slots=tuple(slots), steps=tuple(steps), answer_step=answer_step,
         prose=tuple(prose), constraints=tuple(constraints), notes=notes,
     )
-
-
-@dataclass(frozen=True)
-class _Parsed:
-    expr: str
-    tree: arith.Node
-    value: Fraction
-    start: int
-    end: int
-    echo_start: int
-    echo_end: int
-    prose: bool
-
-
-_NUMTOK = r"\$?\s?(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)%?"
-_PROSE_EQ = re.compile(
-    rf"(?<![\w.,/:$])((?:\(\s*)*{_NUMTOK}(?:\s*\))*(?:\s*[-+*/×÷x−–]\s*(?:\(\s*)*{_NUMTOK}(?:\s*\))*)+)\s*=\s*({_NUMTOK})(?![\d.,]*\d)(?!\s*<<)(?!\s*[-+*/×÷−–])"
-)
-
-
-def collect_steps(solution: str) -> list[_Parsed]:
-    """Calculator annotations, and arithmetic written in the prose without one ("60/15 = 4 cartons")."""
-    body_end = solution.rfind("####")
-    body_end = body_end if body_end >= 0 else len(solution)
-    out: list[_Parsed] = []
-    annots = list(_ANNOT.finditer(solution, 0, body_end))
-    for i, m in enumerate(annots):
-        body = m.group(1)
-        if "=" not in body:
-            raise Rejected("malformed_annotation", f"step {i}: {body!r} has no '='")
-        expr_text, result_text = body.rsplit("=", 1)
-        tree, value = _exact_step(expr_text, result_text, f"step {i}")
-        echo = _ECHO.match(solution, m.end())
-        es, ee = (echo.start(1), echo.end(1)) if echo and _number(echo.group(1)) == value else (-1, -1)
-        out.append(_Parsed(expr_text.strip(), tree, value, m.start(), m.end(), es, ee, False))
-    spans = [(m.start(), m.end()) for m in annots]
-    for m in _PROSE_EQ.finditer(solution, 0, body_end):
-        if any(a < m.end() and m.start() < b for a, b in spans):
-            continue
-        # Prose writes minus as "−" or "–", and "x 100% = 60%" for a share shown in percent.
-        expr = m.group(1).replace("−", "-").replace("–", "-").replace("%", "")
-        tree, value = _exact_step(expr, m.group(2).replace("%", ""), "prose equation")
-        out.append(_Parsed(expr.strip(), tree, value, m.start(), m.end(), m.start(2), m.end(2), True))
-    out.sort(key=lambda p: p.start)
-    return out
-
-
-def _exact_step(expr_text: str, result_text: str, where: str) -> tuple[arith.Node, Fraction]:
-    try:
-        tree = arith.parse(arith.normalize_expression(expr_text))
-        value = arith.eval_node(tree)
-        claimed = _number(result_text)
-    except (arith.ArithError, ValueError, ZeroDivisionError):
-        raise Rejected("malformed_annotation", f"{where}: {expr_text}={result_text} is not plain arithmetic") from None
-    if value != claimed:
-        raise Rejected("inexact_annotation", f"{where}: {expr_text.strip()} is {float(value):g}, the text says {result_text.strip()}")
-    return tree, value
 
 
 def _check_unused_totals(mentions: list[Mention], slots: list[Slot]) -> None:
