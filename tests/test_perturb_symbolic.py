@@ -168,3 +168,13 @@ def test_prose_arithmetic_becomes_a_step(test_items: list[Item]) -> None:
     assert d is not None and audit_instance(t, d, seed=0, index=0) == []
     m = re.search(r"after (\d+) days she will need \1/(\d+) = (\d+) containers", d.solution)
     assert m and int(m.group(1)) // int(m.group(2)) == int(m.group(3))
+
+
+def test_name_swap_changes_context_not_numbers(natalia: Item) -> None:
+    plain = make_reference_set([natalia], variants=2, seed=0)
+    swapped = make_reference_set([natalia], variants=2, seed=0, names=True)
+    for a, b in zip(plain, swapped, strict=True):
+        assert "Natalia" not in b.question and "Natalia" not in b.solution
+        new = b.metadata["names"]["Natalia"]
+        assert b.question == a.question.replace("Natalia", new) and b.answer == a.answer
+        assert _numbers(b.question) == _numbers(a.question) and b.audit_hash != a.audit_hash

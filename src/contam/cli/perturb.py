@@ -27,6 +27,7 @@ def perturb(
     floor: Annotated[float, typer.Option("--floor", help="Paraphrase: least embedding cosine to the original.")] = 0.8,
     budget: Annotated[int, typer.Option("--budget", help="Symbolic: candidate assignments tried per instance.")] = 400,
     fresh: Annotated[bool, typer.Option("--fresh", help="Start over instead of resuming an existing variants.jsonl.")] = False,
+    swap_names: Annotated[bool, typer.Option("--swap-names", help="Symbolic: also replace listed person names (context change).")] = False,
     json_out: JsonFlag = False,
 ) -> None:
     """Make a reference set whose answers are computed, never guessed, and audit every instance.
@@ -50,7 +51,7 @@ def perturb(
     if kind == "paraphrase":  # model calls are costly: items already written are skipped
         summary = _paraphrase([it for it in items if ck is None or it.id not in ck.done], model, variants, seed, floor, ck)
     else:
-        summary = _reference(items, variants, seed, kind, budget, ck, out)
+        summary = _reference(items, variants, seed, kind, budget, ck, out, swap_names)
     summary.update({"benchmark": benchmark, "kind": kind, "seed": seed, "variants_per_item": variants})
     if ck is not None:
         ck.close()
@@ -77,13 +78,13 @@ def _check_resume(out: Path, fresh: bool, settings: dict[str, Any]) -> None:
             raise ConfigError(f"{out}: was built with {k}={old[k]!r}, not {v!r}; use the same settings to resume, or --fresh to start over")
 
 
-def _reference(items: list, variants: int, seed: int, kind: str, budget: int, ck: Any, out: Path | None) -> dict[str, Any]:
+def _reference(items: list, variants: int, seed: int, kind: str, budget: int, ck: Any, out: Path | None, names: bool) -> dict[str, Any]:
     from contam.outputs import atomic_write, dumps_line
     from contam.perturb.reference import build_reference_set
 
     # Generation is deterministic and cheap, so a resumed run rebuilds the whole set (the summary
     # covers every item) and appends only the items not written before.
-    ref = build_reference_set(items, variants, seed, kind=kind, budget=budget)
+    ref = build_reference_set(items, variants, seed, kind=kind, budget=budget, names=names)
     if ck is not None:
         done = set(ck.done)
         for v in ref.variants:

@@ -14,6 +14,8 @@ cannot be templated or instantiated get no variant (:func:`build_reference_set` 
 
 from __future__ import annotations
 
+import hashlib
+import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -22,6 +24,8 @@ from contam.errors import ConfigError
 from contam.perturb.audit import CHECKS, audit_instance, faithful, instance_hash
 from contam.perturb.choices import mask_option, permute
 from contam.perturb.instantiate import SamplerStats, draw
+from contam.perturb.mentions import find_mentions
+from contam.perturb.names import swap_names
 from contam.perturb.records import AuditReport, Rejection, Template, Variant
 from contam.perturb.symbolic import SymbolicConfig, lift
 from contam.progress import track
@@ -42,13 +46,16 @@ class ReferenceSet:
 def instances(
     template: Template, n: int, seed: int = 0, *, budget: int = 400, max_tries: int | None = None,
     failures: dict[str, int] | None = None, stats: SamplerStats | None = None, distinct: bool = True, wide_tier: bool = True,
+    names: bool = False,
 ) -> list[Variant]:
     """Up to ``n`` audited instances of ``template`` (distinct questions unless ``distinct=False``).
 
     Instance ``k`` is drawn at index ``k`` first; duplicates and audit failures move on to later
     indices, at most ``max_tries`` (default ``4*n``) of them. When the same-digits ranges admit
     fewer than ``n`` distinct instances, the wider tier of :func:`~contam.perturb.instantiate.slot_range`
-    fills the rest (``metadata["tier"]`` says which; ``wide_tier=False`` turns it off). Failing
+    fills the rest (``metadata["tier"]`` says which; ``wide_tier=False`` turns it off). With
+    ``names=True`` listed person names are swapped too (after the audit, which the swap cannot
+    affect: it touches no number; the hash covers the emitted text). Failing
     instances are never returned; their failed checks are counted in ``failures``.
     """
     out: list[Variant] = []
@@ -83,12 +90,20 @@ def instances(
                 continue
             seen.add(d.question)
             tier = "wide" if wide else ""
+            question, solution, swapped = d.question, d.solution, {}
+            if names:
+                question, solution, swapped = swap_names(d.question, d.solution, random.Random(f"{template.id}|{seed}|{index}|{wide}|names"))
+                if [m.value for m in find_mentions(question)] != [m.value for m in find_mentions(d.question)]:
+                    question, solution, swapped = d.question, d.solution, {}  # a name next to a number: keep the audited text
+            digest = instance_hash(template, seed, index, d, wide)
+            if swapped:
+                digest = hashlib.sha256((digest + question + solution).encode()).hexdigest()
             out.append(Variant(
                 original_id=template.item_id, variant_id=f"{template.item_id}#s{seed}.{tier}{index}", kind="symbolic", seed=seed,
-                question=d.question, answer=d.answer, solution=d.solution, template_id=template.id,
-                audit_hash=instance_hash(template, seed, index, d, wide), original_answer=template.answer,
+                question=question, answer=d.answer, solution=solution, template_id=template.id,
+                audit_hash=digest, original_answer=template.answer,
                 values={k: str(v) for k, v in d.values.items()},
-                metadata={"index": index, "attempts": d.attempts, "tier": "wide" if wide else "same-digits"},
+                metadata={"index": index, "attempts": d.attempts, "tier": "wide" if wide else "same-digits", "names": swapped},
             ))
         if len(out) >= n or not wide_tier:
             break
@@ -105,7 +120,7 @@ def _kind_for(item: Item, kind: str) -> str:
 
 def build_reference_set(
     items: Iterable[Item], variants: int = 1, seed: int = 0, *, kind: str = "auto",
-    config: SymbolicConfig | None = None, budget: int = 400, description: str = "perturbing",
+    config: SymbolicConfig | None = None, budget: int = 400, description: str = "perturbing", names: bool = False,
 ) -> ReferenceSet:
     """Variants for every item that allows them, with the audit report and the rejections."""
     if kind not in KINDS:
@@ -136,7 +151,7 @@ def build_reference_set(
             continue
         templated += 1
         templates[t.id] = t
-        got = instances(t, variants, seed, budget=budget, failures=failures, stats=stats)
+        got = instances(t, variants, seed, budget=budget, failures=failures, stats=stats, names=names)
         if len(got) >= variants:
             covered += 1
         elif not got:
@@ -153,6 +168,9 @@ def build_reference_set(
     return ReferenceSet(out, report, rejections, templates)
 
 
-def make_reference_set(items: Sequence[Item] | Iterable[Item], variants: int = 1, seed: int = 0, *, kind: str = "auto") -> list[Variant]:
-    """Audited variants: symbolic isomorphs for GSM8K-style items, option permutations for multiple choice."""
-    return build_reference_set(items, variants, seed, kind=kind).variants
+def make_reference_set(
+    items: Sequence[Item] | Iterable[Item], variants: int = 1, seed: int = 0, *, kind: str = "auto", names: bool = False,
+) -> list[Variant]:
+    """Audited variants: symbolic isomorphs for GSM8K-style items, option permutations for multiple choice
+    (``names=True`` also swaps listed person names)."""
+    return build_reference_set(items, variants, seed, kind=kind, names=names).variants
