@@ -178,3 +178,15 @@ def test_name_swap_changes_context_not_numbers(natalia: Item) -> None:
         new = b.metadata["names"]["Natalia"]
         assert b.question == a.question.replace("Natalia", new) and b.answer == a.answer
         assert _numbers(b.question) == _numbers(a.question) and b.audit_hash != a.audit_hash
+
+
+def test_item_with_answer_field_and_prose_only_solution() -> None:
+    # Other GSM-style sets: no calculator annotations, the answer in its own field.
+    it = Item(id="other/1", question="Jack had 8 pens and Mary had 5 pens. Jack gave 3 pens to Mary. How many pens does Jack have now?",
+              solution="Jack has 8 - 3 = 5 pens left.", answer="5")
+    t = lift(it)
+    assert isinstance(t, Template) and t.steps[0].prose
+    for v in make_reference_set([it], variants=3, seed=2):
+        a, b = (int(x) for x in re.findall(r"Jack had (\d+) pens.*Jack gave (\d+) pens", v.question)[0])
+        assert int(v.answer) == a - b >= 0 and "Mary had 5 pens" in v.question
+        assert v.solution.endswith(f"#### {v.answer}") and f"{a} - {b} = {v.answer}" in v.solution

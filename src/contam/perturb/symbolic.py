@@ -76,7 +76,10 @@ def lift(item: Item, config: SymbolicConfig | None = None) -> Template | Rejecti
 def _lift(item: Item, cfg: SymbolicConfig) -> Template:
     question, solution = item.question, item.solution
     if "####" not in solution:
-        raise Rejected("no_final_answer", "solution has no '#### answer' line")
+        # Other GSM-style sets keep the final answer in its own field: write it GSM8K's way.
+        if not item.answer.strip() or not solution.strip():
+            raise Rejected("no_final_answer", "solution has no '#### answer' line and the item no answer")
+        solution = solution.rstrip() + f"\n#### {item.answer.strip()}"
     try:
         answer = _number(solution.rsplit("####", 1)[1])
     except (ValueError, ZeroDivisionError):
