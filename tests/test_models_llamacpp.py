@@ -105,10 +105,22 @@ def test_long_text_truncates_from_the_left_with_a_warning_or_errors_when_strict(
 
 
 def test_greedy_generation_is_deterministic(lm: LlamaCppModel) -> None:
-    a = lm.generate([CHAT], max_new_tokens=12)[0][0]
+    a = lm.generate([CHAT], max_new_tokens=12, logprobs=True)[0][0]
     lm.score([("unrelated", " text to disturb the KV cache")])
-    b = lm.generate([CHAT], max_new_tokens=12)[0][0]
-    assert a.text == b.text and a.text.strip()
+    b = lm.generate([CHAT], max_new_tokens=12, logprobs=True)[0][0]
+    c = lm.generate([CHAT], max_new_tokens=12, logprobs=True)[0][0]  # the prompt is in the KV cache now
+    assert a.text == b.text == c.text and a.text.strip()
+    assert a.logprobs == b.logprobs == c.logprobs  # bit-identical, not just close
+
+
+def test_scores_do_not_depend_on_what_was_decoded_before(lm: LlamaCppModel) -> None:
+    prompt, cont = "Q: What is 12 + 30?\nA:", " 42, because 12 + 30 = 42."
+    lm._llm.reset()
+    fresh = lm.score([(prompt, cont)])[0]
+    lm.generate([prompt], max_new_tokens=5)  # token-by-token KV for this very prefix
+    lm.score([(prompt, " 41")])  # a shared prefix, then the original again
+    again = lm.score([(prompt, cont)])[0]
+    assert again.logprobs == fresh.logprobs
 
 
 def test_sampling_follows_the_seed_and_logprobs_come_back(lm: LlamaCppModel) -> None:

@@ -234,8 +234,10 @@ class LlamaCppModel:
         window = ids[drop:]
         # First scored position in the window: the first continuation token that has context.
         first = max(len(p_ids) - drop, 1)
-        # Reuse the KV cache for the longest prefix shared with what was evaluated last; the
-        # logits rows of that prefix are still valid. Always decode at least one token.
+        # Reuse the KV cache for the longest prefix shared with what score() evaluated last (the
+        # logits rows of that prefix are still valid); always decode at least one token. Only a
+        # one-token suffix goes through llama.cpp's single-token kernels, and its row is the last
+        # one, which predicts past the text and is never read: results equal a full decode.
         cached = llm.input_ids[: llm.n_tokens]
         common = 0
         for a, b in zip(cached, window, strict=False):
@@ -349,6 +351,12 @@ class LlamaCppModel:
         return results
 
     def _complete(self, ids: list[int], max_tokens: int, temperature: float, seed: int, stop: Sequence[str] | None, logprobs: bool) -> Completion:
+        # llama.cpp's single-token decode (GEMV kernels) gives logits up to ~1.0 away from a
+        # batched decode of the same tokens (measured; batches of >= 2 tokens agree exactly).
+        # llama-cpp-python re-decodes only the last prompt token when a prompt is already in the
+        # KV cache, so the same prompt would get different first-token log-probs on a repeat.
+        # Resetting makes every prompt decode as one batch: the answer is a function of the input.
+        self._llm.reset()
         try:
             out = self._llm.create_completion(
                 list(ids), max_tokens=max_tokens, temperature=max(temperature, 0.0), seed=seed,
@@ -358,6 +366,9 @@ class LlamaCppModel:
         except Exception as e:
             self._llm.reset()
             raise ModelError(f"llama.cpp generation failed: {e}") from None
+        finally:
+            # The generated tokens' KV came from single-token decodes: never let score() reuse it.
+            self._llm.n_tokens = 0
         self.calls["generate"] += 1
         choice = out["choices"][0]  # type: ignore[index]
         lp = choice.get("logprobs") or None
