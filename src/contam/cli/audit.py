@@ -198,6 +198,10 @@ def eval_detectors(
                 for row in r.rows:
                     fh.write(dumps_line({"benchmark": r.benchmark, **row.to_dict()}) + "\n")
         write_json(out / "report.json", {"reports": [r.to_dict() for r in reports], "table2_s3": table2})
+        from contam.scan.evaluate import thresholds_for
+
+        # Calibrated cascade settings, for HierarchyConfig().with_thresholds(Thresholds.from_dict(...)).
+        write_json(out / "thresholds.json", {r.benchmark: thresholds_for(r).to_dict() for r in reports})
     if as_json:
         emit_json({"reports": [r.to_dict() for r in reports], "table2_s3": table2})
         return
