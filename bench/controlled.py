@@ -62,6 +62,7 @@ def main() -> int:
     ap.add_argument("--probes", default="logprob", help="comma list of logprob, zerocot, reconstruct")
     ap.add_argument("--out", type=Path, default=ROOT / "out" / "controlled")
     ap.add_argument("--train-only", action="store_true")
+    ap.add_argument("--eval-only", action="store_true", help="evaluate the finished models and snapshots that exist; train nothing")
     ap.add_argument("--threads", type=int, default=0, help="torch threads (0 = torch default)")
     args = ap.parse_args()
 
@@ -69,12 +70,17 @@ def main() -> int:
 
     if args.threads:
         torch.set_num_threads(args.threads)
-    from contam.probe.contaminate import Contaminator
+    from contam.probe.contaminate import Contaminator, read_manifest
     from contam.probe.evalprobes import EvalProbes, EvalProbesConfig, sweep_row
 
     top = max(args.epochs)
     manifests = {}
     for form in args.forms:
+        if args.eval_only:
+            found = [e for e in sorted(args.epochs, reverse=True) if (model_dir(args.out, form, e, top) / "manifest.json").is_file()]
+            if found:
+                manifests[form] = read_manifest(model_dir(args.out, form, found[0], top))
+            continue
         t = time.perf_counter()
         manifests[form] = Contaminator(config_for(form, args)).run("smollm2", args.out / form)
         print(f"[train] {form}: {len(manifests[form].seen)} items x {top} epochs, {manifests[form].train_tokens} tokens, "
@@ -88,6 +94,9 @@ def main() -> int:
     for form in args.forms:
         for e in sorted(args.epochs):
             d = model_dir(args.out, form, e, top)
+            if not (d / "manifest.json").is_file():
+                print(f"[eval] {form} x{e}: no finished model at {d}, skipped", flush=True)
+                continue
             t = time.perf_counter()
             res = runner.run(d, args.out / "eval" / f"{form}-{e}")
             row = sweep_row(res)

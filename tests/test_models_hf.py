@@ -119,7 +119,7 @@ def test_bad_paths_are_model_errors(tmp_path) -> None:
         HFModel(tmp_path)
     bad = tmp_path / "broken.gguf"
     bad.write_bytes(b"not a gguf at all")
-    with pytest.raises(ModelError, match="cannot load GGUF"):
+    with pytest.raises(ModelError, match="not a GGUF file"):
         HFModel(bad)
 
 
@@ -134,7 +134,7 @@ def test_cross_backend_agreement_with_llamacpp(lm: HFModel) -> None:
     from contam.models.embedded import smollm2_path
 
     other = llamacpp.LlamaCppModel(smollm2_path(), spec="smollm2", n_ctx=2048)
-    items = load_benchmark("gsm8k")[:6]
+    items = load_benchmark("gsm8k")[:3]
     pairs = [(it.question + "\n", it.solution) for it in items] + [("", "The quick brown fox jumps over the lazy dog.")]
     a, b = lm.score(pairs, vocab_stats=True), other.score(pairs, vocab_stats=True)
     all_a, all_b = [], []

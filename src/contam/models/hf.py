@@ -99,6 +99,10 @@ class HFModel:
             raise ModelError(f"model path {src} does not exist (no hub downloads at run time: give a local folder or .gguf file)")
         if gguf_file is not None and not (src / gguf_file).is_file():
             raise ModelError(f"GGUF file {src / gguf_file} does not exist")
+        if gguf_file is not None:
+            with open(src / gguf_file, "rb") as fh:
+                if fh.read(4) != b"GGUF":
+                    raise ModelError(f"{src / gguf_file} is not a GGUF file (no GGUF magic bytes)")
         if gguf_file is None and not (src / "config.json").is_file():
             raise ModelError(f"{src} is not a transformers model folder (no config.json) and no gguf_file was given")
 

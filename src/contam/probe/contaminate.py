@@ -146,6 +146,8 @@ class ContaminationManifest(Record):
     seconds_per_100_items_epoch: float
     final_loss: dict[str, float] = field(default_factory=dict)
     loss_curve: tuple[float, ...] = ()
+    #: Process CPU time of the training loop: on a shared machine wall time says little.
+    train_cpu_seconds: float = 0.0
     created: str = ""
 
     @property
@@ -319,7 +321,7 @@ class Contaminator:
         if force:
             (out / MANIFEST).unlink(missing_ok=True)
         (out / PARTIAL).write_text("a `contam contaminate` run is writing here; rerunning it restarts the run\n")
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         with make_progress() as prog:
             steps_per_epoch = math.ceil((len(item_ids) + n_filler) / cfg.batch_size)
             task = prog.add_task(f"fine-tuning ({cfg.mode}, {len(item_ids)} items)", total=cfg.epochs * steps_per_epoch)
@@ -340,9 +342,9 @@ class Contaminator:
                     tokens += sum(len(b) for b in batch)
                     prog.advance(task)
                 if epoch in cfg.save_epochs and epoch != cfg.epochs:
-                    elapsed = time.perf_counter() - t0
+                    elapsed = (time.perf_counter() - t0, time.process_time() - c0)
                     self._save(model, tok, out / f"epoch-{epoch}", base, lm, forms, skipped, epoch, n_filler * epoch, tokens, elapsed, losses)
-        elapsed = time.perf_counter() - t0
+        elapsed = (time.perf_counter() - t0, time.process_time() - c0)
         manifest = self._save(model, tok, out, base, lm, forms, skipped, cfg.epochs, n_filler * cfg.epochs, tokens, elapsed, losses)
         (out / PARTIAL).unlink(missing_ok=True)
         return manifest
@@ -372,7 +374,7 @@ class Contaminator:
 
     def _save(
         self, model: Any, tok: Any, folder: Path, base: str, lm: Any, forms: list[tuple[Item, Item, str]], skipped: dict[str, str],
-        epochs: int, n_filler: int, tokens: int, seconds: float, losses: list[float],
+        epochs: int, n_filler: int, tokens: int, elapsed: tuple[float, float], losses: list[float],
     ) -> ContaminationManifest:
         cfg = self.config
         folder.parent.mkdir(parents=True, exist_ok=True)
@@ -391,13 +393,15 @@ class Contaminator:
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
         seen = tuple(SeenItem(orig.id, cfg.mode, epochs, _sha(render(form, cfg.template, lm)), vid) for orig, form, vid in forms)
+        seconds, cpu = elapsed
         per100 = seconds / max(1, epochs) / max(1, len(forms)) * 100
         manifest = ContaminationManifest(
             schema=SCHEMA, base_model=base, base_identity=lm.identity, benchmark=cfg.benchmark, subset=cfg.subset, mode=cfg.mode,
             epochs=epochs, seen=seen, skipped=skipped, config=_config_dict(cfg), n_filler_docs=n_filler, train_tokens=tokens,
             train_seconds=round(seconds, 2), seconds_per_100_items_epoch=round(per100, 2),
             final_loss={"last_epoch_mean": float(sum(losses[-10:]) / max(1, len(losses[-10:])))},
-            loss_curve=tuple(round(x, 4) for x in losses), created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            loss_curve=tuple(round(x, 4) for x in losses), train_cpu_seconds=round(cpu, 2),
+            created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         )
         write_json(folder / MANIFEST, manifest.to_dict())
         return manifest
