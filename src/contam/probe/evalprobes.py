@@ -112,9 +112,15 @@ class EvalProbesResult(Record):
     timing: dict[str, float] = field(default_factory=dict)
 
     def best(self, probe: str) -> Separation | None:
-        """The score of ``probe`` with the highest AUROC."""
+        """The score of ``probe`` with the highest AUROC (ties: higher TPR, then the higher
+        Contamination Confidence on the seen set, then the lower one on the unseen set)."""
         rows = [s for s in self.separations if s.probe == probe and not math.isnan(s.auroc)]
-        return max(rows, key=lambda s: s.auroc) if rows else None
+
+        def key(s: Separation) -> tuple[float, float, float, float]:
+            seen, unseen = self.verdict("seen", s.probe, s.method), self.verdict("unseen", s.probe, s.method)
+            return (round(s.auroc, 6), round(s.tpr_at_fpr, 6), seen.confidence if seen else -1.0, -(unseen.confidence if unseen else 1.0))
+
+        return max(rows, key=key) if rows else None
 
     def verdict(self, set_name: str, probe: str, method: str) -> Verdict | None:
         return next((v for v in self.verdicts if v.set == set_name and v.probe == probe and v.method == method), None)
