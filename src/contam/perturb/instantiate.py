@@ -248,15 +248,31 @@ def draw(
             continue
         question = render_question(template, values)
         solution, answer = render_solution(template, values, results)
-        return Draw(values, results, question, solution, answer, attempt)
+        d = Draw(values, results, question, solution, answer, attempt)
+        # A rendered value can read back differently (e.g. a ratio "4:8" parses as a clock
+        # time); such a draw would fail the audit, so it is rejected here like any constraint.
+        if not _reads_back(template, d):
+            if stats is not None:
+                stats.add("reparse")
+            continue
+        return d
     if space <= ENUMERATE_BELOW:
         feasible = _feasible(template, plan, program, wide)
-        if feasible:
-            values, results = feasible[rng.randrange(len(feasible))]
+        while feasible:
+            values, results = feasible.pop(rng.randrange(len(feasible)))
             question = render_question(template, values)
             solution, answer = render_solution(template, values, results)
-            return Draw(values, results, question, solution, answer, budget + 1)
+            d = Draw(values, results, question, solution, answer, budget + 1)
+            if _reads_back(template, d):
+                return d
     return None
+
+
+def _reads_back(template: Template, d: Draw) -> bool:
+    from contam.perturb.audit import _reparse_agrees  # audit imports this module
+    from contam.perturb.mentions import find_mentions
+
+    return _reparse_agrees(template, d, find_mentions(d.question))
 
 
 #: Assignment spaces up to this size are searched exhaustively when random draws keep failing.
