@@ -257,7 +257,7 @@ def draw(
             continue
         return d
     if space <= ENUMERATE_BELOW:
-        feasible = _feasible(template, plan, program, wide)
+        feasible = list(_feasible(template, plan, program, wide))  # a copy: the cached list stays whole
         while feasible:
             values, results = feasible.pop(rng.randrange(len(feasible)))
             question = render_question(template, values)
