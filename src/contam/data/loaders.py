@@ -18,7 +18,7 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, ClassVar
 
 from contam.data.items import Document, Item
 from contam.errors import ConfigError, InputError
@@ -272,7 +272,7 @@ class FieldMap:
     choices: str | None = None
     id: str | None = None
 
-    _GUESS = {
+    _GUESS: ClassVar[dict[str, tuple[str, ...]]] = {
         "question": ("question", "prompt", "problem", "problem_statement", "input", "instruction", "text"),
         "answer": ("answer", "target", "label", "gold", "output"),
         "solution": ("solution", "canonical_solution", "patch", "reasoning", "rationale", "explanation"),
