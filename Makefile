@@ -28,7 +28,8 @@ demo: $(VENV)/.installed
 	$(VENV)/bin/contam demo --out demo-out
 
 test: $(VENV)/.installed
-	$(PY) -m pytest -q
+	$(VENV)/bin/ruff check src tests bench
+	$(PY) -m pytest -q --durations=10
 
 test-slow: $(VENV)/.installed
 	$(PY) -m pytest -q -m slow
