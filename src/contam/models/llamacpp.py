@@ -15,9 +15,11 @@ are computed here from the full logits so vocabulary-sized arrays never leave th
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import warnings
+import weakref
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -34,6 +36,12 @@ from contam.models.embedded import file_identity
 # decode 10x slower than 1 thread here. Passive waiting must be set before llama_cpp (and its
 # OpenMP runtime) is first imported, hence at module import; an explicit user setting wins.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+
+
+def _close_llm(llm: Any) -> None:
+    with contextlib.suppress(Exception):
+        llm.close()
 
 
 class ContextWindowWarning(UserWarning):
@@ -137,6 +145,9 @@ class LlamaCppModel:
                 str(p), n_ctx=n_ctx, n_batch=n_batch, n_threads=threads, n_threads_batch=threads,
                 logits_all=True, verbose=False, seed=0,
             )
+        # Free the native model while the interpreter is still whole: left to llama_cpp's own
+        # exit hooks it runs after module teardown and prints a TypeError traceback.
+        weakref.finalize(self, _close_llm, self._llm)
         self.path = p
         self.spec = spec or f"llamacpp:{p}"
         # llama.cpp may pad its context up; the Python-side buffers hold only the requested size.
