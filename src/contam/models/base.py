@@ -21,6 +21,10 @@ Messages = list[dict[str, str]]
 Prompt = str | Messages
 
 
+class ContextWindowWarning(UserWarning):
+    """Texts longer than the context window were truncated from the left (every backend warns with this)."""
+
+
 @dataclass(frozen=True)
 class TokenScores(Record):
     """Teacher-forced log-probabilities of a continuation given a prompt.

@@ -38,10 +38,9 @@ from typing import Any
 import numpy as np
 
 from contam.errors import ModelError
-from contam.models.base import Completion, Messages, Prompt, TokenScores
+from contam.models.base import Completion, ContextWindowWarning, Messages, Prompt, TokenScores
 from contam.models.chat import check_messages
 from contam.models.embedded import SMOLLM2, file_identity, smollm2_path
-from contam.models.llamacpp import ContextWindowWarning  # one warning class for every backend
 
 
 def contam_home() -> Path:

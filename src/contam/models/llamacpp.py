@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from contam.errors import ModelError
-from contam.models.base import Completion, Messages, Prompt, TokenScores
+from contam.models.base import Completion, ContextWindowWarning, Messages, Prompt, TokenScores
 from contam.models.chat import check_messages
 from contam.models.embedded import file_identity
 
@@ -42,10 +42,6 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 def _close_llm(llm: Any) -> None:
     with contextlib.suppress(Exception):
         llm.close()
-
-
-class ContextWindowWarning(UserWarning):
-    """Texts longer than the context window were truncated from the left."""
 
 
 def _cpu_threads() -> int:

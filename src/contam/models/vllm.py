@@ -22,10 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from contam.errors import ModelError
-from contam.models.base import Completion, Messages, Prompt, TokenScores
+from contam.models.base import Completion, ContextWindowWarning, Messages, Prompt, TokenScores
 from contam.models.chat import check_messages
 from contam.models.embedded import file_identity
-from contam.models.llamacpp import ContextWindowWarning
 
 
 def _require_vllm() -> Any:
