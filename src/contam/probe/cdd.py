@@ -31,7 +31,7 @@ from typing import Any
 from contam.data.items import Item
 from contam.models.base import Completion, LanguageModel, Messages
 from contam.outputs import JsonlCheckpoint
-from contam.probe.itemloop import batch_size_for, run_items
+from contam.probe.itemloop import run_groups
 from contam.probe.textsim import lexical_tokens, token_edit_distance
 from contam.records import Record
 
@@ -177,14 +177,7 @@ class CDD:
         """Score every item; with ``reference``, also the reference items and the test between them."""
         from contam.stats.tests import two_proportion_ztest
 
-        groups = [("original", items)] + ([("reference", reference)] if reference else [])
-        records: list[CDDItem] = []
-        for group, its in groups:
-            records += run_items(
-                its, lambda it, g=group: self.score_item(model, it, g), CDDItem,
-                key=lambda it, g=group: f"{g}/{it.id}", checkpoint=checkpoint, description=f"CDD {group}",
-                batch=lambda chunk, g=group: self.score_batch(model, chunk, g), batch_size=batch_size_for(model),
-            )
+        groups, records = run_groups(self, model, items, reference, CDDItem, checkpoint=checkpoint, name="CDD")
         flagged, mean_peak, n = {}, {}, {}
         for group, _ in groups:
             rs = [r for r in records if r.group == group]

@@ -76,6 +76,30 @@ def run_items(
     return [done[k] if k in done else new[k] for k in keys]
 
 
+def run_groups(
+    probe: Any,
+    model: LanguageModel,
+    items: Sequence[T],
+    reference: Sequence[T] | None,
+    record_type: type[R],
+    *,
+    checkpoint: JsonlCheckpoint | None = None,
+    name: str = "probing",
+) -> tuple[list[tuple[str, Sequence[T]]], list[R]]:
+    """Run a probe's ``score_item`` / ``score_batch`` over the ``original`` items and, when given,
+    the ``reference`` items; records are keyed ``"{group}/{item.id}"``. Returns the groups and
+    the records of both, in order."""
+    groups: list[tuple[str, Sequence[T]]] = [("original", items)] + ([("reference", reference)] if reference else [])
+    records: list[R] = []
+    for group, its in groups:
+        records += run_items(
+            its, lambda it, g=group: probe.score_item(model, it, g), record_type,
+            key=lambda it, g=group: f"{g}/{it.id}", checkpoint=checkpoint, description=f"{name} {group}",
+            batch=lambda chunk, g=group: probe.score_batch(model, chunk, g), batch_size=batch_size_for(model),
+        )
+    return groups, records
+
+
 def generate_grouped(model: LanguageModel, requests: Sequence[tuple[Prompt, int]], **kw: Any) -> list[list[Completion]]:
     """Completions for ``(prompt, max_new_tokens)`` requests, one ``generate`` call per distinct
     budget (``kw`` goes to every call: ``n``, ``temperature``, ``seed`` ...), in request order."""

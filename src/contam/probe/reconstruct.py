@@ -24,7 +24,7 @@ from typing import Any
 from contam.data.items import Item
 from contam.models.base import LanguageModel, Prompt
 from contam.outputs import JsonlCheckpoint
-from contam.probe.itemloop import batch_size_for, generate_grouped, run_items
+from contam.probe.itemloop import generate_grouped, run_groups
 from contam.probe.textsim import exact_match, rouge_l, verbatim_match, word_prefix
 from contam.records import Record
 
@@ -142,14 +142,7 @@ class Reconstruct:
     ) -> ReconstructResult:
         from contam.stats.tests import mann_whitney, two_proportion_ztest
 
-        groups = [("original", items)] + ([("reference", reference)] if reference else [])
-        records: list[ReconstructItem] = []
-        for group, its in groups:
-            records += run_items(
-                its, lambda it, g=group: self.score_item(model, it, g), ReconstructItem,
-                key=lambda it, g=group: f"{g}/{it.id}", checkpoint=checkpoint, description=f"reconstruct {group}",
-                batch=lambda chunk, g=group: self.score_batch(model, chunk, g), batch_size=batch_size_for(model),
-            )
+        groups, records = run_groups(self, model, items, reference, ReconstructItem, checkpoint=checkpoint, name="reconstruct")
         by = {g: [r for r in records if r.group == g and not r.skipped] for g, _ in groups}
         mean = {g: _mean([r.max_rouge_l for r in rs]) for g, rs in by.items()}
         exact = {g: _mean([float(r.exact) for r in rs]) for g, rs in by.items()}

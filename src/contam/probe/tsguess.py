@@ -42,7 +42,7 @@ from contam.data.items import Item
 from contam.errors import ConfigError
 from contam.models.base import LanguageModel
 from contam.outputs import JsonlCheckpoint
-from contam.probe.itemloop import batch_size_for, generate_texts, run_items
+from contam.probe.itemloop import generate_texts, run_groups
 from contam.probe.textsim import rouge_l
 from contam.records import Record
 
@@ -248,14 +248,7 @@ class TSGuess:
         from contam.stats.intervals import wilson_interval
         from contam.stats.tests import two_proportion_ztest
 
-        groups = [("original", items)] + ([("reference", reference)] if reference else [])
-        records: list[TSGuessItem] = []
-        for group, its in groups:
-            records += run_items(
-                its, lambda it, g=group: self.score_item(model, it, g), TSGuessItem,
-                key=lambda it, g=group: f"{g}/{it.id}", checkpoint=checkpoint, description=f"TS-Guessing {group}",
-                batch=lambda chunk, g=group: self.score_batch(model, chunk, g), batch_size=batch_size_for(model),
-            )
+        groups, records = run_groups(self, model, items, reference, TSGuessItem, checkpoint=checkpoint, name="TS-Guessing")
         by = {g: [r for r in records if r.group == g and not r.skipped] for g, _ in groups}
         em = {g: (sum(r.exact for r in rs) / len(rs) if rs else float("nan")) for g, rs in by.items()}
         ci = {g: wilson_interval(sum(r.exact for r in rs), len(rs)).to_dict() for g, rs in by.items() if rs}
