@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import copy
 import hashlib
-import json
 from collections.abc import Callable
 from datetime import date as _date
 from datetime import timedelta
@@ -26,7 +25,10 @@ from contam.regen.tools_retail import (
     InvalidArgument,
     NotFound,
     WrongStatus,
+    _dump,
+    _user,
     calculate,
+    lookup,
     think,
     transfer_to_human_agents,
 )
@@ -39,22 +41,8 @@ BAG_FEE = 50
 NEW_RESERVATION_CODES = ("HATHAT", "HATHAU", "HATHAV")
 
 
-def _dump(obj: Any) -> str:
-    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
-
-
-def _user(st: State, user_id: str, edit: bool = False) -> dict[str, Any]:
-    user = st.edit("users", user_id) if edit else st.get("users", user_id)
-    if user is None:
-        raise NotFound("user not found")
-    return user
-
-
 def _reservation(st: State, reservation_id: str, edit: bool = False) -> dict[str, Any]:
-    res = st.edit("reservations", reservation_id) if edit else st.get("reservations", reservation_id)
-    if res is None:
-        raise NotFound("reservation not found")
-    return res
+    return lookup(st, "reservations", reservation_id, "reservation", edit)
 
 
 def _flight_on(st: State, flight_number: str, day: str) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -53,18 +53,20 @@ def _dump(obj: Any) -> str:
     return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
 
 
+def lookup(st: State, table: str, key: str, what: str, edit: bool = False) -> dict[str, Any]:
+    """The row ``key`` of ``table`` (a writable copy when ``edit``); ``NotFound("<what> not found")`` if absent."""
+    row = st.edit(table, key) if edit else st.get(table, key)
+    if row is None:
+        raise NotFound(f"{what} not found")
+    return row
+
+
 def _order(st: State, order_id: str, edit: bool = False) -> dict[str, Any]:
-    order = st.edit("orders", order_id) if edit else st.get("orders", order_id)
-    if order is None:
-        raise NotFound("order not found")
-    return order
+    return lookup(st, "orders", order_id, "order", edit)
 
 
 def _user(st: State, user_id: str, edit: bool = False) -> dict[str, Any]:
-    user = st.edit("users", user_id) if edit else st.get("users", user_id)
-    if user is None:
-        raise NotFound("user not found")
-    return user
+    return lookup(st, "users", user_id, "user", edit)
 
 
 def _payment(st: State, user_id: str, payment_method_id: str, edit: bool = False) -> dict[str, Any]:
