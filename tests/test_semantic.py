@@ -103,3 +103,23 @@ def test_tiny_benchmark_and_empty_input() -> None:
         s = sem.score([items[0].text, "The mitochondria is the powerhouse of the cell."])
         assert s.flagged(0.75, "sim+anomaly").tolist() == [True, False]
     assert sem.score([]).sim.shape == (0,)
+
+
+def test_bf16_and_fp32_embeddings_agree_and_are_cached_apart(monkeypatch: pytest.MonkeyPatch) -> None:
+    from contam.errors import ModelError
+    from contam.models.embed import resolve_precision
+
+    texts = [it.question for it in load_benchmark("gsm8k")[:24]]
+    fp32 = load_embedder("minilm", precision="fp32")
+    bf16 = load_embedder("minilm", precision="bf16")
+    a, b = fp32.embed(texts), bf16.embed(texts)
+    assert a.dtype == b.dtype == np.float32 and a.shape == b.shape == (24, 384)
+    cos = (a * b).sum(axis=1)
+    # bf16 autocast changes the last digits, never the neighbourhood structure.
+    assert cos.min() > 0.999, cos.min()
+    assert np.array_equal((a @ a.T).argsort(axis=1)[:, -2], (b @ b.T).argsort(axis=1)[:, -2])
+    assert fp32.identity != bf16.identity  # the embedding cache never mixes precisions
+    assert resolve_precision("fp32", "cpu") == "fp32" and resolve_precision(None, "cuda") == "bf16"
+    monkeypatch.setenv("CONTAM_EMBED_PRECISION", "int3")
+    with pytest.raises(ModelError, match="CONTAM_EMBED_PRECISION"):
+        resolve_precision(None, "cpu")

@@ -64,7 +64,7 @@ class SemanticConfig:
     anomaly_quantile: float = 0.975
     top_k: int = 5
     max_chars: int = 512
-    batch_size: int = 64
+    batch_size: int = 16
     max_neighbors: int = 256
     search_batch: int = 4096
     seed: int = 0
