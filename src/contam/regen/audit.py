@@ -26,10 +26,10 @@ checked, not a sample. The checks:
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 from contam.records import Record
@@ -37,7 +37,18 @@ from contam.regen import branch
 from contam.regen.generate import Instance, generate_full, task_plan, world_map
 from contam.regen.rekey import SUBSTRING_CLASSES, KeyMap, map_digest, originals
 from contam.regen.replay import run_actions
-from contam.regen.world import DICT_KEY_CLASS, KEY_CLASS, TABLE_CLASS, State, Template, load_tasks, load_world, make_template
+from contam.regen.world import (
+    DICT_KEY_CLASS,
+    KEY_CLASS,
+    TABLE_CLASS,
+    State,
+    Template,
+    _dumps,
+    load_tasks,
+    load_world,
+    loads,
+    make_template,
+)
 
 CHECKS = ("injective", "covered", "deterministic", "faithful", "solvable")
 
@@ -97,6 +108,12 @@ class _Transport:
         self.km = km
         self.orig = originals_by_class
 
+    @property
+    def flat(self) -> dict[tuple[str, str], str]:
+        # The seed map's database values, one dict lookup per template slot; anything else
+        # (task extensions, minted ids) goes through fwd.
+        return self.km.flat
+
     def fwd(self, cls: str, value: str) -> str:
         if value in self.orig.get(cls, ()) or value in self.km.forward.get(cls, {}):
             return self.km.fwd(cls, value)
@@ -140,6 +157,28 @@ def _inert_strings(obj: Any, cls: str | None = None) -> list[str]:
     return out
 
 
+@cache
+def _domain_problems(domain: str) -> list[str]:
+    """Checks of the shipped data and the branch specs (they depend on the domain only)."""
+    orig = originals(domain)
+    probs = []
+    inert = set()
+    for rows in load_world(domain).tables.values():
+        for row in rows.values():
+            inert.update(_inert_strings(row))
+    for text in sorted(inert):
+        hits = [v for _, v in orig.automaton.iter(text.casefold())]
+        if hits:
+            probs.append(f"covered: shipped content {text!r} contains original id {hits[0]!r}")
+    for idx in range(len(load_tasks(domain))):
+        if branch.has_spec(domain, idx):
+            shipped = load_tasks(domain)[idx]
+            d = branch.derive(domain, idx, None)
+            if d.actions != list(shipped["actions"]) or d.outputs not in (None, list(shipped["outputs"])):
+                probs.append(f"faithful: branch spec of task {idx} does not re-derive the shipped actions and outputs")
+    return probs[:20]
+
+
 class Auditor:
     """Runs the five checks; caches per-domain and per-seed work so auditing stays cheap.
 
@@ -148,32 +187,13 @@ class Auditor:
 
     def __init__(self, determinism: bool = True) -> None:
         self.determinism = determinism
-        self._domain: dict[str, list[str]] = {}
         self._seed: dict[tuple[str, int], tuple[list[str], KeyMap | None]] = {}
         self._expected: dict[tuple[str, int, str], tuple[tuple[str, ...], list[tuple[str, str, str]], list[str]]] = {}
         self._wants: dict[tuple[str, str, int, str], list[tuple[str, str, Template]]] = {}
 
     # -- once per domain -------------------------------------------------------------------
     def domain_problems(self, domain: str) -> list[str]:
-        if domain not in self._domain:
-            orig = originals(domain)
-            probs = []
-            inert = set()
-            for rows in load_world(domain).tables.values():
-                for row in rows.values():
-                    inert.update(_inert_strings(row))
-            for text in sorted(inert):
-                hits = [v for _, v in orig.automaton.iter(text.casefold())]
-                if hits:
-                    probs.append(f"covered: shipped content {text!r} contains original id {hits[0]!r}")
-            for idx in range(len(load_tasks(domain))):
-                if branch.has_spec(domain, idx):
-                    shipped = load_tasks(domain)[idx]
-                    d = branch.derive(domain, idx, None)
-                    if d.actions != list(shipped["actions"]) or d.outputs not in (None, list(shipped["outputs"])):
-                        probs.append(f"faithful: branch spec of task {idx} does not re-derive the shipped actions and outputs")
-            self._domain[domain] = probs[:20]
-        return self._domain[domain]
+        return _domain_problems(domain)
 
     # -- once per seed ---------------------------------------------------------------------
     def seed_problems(self, domain: str, seed: int, km: KeyMap) -> tuple[list[str], KeyMap | None]:
@@ -182,13 +202,14 @@ class Auditor:
             orig = originals(domain)
             probs = []
             for cls, fwd in km.forward.items():
-                fresh = list(fwd.values())
-                if len(set(fresh)) != len(fresh):
-                    probs.append(f"injective: {cls} map has {len(fresh) - len(set(fresh))} collisions")
+                fresh = set(fwd.values())
+                if len(fresh) != len(fwd):
+                    probs.append(f"injective: {cls} map has {len(fwd) - len(fresh)} collisions")
                 own = orig.by_class.get(cls, frozenset())
-                if own.intersection(fresh):
+                if not own.isdisjoint(fresh):
                     probs.append(f"injective: a fresh {cls} equals an original")
-                if any(km.backward[cls].get(v) != k for k, v in fwd.items()):
+                # The inverse map is exactly the forward map turned round (a dict comparison in C).
+                if km.backward.get(cls, {}) != dict(zip(fwd.values(), fwd.keys(), strict=True)):
                     probs.append(f"injective: {cls} inverse map disagrees")
             joined = "\n".join(v for fwd in km.forward.values() for v in fwd.values())
             leaks = orig.leaks(joined)
@@ -217,7 +238,7 @@ class Auditor:
     def _want(self, domain: str, index: int, patch_key: str, exp_diff: list[tuple[str, str, str]]) -> list[tuple[str, str, Template]]:
         key = ("want", domain, index, patch_key)
         if key not in self._wants:
-            self._wants[key] = [(t, k, make_template(json.loads(x))) for t, k, x in exp_diff]
+            self._wants[key] = [(t, k, make_template(loads(x))) for t, k, x in exp_diff]
         return self._wants[key]
 
     # -- per instance ----------------------------------------------------------------------
@@ -242,7 +263,7 @@ class Auditor:
                 problems.append(f"injective: task extension map of {cls} collides")
 
         # coverage of everything the instance carries
-        actions_text = json.dumps(inst.actions)
+        actions_text = _dumps(inst.actions)
         texts = [inst.instruction, inst.user_id, *inst.outputs, actions_text, *(t for row in inst.goal_delta for t in row)]
         hits = orig.leaks("\n".join(texts))  # one pass; the separator keeps matches inside one text
         if hits:
@@ -276,8 +297,7 @@ class Auditor:
         transport = _Transport(skm, orig.by_class)
         want = {(t, transport.fwd(_table_cls(t), k)): tpl for t, k, tpl in self._want(domain, index, deriv.patch_key, exp_diff)}
         got = {(t, k): x for t, k, x in inst.goal_delta}
-        if set(want) != set(got) or any(_norm(json.loads(tpl.fill(transport))) != _norm(json.loads(got[key]))
-                                        for key, tpl in want.items()):
+        if set(want) != set(got) or any(not _same_entity(tpl.fill(transport), got[key]) for key, tpl in want.items()):
             problems.append("solvable: the fresh goal state is not the re-keyed shipped goal state")
         if any(not o for o in inst.outputs):
             problems.append("solvable: an empty required output")
@@ -292,6 +312,11 @@ class Auditor:
 
 #: Fields the tools store sorted by id: their order legitimately changes under re-keying.
 _SORTED_FIELDS = ("exchange_items", "exchange_new_items", "return_items")
+
+
+def _same_entity(want: str, got: str) -> bool:
+    """Equal as data; equal text (the common case: keys already sorted in both) short-cuts the parse."""
+    return want == got or _norm(loads(want)) == _norm(loads(got))
 
 
 def _norm(ent: Any) -> Any:

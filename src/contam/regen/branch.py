@@ -7,9 +7,17 @@ catalog content the condition reads, and the reference program is re-derived by
 branch the seed chose. A stale spec (resampler and predicate disagreeing, a selector that
 matches nothing) raises :class:`StaleSpec`, which the audit reports as an invalid instance.
 
-Specs are data: ``resample`` lists the variants whose availability is redrawn; ``predicate``
-is evaluated on the patched world; ``then``/``else`` are edits of the shipped action list,
-whose ``select`` values pick the unique available variant with the given options.
+Specs are data (``specs/<domain>.json``, one per shipped task with a data-decided
+conditional): ``resample`` lists the catalog content a seed redraws (a variant's
+availability, a non-empty subset of variants, a variant's price); ``predicate`` with
+``then``/``else``, or an ordered list of ``cases`` (first ``when`` that holds wins), are
+evaluated on the patched world and pick edits of the shipped action list; ``finally`` edits
+apply on every branch; ``outputs`` re-derives the required outputs. Values:
+``select`` (the unique available variant with the given options; a list of values means any
+of them), ``select_pref`` (narrowed by ordered preferences), ``select_min_price`` /
+``select_max_price``, ``price`` of a selector, ``first_covering`` (the first payment method
+that can pay the action's price difference). Predicates: ``exists_available``,
+``count_available_at_least``, ``less_than`` / ``greater_than``, ``all`` / ``any`` / ``not``.
 
 >>> d = derive("retail", 0, seed=3)
 >>> d.branch in ("then", "else")
@@ -25,58 +33,28 @@ import hashlib
 import json
 import random
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
 from typing import Any
 
 from contam.regen.world import Patch, State, load_tasks, load_world
 
-_KEYBOARD = "1656367028"
-_CLICKY_RGB_FULL = {"switch type": "clicky", "backlight": "RGB", "size": "full size"}
-_CLICKY_NONE_FULL = {"switch type": "clicky", "backlight": "none", "size": "full size"}
-_SHORT_BAMBOO = {"deck material": "bamboo", "length": "28 inch"}
+_SPEC_DIR = Path(__file__).with_name("specs")
 
-#: Per-task branch specs (retail). Keys are shipped task indices.
-SPECS: dict[tuple[str, int], dict[str, Any]] = {
-    # "If there is no keyboard that is clicky, RGB backlight, full size, you'd go for no backlight."
-    ("retail", 0): {
-        "resample": [{"product": _KEYBOARD, "item": "9025753381"}],
-        "predicate": {"exists_available": {"product": _KEYBOARD, "options": _CLICKY_RGB_FULL}},
-        "then": [{"set": [4, "kwargs", "new_item_ids", 0], "value": {"select": {"product": _KEYBOARD, "options": _CLICKY_RGB_FULL}}}],
-        "else": [{"set": [4, "kwargs", "new_item_ids", 0], "value": {"select": {"product": _KEYBOARD, "options": _CLICKY_NONE_FULL}}}],
-    },
-    # "... you'd rather only exchange the thermostat."
-    ("retail", 1): {
-        "resample": [{"product": _KEYBOARD, "item": "9025753381"}],
-        "predicate": {"exists_available": {"product": _KEYBOARD, "options": _CLICKY_RGB_FULL}},
-        "then": [
-            {"set": [4, "kwargs", "item_ids"], "value": ["1151293680", "4983901480"]},
-            {"set": [4, "kwargs", "new_item_ids"], "value": [{"select": {"product": _KEYBOARD, "options": _CLICKY_RGB_FULL}}, "7747408585"]},
-        ],
-        "else": [],
-    },
-    # "exchange your skateboard for a shorter bamboo one. If several options are available, you want to
-    #  know all options and their prices, and choose the most expensive one" (the current one is 31 inch)
-    ("retail", 29): {
-        "resample": [{"product": "1968349452", "items": ["6843647669", "6673921677", "8176740019"], "mode": "nonempty_subset"}],
-        "predicate": {"count_available_at_least": [{"product": "1968349452", "options": _SHORT_BAMBOO}, 2]},
-        "then": [{"set": [4, "kwargs", "new_item_ids", 0], "value": {"select_max_price": {"product": "1968349452", "options": _SHORT_BAMBOO}}}],
-        "else": [{"set": [4, "kwargs", "new_item_ids", 0], "value": {"select": {"product": "1968349452", "options": _SHORT_BAMBOO}}}],
-        "outputs": {"prices": {"product": "1968349452", "options": _SHORT_BAMBOO}},
-    },
-    # "you prefer exchange for the same item, but if it is not available just return. If tablet returned,
-    #  also cancel the charger you just bought"
-    ("retail", 30): {
-        "resample": [{"product": "8024098596", "item": "3788616824"}],
-        "predicate": {"exists_available": {"product": "8024098596", "item": "3788616824"}},
-        "then": [
-            {"replace": 6, "value": {"name": "exchange_delivered_order_items", "kwargs": {
-                "order_id": "#W2692684", "item_ids": ["3788616824"], "new_item_ids": ["3788616824"],
-                "payment_method_id": "gift_card_7711863"}}},
-            {"delete": [7, 8]},
-        ],
-        "else": [],
-    },
-}
+
+@cache
+def load_specs(domain: str) -> dict[int, dict[str, Any]]:
+    """The branch specs of ``domain`` by shipped task index (``{}`` where the domain has none)."""
+    path = _SPEC_DIR / f"{domain}.json"
+    if not path.exists():
+        return {}
+    with open(path, encoding="utf-8") as fh:
+        return {int(k): v for k, v in json.load(fh)["tasks"].items()}
+
+
+#: Per-task branch specs, keyed by (domain, shipped task index).
+SPECS: dict[tuple[str, int], dict[str, Any]] = {(d, i): spec for d in ("retail", "airline") for i, spec in load_specs(d).items()}
 
 
 class StaleSpec(Exception):
@@ -93,21 +71,31 @@ class Derivation:
     patch_key: str
     #: Re-derived required outputs (None: the shipped outputs stand).
     outputs: list[str] | None = None
+    #: Resampled prices, ``"product/item" -> price``.
+    prices: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def catalog_patch(self) -> dict[str, bool | float]:
+        """The catalog edits as flat data: ``"product/item"`` -> available, ``"product/item/price"`` -> price."""
+        return {**self.availability, **{f"{k}/price": v for k, v in self.prices.items()}}
 
     def patches(self) -> dict[tuple[str, str], Patch]:
-        """The catalog edits as :class:`~contam.regen.world.State` patches (availability flags)."""
-        by_product: dict[str, dict[str, bool]] = {}
+        """The catalog edits as :class:`~contam.regen.world.State` patches (availability flags, prices)."""
+        by_product: dict[str, list[tuple[str, str, Any]]] = {}
         for key, avail in self.availability.items():
             product, item = key.split("/")
-            by_product.setdefault(product, {})[item] = avail
+            by_product.setdefault(product, []).append((item, "available", avail))
+        for key, price in self.prices.items():
+            product, item = key.split("/")
+            by_product.setdefault(product, []).append((item, "price", price))
 
-        def make(flags: dict[str, bool]) -> Patch:
+        def make(edits: list[tuple[str, str, Any]]) -> Patch:
             def patch(entity: dict[str, Any], fresh: Callable[[str, str], str]) -> None:
-                for item, avail in flags.items():
-                    entity["variants"][fresh("item", item)]["available"] = avail
+                for item, fieldname, value in edits:
+                    entity["variants"][fresh("item", item)][fieldname] = value
             return patch
 
-        return {("products", p): make(flags) for p, flags in by_product.items()}
+        return {("products", p): make(edits) for p, edits in by_product.items()}
 
 
 def has_spec(domain: str, index: int) -> bool:
@@ -117,24 +105,47 @@ def has_spec(domain: str, index: int) -> bool:
 def _matches(variant: dict[str, Any], sel: dict[str, Any]) -> bool:
     if "item" in sel and variant["item_id"] != sel["item"]:
         return False
-    return all(variant["options"].get(k) == v for k, v in sel.get("options", {}).items())
+    for k, want in sel.get("options", {}).items():
+        have = variant["options"].get(k)
+        if have not in want if isinstance(want, list) else have != want:  # a list: any of these values
+            return False
+    return True
+
+
+def _variants(state: State, product_id: str) -> dict[str, Any]:
+    product = state.get("products", product_id)
+    if product is None:
+        raise StaleSpec(f"product {product_id} not in the catalog")
+    return product["variants"]
 
 
 def _available(state: State, sel: dict[str, Any]) -> list[str]:
-    product = state.get("products", sel["product"])
-    if product is None:
-        raise StaleSpec(f"product {sel['product']} not in the catalog")
-    return [v["item_id"] for v in product["variants"].values() if v["available"] and _matches(v, sel)]
+    return [v["item_id"] for v in _variants(state, sel["product"]).values() if v["available"] and _matches(v, sel)]
+
+
+def _number(value: Any, state: State) -> float:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(value, dict) and set(value) == {"price"}:
+        sel = value["price"]
+        (_kind, arg), = sel.items()
+        item = _resolve(sel, state)
+        return float(_variants(state, arg["product"])[item]["price"])
+    raise StaleSpec(f"not a number: {value!r}")
 
 
 def evaluate(pred: dict[str, Any], state: State) -> bool:
-    """Evaluate a predicate (``exists_available`` / ``all`` / ``any`` / ``not``) on ``state``."""
+    """Evaluate a predicate (see the module doc) on ``state``."""
     (op, arg), = pred.items()
     if op == "exists_available":
         return bool(_available(state, arg))
     if op == "count_available_at_least":
         sel, k = arg
         return len(_available(state, sel)) >= k
+    if op == "less_than":
+        return _number(arg[0], state) < _number(arg[1], state)
+    if op == "greater_than":
+        return _number(arg[0], state) > _number(arg[1], state)
     if op == "all":
         return all(evaluate(p, state) for p in arg)
     if op == "any":
@@ -144,18 +155,27 @@ def evaluate(pred: dict[str, Any], state: State) -> bool:
     raise StaleSpec(f"unknown predicate {op!r}")
 
 
+_SELECTORS = ("select", "select_pref", "select_min_price", "select_max_price")
+
+
 def _resolve(value: Any, state: State) -> Any:
-    if isinstance(value, dict) and set(value) == {"select_max_price"}:
-        sel = value["select_max_price"]
+    if isinstance(value, dict) and len(value) == 1 and next(iter(value)) in _SELECTORS:
+        (kind, sel), = value.items()
         hits = _available(state, sel)
-        if not hits:
-            raise StaleSpec(f"selector {sel} matches no available variant")
-        variants = state.get("products", sel["product"])["variants"]
-        return max(hits, key=lambda i: (variants[i]["price"], i))
-    if isinstance(value, dict) and set(value) == {"select"}:
-        hits = _available(state, value["select"])
+        if kind in ("select_min_price", "select_max_price"):
+            if not hits:
+                raise StaleSpec(f"selector {sel} matches no available variant")
+            variants = _variants(state, sel["product"])
+            pick = min if kind == "select_min_price" else max
+            return pick(hits, key=lambda i: (variants[i]["price"], i))
+        if kind == "select_pref":  # each preference narrows the choice where it leaves something
+            variants = _variants(state, sel["product"])
+            for pref in sel.get("prefer", []):
+                narrowed = [i for i in hits if _matches(variants[i], {"options": pref})]
+                if narrowed:
+                    hits = narrowed
         if len(hits) != 1:
-            raise StaleSpec(f"selector {value['select']} matches {len(hits)} available variants, expected 1")
+            raise StaleSpec(f"selector {sel} matches {len(hits)} available variants, expected 1")
         return hits[0]
     if isinstance(value, list):
         return [_resolve(v, state) for v in value]
@@ -164,9 +184,42 @@ def _resolve(value: Any, state: State) -> Any:
     return value
 
 
+def _price_difference(action: dict[str, Any], state: State) -> float:
+    """New minus old price of an exchange / item modification (what the customer pays)."""
+    kw = action["kwargs"]
+    order = state.get("orders", kw["order_id"])
+    if order is None:
+        raise StaleSpec(f"order {kw['order_id']} not found")
+    diff = 0.0
+    for old, new in zip(kw["item_ids"], kw["new_item_ids"], strict=True):
+        item = next((i for i in order["items"] if i["item_id"] == old), None)
+        if item is None:
+            raise StaleSpec(f"item {old} not in order {kw['order_id']}")
+        diff += _variants(state, item["product_id"])[new]["price"] - item["price"]
+    return round(diff, 2)
+
+
+def _first_covering(spec: dict[str, Any], actions: list[dict[str, Any]], state: State) -> str:
+    """The first listed payment method that can pay the action's price difference (a gift card
+    needs the balance; other methods always can)."""
+    action = actions[spec["action"]]
+    diff = _price_difference(action, state)
+    order = state.get("orders", action["kwargs"]["order_id"])
+    user = state.get("users", order["user_id"]) if order else None
+    methods = user["payment_methods"] if user else {}
+    for pm in spec["methods"]:
+        m = methods.get(pm)
+        if m is None:
+            raise StaleSpec(f"payment method {pm} not found")
+        if m["source"] != "gift_card" or m["balance"] >= diff:
+            return pm
+    raise StaleSpec(f"no listed payment method covers {diff}")
+
+
 def _apply(actions: list[dict[str, Any]], edits: list[dict[str, Any]], state: State) -> list[dict[str, Any]]:
     out = copy.deepcopy(actions)
     deleted: set[int] = set()
+    late: list[tuple[Any, Any, dict[str, Any]]] = []
     try:
         for edit in edits:
             if "set" in edit:
@@ -174,6 +227,9 @@ def _apply(actions: list[dict[str, Any]], edits: list[dict[str, Any]], state: St
                 node: Any = out
                 for step in path:
                     node = node[step]
+                if isinstance(edit["value"], dict) and set(edit["value"]) == {"first_covering"}:
+                    late.append((node, last, edit["value"]["first_covering"]))  # after the items are final
+                    continue
                 node[last] = _resolve(edit["value"], state)
             elif "replace" in edit:
                 out[edit["replace"]] = _resolve(edit["value"], state)
@@ -181,9 +237,43 @@ def _apply(actions: list[dict[str, Any]], edits: list[dict[str, Any]], state: St
                 deleted.update(edit["delete"])
             else:
                 raise StaleSpec(f"unknown edit {edit}")
+        for node, last, spec in late:
+            node[last] = _first_covering(spec, out, state)
     except (IndexError, KeyError, TypeError) as e:
         raise StaleSpec(f"edit does not fit the shipped actions: {e!r}") from None
     return [a for i, a in enumerate(out) if i not in deleted]
+
+
+def _output(expr: dict[str, Any], actions: list[dict[str, Any]], state: State) -> str:
+    if "price_difference" in expr:  # the amount paid (or refunded) for action i
+        return str(abs(_price_difference(actions[expr["price_difference"]], state)))
+    if "price" in expr:
+        return str(_number(expr, state))
+    if "option" in expr:
+        sel, name = expr["option"]
+        (_kind, arg), = sel.items()
+        value = _variants(state, arg["product"])[_resolve(sel, state)]["options"][name]
+        return value.split()[0] if expr.get("first_word") else value
+    raise StaleSpec(f"unknown output {expr!r}")
+
+
+def _draw(spec: dict[str, Any], rng: random.Random) -> tuple[dict[str, bool], dict[str, float]]:
+    avail: dict[str, bool] = {}
+    prices: dict[str, float] = {}
+    for r in spec["resample"]:
+        if r.get("mode") == "nonempty_subset":  # every non-empty subset of the items equally likely
+            items = r["items"]
+            mask = rng.randrange(1, 2 ** len(items))
+            for b, item in enumerate(items):
+                avail[f"{r['product']}/{item}"] = bool(mask >> b & 1)
+        elif "price" in r:  # a price in cents, uniform on [lo, hi]
+            lo, hi = r["price"]
+            prices[f"{r['product']}/{r['item']}"] = rng.randrange(round(lo * 100), round(hi * 100) + 1) / 100
+            if "p_available" in r:
+                avail[f"{r['product']}/{r['item']}"] = rng.random() < r["p_available"]
+        else:
+            avail[f"{r['product']}/{r['item']}"] = rng.random() < r.get("p_available", 0.5)
+    return avail, prices
 
 
 def derive(domain: str, index: int, seed: int | None) -> Derivation:
@@ -193,24 +283,28 @@ def derive(domain: str, index: int, seed: int | None) -> Derivation:
     if spec is None:
         return Derivation(None, {}, shipped, "")
     avail: dict[str, bool] = {}
+    prices: dict[str, float] = {}
     if seed is not None:
         rng = random.Random(int.from_bytes(hashlib.sha256(f"branch|{domain}|{index}|{seed}".encode()).digest()[:8], "big"))
-        for r in spec["resample"]:
-            if r.get("mode") == "nonempty_subset":  # every non-empty subset of the items equally likely
-                items = r["items"]
-                mask = rng.randrange(1, 2 ** len(items))
-                for b, item in enumerate(items):
-                    avail[f"{r['product']}/{item}"] = bool(mask >> b & 1)
-            else:
-                avail[f"{r['product']}/{r['item']}"] = rng.random() < r.get("p_available", 0.5)
-    d = Derivation(None, avail, [], "")
+        avail, prices = _draw(spec, rng)
+    d = Derivation(None, avail, [], "", prices=prices)
     state = State(load_world(domain), None, d.patches())
-    branch = "then" if evaluate(spec["predicate"], state) else "else"
-    actions = _apply(shipped, spec[branch], state)
+    if "cases" in spec:
+        case = next((c for c in spec["cases"] if "when" not in c or evaluate(c["when"], state)), None)
+        if case is None:
+            raise StaleSpec(f"no case of task {index} holds")
+        branch, edits = case["name"], case["edits"]
+    else:
+        branch = "then" if evaluate(spec["predicate"], state) else "else"
+        edits = spec[branch]
+    actions = _apply(shipped, [*edits, *spec.get("finally", [])], state)
     outputs = None
-    if "outputs" in spec:  # e.g. the prices of every available option, as the user asks for them
-        sel = spec["outputs"]["prices"]
-        variants = state.get("products", sel["product"])["variants"]
+    out_spec = spec.get("outputs")
+    if out_spec and "prices" in out_spec:  # e.g. the prices of every available option, as the user asks for them
+        sel = out_spec["prices"]
+        variants = _variants(state, sel["product"])
         outputs = [str(p) for p in sorted(variants[i]["price"] for i in _available(state, sel))]
-    key = hashlib.sha256(json.dumps(sorted(avail.items())).encode()).hexdigest()[:16] if avail else ""
-    return Derivation(branch, avail, actions, key, outputs)
+    elif out_spec and "list" in out_spec:
+        outputs = [_output(e, actions, state) for e in out_spec["list"]]
+    key = hashlib.sha256(json.dumps(sorted(d.catalog_patch.items())).encode()).hexdigest()[:16] if d.catalog_patch else ""
+    return Derivation(branch, avail, actions, key, outputs, prices)

@@ -29,7 +29,7 @@ from contam.regen import branch
 from contam.regen.rekey import KeyMap, map_digest
 from contam.regen.replay import Replay, run_actions
 from contam.regen.text import Span, find_spans, rewrite
-from contam.regen.world import KEY_CLASS, State, load_tasks, load_world, translate
+from contam.regen.world import KEY_CLASS, State, Template, load_tasks, load_world, loads, make_template, translate
 
 #: Free-text action arguments whose ids are renamed by span (the rest are typed fields).
 TEXT_ARGS = ("summary", "thought")
@@ -44,7 +44,7 @@ class Instance(Record):
     seed: int
     world: dict[str, Any]
     branch: str | None
-    catalog_patch: dict[str, bool]
+    catalog_patch: dict[str, bool | float]
     user_id: str
     instruction: str
     actions: list[dict[str, Any]]
@@ -68,6 +68,8 @@ class TaskPlan:
     extra: dict[str, set[str]]
     #: Spans of free-text action arguments, by (action position, argument) of the shipped actions.
     text_spans: dict[tuple[int, str], list[Span]]
+    #: Fill-in templates of the shipped actions' arguments (typed id fields cut out), by position.
+    kwargs_templates: tuple[Template, ...] = ()
 
 
 def _extra_values(domain: str, task: dict[str, Any]) -> dict[str, set[str]]:
@@ -101,7 +103,8 @@ def task_plan(domain: str, index: int) -> TaskPlan:
     text_spans = {(i, k): find_spans(a["kwargs"][k], domain, extra)
                   for i, a in enumerate(task["actions"]) for k in TEXT_ARGS if isinstance((a.get("kwargs") or {}).get(k), str)}
     return TaskPlan(task, find_spans(task["instruction"], domain, extra),
-                    [find_spans(o, domain, extra) for o in task["outputs"]], extra, text_spans)
+                    [find_spans(o, domain, extra) for o in task["outputs"]], extra, text_spans,
+                    tuple(make_template(a.get("kwargs") or {}) for a in task["actions"]))
 
 
 _MAPS: OrderedDict[tuple[str, int], KeyMap] = OrderedDict()
@@ -122,12 +125,15 @@ def world_map(domain: str, seed: int) -> KeyMap:
 
 
 def rekey_actions(actions: list[dict[str, Any]], km: KeyMap, domain: str, extra: dict[str, set[str]],
-                  known: dict[tuple[int, str], list[Span]] | None = None) -> list[dict[str, Any]]:
+                  known: dict[tuple[int, str], list[Span]] | None = None,
+                  templates: tuple[Template, ...] = ()) -> list[dict[str, Any]]:
     """Actions with typed id fields translated and free-text arguments rewritten by span
-    (``known``: spans found once per task for the *shipped* action list, by position)."""
+    (``known``: spans found once per task for the *shipped* action list, by position;
+    ``templates``: that list's argument templates, filled instead of walking the arguments)."""
     out = []
     for i, act in enumerate(actions):
-        kwargs = translate(act.get("kwargs") or {}, km)
+        # Same ids in the same order as translate() (task extensions are minted in call order).
+        kwargs = loads(templates[i].fill(km)) if templates else translate(act.get("kwargs") or {}, km)
         for k in TEXT_ARGS:
             if isinstance(kwargs.get(k), str):
                 spans = (known or {}).get((i, k))
@@ -150,13 +156,15 @@ def generate_full(domain: str, index: int, seed: int, km: KeyMap | None = None) 
     base = km if km is not None else world_map(domain, seed)
     skm = base.scoped(f"task{index}")
     deriv = branch.derive(domain, index, seed)
-    actions = rekey_actions(deriv.actions, skm, domain, plan.extra, plan.text_spans if deriv.branch is None else None)
+    shipped = deriv.branch is None
+    actions = rekey_actions(deriv.actions, skm, domain, plan.extra, plan.text_spans if shipped else None,
+                            plan.kwargs_templates if shipped else ())
     state = State(load_world(domain), skm, deriv.patches(), deriv.patch_key)
     run: Replay = run_actions(domain, state, actions)
     inst = Instance(
         domain=domain, task_index=index, seed=seed,
         world={"domain": domain, "seed": seed, "map_digest": _digest(base)},
-        branch=deriv.branch, catalog_patch=deriv.availability,
+        branch=deriv.branch, catalog_patch=deriv.catalog_patch,
         user_id=skm.fwd("user", task["user_id"]),
         instruction=rewrite(task["instruction"], plan.instruction_spans, skm),
         actions=actions,

@@ -18,13 +18,12 @@ contam.regen.tools_retail.WrongStatus: non-pending order cannot be cancelled
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
 from contam.regen.calc import evaluate
-from contam.regen.world import State
+from contam.regen.world import State, _dumps
 
 
 class ToolError(Exception):
@@ -50,7 +49,7 @@ class InvalidArgument(ToolError):
 
 
 def _dump(obj: Any) -> str:
-    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+    return _dumps(obj)
 
 
 def lookup(st: State, table: str, key: str, what: str, edit: bool = False) -> dict[str, Any]:

@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, Protocol
 
+import orjson
+
 from contam.data import data_path
 from contam.errors import ConfigError
 
@@ -182,8 +184,24 @@ def translate(obj: Any, idmap: IdMap | None, cls: str | None = None) -> Any:
     return obj
 
 
+#: Fallback encoders (built once: ``json.dumps`` with options constructs an encoder per call).
+_COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+_CANON = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode
+
+
 def _dumps(obj: Any) -> str:
-    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+    """Compact JSON text. orjson writes the same text as ``json.dumps(separators=(",", ":"),
+    ensure_ascii=False)`` on this data (checked entity by entity in the tests) about 10x faster;
+    what it refuses (non-string keys, huge ints) goes to the standard encoder."""
+    try:
+        return orjson.dumps(obj).decode()
+    except TypeError:
+        return _COMPACT(obj)
+
+
+def loads(text: str) -> Any:
+    """Parse JSON text (orjson: the same values as ``json.loads`` for JSON that our encoders write)."""
+    return orjson.loads(text)
 
 
 _OPEN, _CLOSE = "\ue000", "\ue001"
@@ -260,7 +278,10 @@ def template(world: World, table: str, key: str) -> Template:
 
 def canon(obj: Any) -> str:
     """Canonical JSON text (sorted keys, no spaces): equal data gives equal text."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    try:
+        return orjson.dumps(obj, option=orjson.OPT_SORT_KEYS).decode()
+    except TypeError:
+        return _CANON(obj)
 
 
 #: A patch edits an entity (already in the state's id space; the second argument renames a
@@ -308,7 +329,7 @@ class State:
         text = template(self.world, table, orig).fill(self.idmap)
         patch = self.patches.get((table, orig))
         if patch is not None:  # branch selection's catalog edit, applied in the fresh id space
-            ent = json.loads(text)
+            ent = loads(text)
             patch(ent, self.to_fresh)
             text = _dumps(ent)
         self._initial[slot] = text
@@ -321,7 +342,7 @@ class State:
         text = self._load(table, key)
         if text is None:
             return None
-        ent = json.loads(text)
+        ent = loads(text)
         self._live[slot] = ent
         return ent
 
@@ -383,7 +404,7 @@ class State:
             ent = self._live[slot]
             init = self._initial.get(slot)
             # Dict equality ignores key order, so an entity edited back to its initial content is unchanged.
-            if ent is not None and init is not None and ent == json.loads(init):
+            if ent is not None and init is not None and ent == loads(init):
                 continue
             if ent is None and init is None:
                 continue
