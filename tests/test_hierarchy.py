@@ -123,3 +123,33 @@ def test_generated_traces_with_the_embedded_model(items: list) -> None:
     assert out[1] == items[0].text
     assert out[0].startswith(texts[0]) and len(out[0]) > len(texts[0])
     assert h._traces(texts) == out  # greedy decoding: deterministic
+
+
+def test_thresholds_file_round_trip_and_bad_files(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    from contam.errors import ConfigError, InputError
+    from contam.scan.hierarchy import Thresholds
+
+    t = Thresholds(token=0.3, semantic=0.81, reasoning=0.55, semantic_rule="sim")
+    f = tmp_path / "thresholds.json"
+    f.write_text(json.dumps({"gsm8k": t.to_dict(), "mmlu": Thresholds().to_dict()}))
+    assert Thresholds.load(f, "gsm8k") == t
+    with pytest.raises(ConfigError, match="several benchmarks"):
+        Thresholds.load(f)
+    with pytest.raises(ConfigError, match="no entry for benchmark 'humaneval'"):
+        Thresholds.load(f, "humaneval")
+    single = tmp_path / "one.json"
+    single.write_text(json.dumps(t.to_dict()))
+    assert Thresholds.load(single, "anything") == t
+    single.write_text('{"token": 1.5}')
+    with pytest.raises(InputError, match="field 'token'"):
+        Thresholds.load(single)
+    single.write_text('{"token": 0.5, "semantic_rule": "cluster"}')
+    with pytest.raises(InputError, match="semantic_rule"):
+        Thresholds.load(single)
+    single.write_text('{"token": 0.5,\n')
+    with pytest.raises(InputError, match=r"one.json:\d+: not valid JSON"):
+        Thresholds.load(single)
+    with pytest.raises(ConfigError, match="not found"):
+        Thresholds.load(tmp_path / "missing.json")

@@ -19,18 +19,21 @@ labelled validation set: ``Hierarchy(config.with_thresholds(calibration.threshol
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from contam.data import Document, Item
-from contam.errors import ConfigError
+from contam.errors import ConfigError, InputError
 from contam.models.base import Embedder
 from contam.records import Record
 from contam.scan.flags import LEVELS, DocResult, Evidence, Flag
 from contam.scan.reasoning import ReasoningConfig, ReasoningMatch, ReasoningMatcher
+from contam.scan.semantic import RULES as SEMANTIC_RULES
 from contam.scan.semantic import SemanticConfig, SemanticScanner, SemanticScores, semantic_score_dict
 
 #: Least n-gram coverage the token level records at all (its own τ1 is applied afterwards).
@@ -60,6 +63,44 @@ class Thresholds(Record):
     semantic: float = 0.75
     reasoning: float = 0.6
     semantic_rule: str = "sim+cluster+anomaly"
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str], benchmark: str | None = None) -> Thresholds:
+        """Read thresholds written by ``contam eval-detectors --out`` (``{benchmark: {...}}``) or a
+        single ``{"token": ..., "semantic": ..., ...}`` object; ``benchmark`` picks the entry."""
+        import json
+
+        p = Path(path)
+        try:
+            raw = json.loads(p.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ConfigError(f"{p}: thresholds file not found (write one with `contam eval-detectors --out DIR`)") from None
+        except (UnicodeDecodeError, json.JSONDecodeError) as e:
+            line = getattr(e, "lineno", None)
+            raise InputError(f"not valid JSON ({type(e).__name__})", path=str(p), line=line) from None
+        if not isinstance(raw, dict):
+            raise InputError("expected a JSON object of thresholds", path=str(p))
+        entry: Any = raw
+        if not (set(raw) & {"token", "semantic", "reasoning", "semantic_rule"}):
+            keys = sorted(raw)
+            if benchmark is None and len(keys) == 1:
+                benchmark = keys[0]
+            if benchmark not in raw:
+                want = f"no entry for benchmark {benchmark!r}" if benchmark else "several benchmarks in the file"
+                raise ConfigError(f"{p}: {want}; it holds {', '.join(keys) or 'nothing'} (name one benchmark)")
+            entry = raw[benchmark]
+        allowed = {f.name for f in fields(cls)}
+        if not isinstance(entry, dict) or set(entry) - allowed:
+            bad = sorted(set(entry) - allowed) if isinstance(entry, dict) else [type(entry).__name__]
+            raise InputError(f"unknown threshold field(s) {', '.join(bad)} (expected {', '.join(sorted(allowed))})", path=str(p), field=benchmark)
+        t = cls(**entry)
+        for name in ("token", "semantic", "reasoning"):
+            v = getattr(t, name)
+            if not isinstance(v, int | float) or not 0.0 <= float(v) <= 1.0:
+                raise InputError(f"threshold must be a number in [0, 1], got {v!r}", path=str(p), field=name)
+        if t.semantic_rule not in SEMANTIC_RULES:
+            raise InputError(f"unknown semantic rule {t.semantic_rule!r} (choose from {', '.join(SEMANTIC_RULES)})", path=str(p), field="semantic_rule")
+        return t
 
 
 @dataclass(frozen=True)
