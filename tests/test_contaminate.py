@@ -13,7 +13,8 @@ import pytest
 from contam.data import load_benchmark
 from contam.errors import ConfigError, InputError, OutputError
 from contam.probe.contaminate import ContaminateConfig, Contaminator, load_paraphrases, parse_subset, read_manifest, training_forms
-from contam.probe.evalprobes import roc_figures, unseen_items
+from contam.probe.evalprobes import diff_masks, make_verdict, pair_scores, paired_verdict, roc_figures, unseen_items
+from contam.stats.tests import wilcoxon_signed_rank
 
 pytest.importorskip("torch")
 PARAPHRASES = Path(__file__).resolve().parents[1] / "bench" / "data" / "gsm8k-test-paraphrases.jsonl"
@@ -72,6 +73,24 @@ def test_seen_items_lose_loss_and_logprob_probes_separate_them(contaminated: tup
     for method in ("ppl", "mink", "ref"):
         auc, _ = roc_figures([r.scores[method] for r in recs if r.group == "seen"], [r.scores[method] for r in recs if r.group == "unseen"])
         assert auc >= 0.9, (method, auc)
+    # the paired difference-in-differences on the differing tokens (the benchmark-level verdict):
+    # positive for every seen item that has an isomorphic reference, larger than for unseen ones
+    from contam.perturb import make_reference_set
+
+    refs = {v.original_id: v for v in make_reference_set(seen + unseen, variants=1, seed=0)}
+    from contam.data import Item
+
+    def pairs(its: list[Item]) -> list[tuple[Item, Item]]:
+        return [(it, Item(id=refs[it.id].variant_id, question=refs[it.id].question, answer=refs[it.id].answer,
+                          solution=refs[it.id].solution)) for it in its if it.id in refs]
+
+    ps_seen, ps_unseen = pair_scores(tuned, base, pairs(seen)), pair_scores(tuned, base, pairs(unseen))
+    assert len(ps_seen) >= 2 and len(ps_unseen) >= 2
+    assert all(p.n_diff_orig > 0 and p.n_diff_ref > 0 for p in ps_seen + ps_unseen)
+    d_seen, d_unseen = [p.d("did_diff") for p in ps_seen], [p.d("did_diff") for p in ps_unseen]
+    assert min(d_seen) > 0 and np.mean(d_seen) > np.mean(d_unseen) + 0.2, (d_seen, d_unseen)
+    v = paired_verdict("seen", "did_diff", d_seen)
+    assert v.direction == 1 and abs(v.p_value - 0.5 ** len(d_seen)) < 1e-12 and v.confidence > 0.5
 
 
 def test_forms_and_bad_input(tmp_path: Path) -> None:
@@ -109,3 +128,33 @@ def test_roc_figures() -> None:
     assert auc == 1.0 and tpr == 1.0
     auc, tpr = roc_figures([0.1, 0.2], [0.8, 0.9])
     assert auc == 0.0 and tpr == 0.0
+
+
+def test_paired_verdict_is_calibrated_under_the_null() -> None:
+    """Under the null (per-item differences symmetric about 0) the evidence gate fires at about
+    alpha while the bare direction is a coin flip; a real shift is flagged."""
+    rng = np.random.default_rng(0)
+    runs = [paired_verdict("unseen", "did_diff", rng.standard_t(3, size=24)) for _ in range(400)]
+    flagged = np.mean([v.gate for v in runs])
+    direction = np.mean([v.direction for v in runs])
+    assert flagged <= 0.08 and 0.4 <= direction <= 0.6, (flagged, direction)
+    assert np.mean([v.confidence > 0.9 for v in runs]) <= 0.02
+    shifted = paired_verdict("seen", "did_diff", rng.normal(0.5, 0.3, size=24))
+    assert shifted.gate == 1 and shifted.confidence > 0.99
+    assert make_verdict("s", "logprob", "x", 10, 0.2, 0.2, 0.6).gate == 0
+    assert make_verdict("s", "logprob", "x", 10, -0.2, 0.001, 0.0).gate == 0
+    assert make_verdict("s", "logprob", "x", 10, 0.2, 0.01, 0.9).gate == 1
+
+
+def test_wilcoxon_and_diff_masks() -> None:
+    from scipy import stats as sps
+
+    rng = np.random.default_rng(1)
+    a, b = rng.normal(0.3, 1, 20), rng.normal(0, 1, 20)
+    r = wilcoxon_signed_rank(a, b, "greater")
+    assert abs(r.p_value - sps.wilcoxon(a - b, alternative="greater").pvalue) < 1e-12
+    assert r.ci is not None and r.ci.low <= r.effect <= r.ci.high
+    assert wilcoxon_signed_rank([1, 2, 3], [1, 2, 3]).p_value == 1.0
+    # "Janet has 16 eggs" vs "Maria has 23 eggs": only the name and the number differ
+    ma, mb = diff_masks(["Jan", "et", " has", " 16", " eggs"], ["Maria", " has", " 23", " eggs"])
+    assert ma == [True, True, False, True, False] and mb == [True, False, True, False]

@@ -115,21 +115,25 @@ def eval_probes(
 
 def _print_result(r: Any) -> None:
     t = Table(title=f"{escape(r.model)}: {r.mode} x{r.epochs}, {r.n_seen} seen vs {r.n_unseen} unseen items of {escape(r.benchmark)}")
-    for c in ("probe", "score", "AUROC", "TPR@5%FPR", "seen mean", "unseen mean", "seen p", "seen CC", "unseen p", "unseen CC", "unseen gate"):
+    for c in ("probe", "score", "AUROC", "TPR@5%FPR", "seen mean", "unseen mean", "seen p", "seen CC", "seen gate", "unseen p",
+              "unseen CC", "unseen dir", "unseen gate"):
         t.add_column(c, justify="right" if c not in ("probe", "score") else "left")
     for s in r.separations:
         method = s.method.removesuffix("_gap")
         vs, vu = r.verdict("seen", s.probe, method), r.verdict("unseen", s.probe, method)
         show = vs is not None and not s.method.endswith("_gap")
         t.add_row(s.probe, s.method, _fmt(s.auroc), _fmt(s.tpr_at_fpr), _fmt(s.seen_mean), _fmt(s.unseen_mean),
-                  _fmt(vs.p_value) if show else "", _fmt(vs.confidence) if show else "",
-                  _fmt(vu.p_value) if show and vu else "", _fmt(vu.confidence) if show and vu else "", str(vu.gate) if show and vu else "")
+                  _fmt(vs.p_value) if show else "", _fmt(vs.confidence) if show else "", str(vs.gate) if show else "",
+                  _fmt(vu.p_value) if show and vu else "", _fmt(vu.confidence) if show and vu else "",
+                  str(vu.direction) if show and vu else "", str(vu.gate) if show and vu else "")
     console.print(t)
+    console.print("gate = 1: effect toward contamination AND one-sided p < 0.05 (flagged); dir = sign of the effect only. "
+                  "Benchmark-level log-prob verdict: did_diff (paired difference-in-differences vs the base model).")
 
 
 def _print_sweep(rows: list[dict[str, Any]]) -> None:
-    cols = ["model", "mode", "epochs", "best_logprob", "auroc", "tpr@5%fpr", "seen_cc", "unseen_cc", "unseen_gate",
-            "zerocot_auroc", "zerocot_seen_cc", "zerocot_unseen_cc", "reconstruct_auroc"]
+    cols = ["model", "mode", "epochs", "best_logprob", "auroc", "tpr@5%fpr", "verdict", "seen_cc", "seen_gate", "unseen_cc", "unseen_gate",
+            "zerocot_auroc", "zerocot_all_token_prob_seen_cc", "zerocot_all_token_prob_unseen_cc", "reconstruct_auroc"]
     t = Table(title="exposure x form sweep")
     for c in cols:
         t.add_column(c)

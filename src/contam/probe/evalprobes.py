@@ -23,6 +23,7 @@ True
 
 from __future__ import annotations
 
+import difflib
 import math
 import time
 from collections.abc import Sequence
@@ -38,6 +39,7 @@ from contam.outputs import JsonlCheckpoint, ensure_dir, write_json
 from contam.probe.contaminate import read_manifest
 from contam.records import Record
 from contam.stats.calibration import Calibration
+from contam.stats.tests import wilcoxon_signed_rank
 
 PROBES = ("logprob", "zerocot", "reconstruct")
 
@@ -60,6 +62,7 @@ class EvalProbesConfig:
     zerocot_answer_tokens: int = 12
     fpr: float = 0.05
     prior: float = 0.5
+    alpha: float = 0.05
     cache: bool = True
 
     def __post_init__(self) -> None:
@@ -68,6 +71,8 @@ class EvalProbesConfig:
             raise ConfigError(f"unknown probe(s) {', '.join(bad)}; choose from {', '.join(PROBES)}")
         if not 0 < self.fpr < 1:
             raise ConfigError(f"fpr must be in (0, 1), got {self.fpr}")
+        if not 0 < self.alpha < 1:
+            raise ConfigError(f"alpha must be in (0, 1), got {self.alpha}")
 
 
 @dataclass(frozen=True)
@@ -86,7 +91,12 @@ class Separation(Record):
 
 @dataclass(frozen=True)
 class Verdict(Record):
-    """Benchmark level: one set (``seen``/``unseen``) against its reference variants."""
+    """Benchmark level: one set (``seen``/``unseen``) against its reference variants.
+
+    ``direction`` is the sign gate of the Contamination Confidence (1 when the effect points
+    toward contamination). Under the null it is a coin flip, so it cannot be what "flagged"
+    means: ``gate`` is the *evidence* gate, 1 only when the effect is positive **and** the
+    one-sided test rejects at ``alpha`` (0.05; the same as CC >= 0.71 with prior 0.5)."""
 
     set: str
     probe: str
@@ -96,6 +106,16 @@ class Verdict(Record):
     p_value: float
     confidence: float
     gate: int
+    direction: int = 0
+    test: str = ""
+
+
+def make_verdict(set_name: str, probe: str, method: str, n: int, effect: float, p_value: float, confidence: float,
+                 alpha: float = 0.05, test: str = "") -> Verdict:
+    """A :class:`Verdict` with both gates filled in from ``effect`` and ``p_value``."""
+    positive = not math.isnan(effect) and effect > 0
+    flagged = positive and not math.isnan(p_value) and p_value < alpha
+    return Verdict(set_name, probe, method, n, effect, p_value, confidence, int(flagged), int(positive), test)
 
 
 @dataclass(frozen=True)
@@ -157,11 +177,105 @@ def _sep(probe: str, method: str, seen: Sequence[float], unseen: Sequence[float]
                       float(np.mean(clean(unseen))) if clean(unseen) else float("nan"), len(clean(seen)), len(clean(unseen)))
 
 
+#: Paired per-item differences, all oriented so that > 0 points to contamination:
+#: ``pair_diff`` = s_M(orig) - s_M(ref) on the tokens where the two texts differ (no base model);
+#: ``did`` = [s_M(orig) - s_M(ref)] - [s_base(orig) - s_base(ref)] with s = mean log-prob of the
+#: whole text; ``did_diff`` = the same on the differing tokens only (numbers, names and the
+#: answer: the shared template tokens carry no signal about the item, only noise and the
+#: template boost that training on the original gives the reference too). ``did_diff`` is the
+#: benchmark-level verdict when a base model is known.
+PAIRED_METHODS = ("pair_diff", "did", "did_diff")
+VERDICT_METHOD = "did_diff"
+
+
+def diff_masks(a: Sequence[Any], b: Sequence[Any]) -> tuple[list[bool], list[bool]]:
+    """Which tokens of ``a`` and of ``b`` lie outside their longest common alignment
+    (``difflib`` opcodes other than ``equal``): the tokens where two texts differ."""
+    ma, mb = [False] * len(a), [False] * len(b)
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, list(a), list(b), autojunk=False).get_opcodes():
+        if tag != "equal":
+            ma[i1:i2] = [True] * (i2 - i1)
+            mb[j1:j2] = [True] * (j2 - j1)
+    return ma, mb
+
+
+def _masked_mean(logprobs: Sequence[float], mask: Sequence[bool]) -> float:
+    vals = [lp for lp, m in zip(logprobs, mask, strict=True) if m]
+    return float(np.mean(vals)) if vals else float("nan")
+
+
+@dataclass(frozen=True)
+class PairScore(Record):
+    """One original and its reference variant under the model and the base model: mean token
+    log-prob of the whole text (``*_all``) and of the tokens where the two texts differ."""
+
+    id: str
+    reference_id: str
+    n_diff_orig: int
+    n_diff_ref: int
+    model_orig: float
+    model_ref: float
+    model_orig_all: float
+    model_ref_all: float
+    base_orig: float = math.nan
+    base_ref: float = math.nan
+    base_orig_all: float = math.nan
+    base_ref_all: float = math.nan
+
+    def d(self, method: str) -> float:
+        if method == "pair_diff":
+            return self.model_orig - self.model_ref
+        if method == "did":
+            return (self.model_orig_all - self.model_ref_all) - (self.base_orig_all - self.base_ref_all)
+        if method == "did_diff":
+            return (self.model_orig - self.model_ref) - (self.base_orig - self.base_ref)
+        raise ConfigError(f"unknown paired method {method!r}; choose from {', '.join(PAIRED_METHODS)}")
+
+
+def refs_by_id(refs: Sequence[Item], original_id: str) -> list[Item]:
+    """The reference variants of one original (first one only: one pair per item)."""
+    return [r for r in refs if r.metadata.get("original_id") == original_id][:1]
+
+
+def pair_scores(model: Any, base: Any, pairs: Sequence[tuple[Item, Item]]) -> list[PairScore]:
+    """Token-level scores of every (original, reference) pair under ``model`` (and ``base``)."""
+    if not pairs:
+        return []
+    texts = [("", t) for o, r in pairs for t in (o.text, r.text)]
+    main = model.score(texts)
+    ref = base.score(texts) if base is not None else None
+    out = []
+    for k, (o, r) in enumerate(pairs):
+        so, sr = main[2 * k], main[2 * k + 1]
+        mo, mr = diff_masks(so.token_ids or so.tokens, sr.token_ids or sr.tokens)
+        extra: dict[str, float] = {}
+        if ref is not None:
+            bo, br = ref[2 * k], ref[2 * k + 1]
+            mbo, mbr = diff_masks(bo.token_ids or bo.tokens, br.token_ids or br.tokens)
+            extra = {"base_orig": _masked_mean(bo.logprobs, mbo), "base_ref": _masked_mean(br.logprobs, mbr),
+                     "base_orig_all": bo.mean, "base_ref_all": br.mean}
+        out.append(PairScore(o.id, r.id, sum(mo), sum(mr), _masked_mean(so.logprobs, mo), _masked_mean(sr.logprobs, mr),
+                             so.mean, sr.mean, **extra))
+    return out
+
+
+def paired_verdict(set_name: str, method: str, d: Sequence[float], prior: float = 0.5, alpha: float = 0.05) -> Verdict:
+    """One-sided Wilcoxon signed-rank test of the per-item differences ``d`` > 0 (NaNs dropped),
+    calibrated into the Contamination Confidence with its Hodges-Lehmann shift as the effect."""
+    x = np.asarray([v for v in d if not math.isnan(v)], dtype=float)
+    t = wilcoxon_signed_rank(x, np.zeros_like(x), "greater")
+    c = Calibration.from_p(t.p_value, t.effect, prior)
+    return make_verdict(set_name, "logprob", method, t.n, float(t.effect), float(t.p_value), c.confidence, alpha,
+                        "Wilcoxon signed-rank, paired per item")
+
+
 class EvalProbes:
     """Runs every model-side probe on seen vs unseen items of a contaminated model."""
 
     def __init__(self, config: EvalProbesConfig | None = None) -> None:
         self.config = config or EvalProbesConfig()
+        #: Per-pair token-level scores of the last run, by set (``pairs.json`` in ``out``).
+        self.pair_scores: dict[str, list[PairScore]] = {}
 
     def run(self, model_dir: str | Path, out: str | Path | None = None) -> EvalProbesResult:
         """Evaluate ``model_dir``; with ``out``, per-item JSONL per probe (resumable) and ``summary.json``."""
@@ -213,6 +327,7 @@ class EvalProbes:
         )
         if outdir is not None:
             write_json(outdir / "summary.json", result.to_dict())
+            write_json(outdir / "pairs.json", {k: [p.to_dict() for p in v] for k, v in self.pair_scores.items()})
         return result
 
     # ------------------------------------------------------------------ probes
@@ -233,7 +348,20 @@ class EvalProbes:
             res = probe.analyze(relabeled)
             for mt in res.methods:
                 c = mt.calibration
-                verdicts.append(Verdict(name, "logprob", mt.method, res.n_benchmark, float(mt.auc - 0.5), c.p_value, c.confidence, int(c.effect > 0)))
+                verdicts.append(make_verdict(name, "logprob", mt.method, res.n_benchmark, float(mt.auc - 0.5), c.p_value, c.confidence,
+                                             self.config.alpha, "Mann-Whitney, set vs references"))
+        # The paired verdicts (difference-in-differences against the base model): model calls
+        # above are cached, so the token-level scores below cost no second forward pass.
+        pairs = {name: [(it, r) for it in its for r in refs_by_id(refs[name], it.id)] for name, its in sets.items()}
+        pscores = {name: pair_scores(model, base, ps) for name, ps in pairs.items()}
+        for method in PAIRED_METHODS:
+            if method != "pair_diff" and base is None:
+                continue
+            d = {name: [ps.d(method) for ps in pscores[name]] for name in sets}
+            seps.append(_sep("logprob", method, d["seen"], d["unseen"], self.config.fpr))
+            for name in sets:
+                verdicts.append(paired_verdict(name, method, d[name], self.config.prior, self.config.alpha))
+        self.pair_scores = pscores
         return seps, verdicts
 
     def _zerocot(self, model: Any, sets: dict[str, list[Item]], reference: dict[str, list[Item]], ckpt: Any) -> tuple[list[Separation], list[Verdict]]:
@@ -259,7 +387,7 @@ class EvalProbes:
             res = probe.analyze(ps)
             for g in res.metrics:
                 c = g.calibration
-                verdicts.append(Verdict(name, "zerocot", g.metric, g.n, float(g.gap), c.p_value, c.confidence, int(c.effect > 0)))
+                verdicts.append(make_verdict(name, "zerocot", g.metric, g.n, float(g.gap), c.p_value, c.confidence, cfg.alpha, g.test.method))
         return seps, verdicts
 
     def _reconstruct(self, model: Any, sets: dict[str, list[Item]], refs: dict[str, list[Item]], ckpt: Any) -> tuple[list[Separation], list[Verdict]]:
@@ -274,28 +402,42 @@ class EvalProbes:
             if res.rouge_test:
                 p, auc = float(res.rouge_test["p_value"]), float(res.rouge_test["effect"])
                 c = Calibration.from_p(p, auc - 0.5, self.config.prior)
-                verdicts.append(Verdict(name, "reconstruct", "max_rouge_l", res.n.get("original", 0), auc - 0.5, p, c.confidence, int(c.effect > 0)))
+                verdicts.append(make_verdict(name, "reconstruct", "max_rouge_l", res.n.get("original", 0), auc - 0.5, p, c.confidence,
+                                             self.config.alpha, "Mann-Whitney, set vs references"))
         return seps, verdicts
 
 
+def verdict_method(res: EvalProbesResult) -> str | None:
+    """The log-prob score behind the benchmark-level verdict: the paired difference-in-differences
+    against the base model on the differing tokens (``did_diff``) when it was measured, else the
+    paired model-only difference (``pair_diff``)."""
+    for m in (VERDICT_METHOD, "pair_diff"):
+        if res.verdict("seen", "logprob", m) is not None:
+            return m
+    return None
+
+
 def sweep_row(res: EvalProbesResult) -> dict[str, Any]:
-    """One line of the exposure x form table: the best score of each probe and the verdicts
-    its best log-prob score gives on the seen and the unseen set."""
+    """One line of the exposure x form table: the best item-level score of each probe, and the
+    benchmark-level log-prob verdict (:func:`verdict_method`) on the seen and the unseen set."""
     row: dict[str, Any] = {"model": Path(res.model).name, "mode": res.mode, "epochs": res.epochs, "n_seen": res.n_seen, "n_unseen": res.n_unseen}
     best = res.best("logprob")
     if best is not None:
         row.update({"best_logprob": best.method, "auroc": best.auroc, "tpr@5%fpr": best.tpr_at_fpr})
+    vm = verdict_method(res)
+    if vm is not None:
+        row["verdict"] = vm
         for name in ("seen", "unseen"):
-            v = res.verdict(name, "logprob", best.method)
+            v = res.verdict(name, "logprob", vm)
             if v is not None:
-                row[f"{name}_p"], row[f"{name}_cc"], row[f"{name}_gate"] = v.p_value, v.confidence, v.gate
+                row[f"{name}_p"], row[f"{name}_cc"], row[f"{name}_dir"], row[f"{name}_gate"] = v.p_value, v.confidence, v.direction, v.gate
     for probe in ("zerocot", "reconstruct"):
         b = res.best(probe)
         if b is not None:
             row[f"{probe}_best"], row[f"{probe}_auroc"] = b.method, b.auroc
-    zc = res.verdict("seen", "zerocot", "all_token_prob")
-    if zc is not None:
-        row["zerocot_seen_cc"] = zc.confidence
-        zu = res.verdict("unseen", "zerocot", "all_token_prob")
-        row["zerocot_unseen_cc"] = zu.confidence if zu else float("nan")
+    for metric in ("accuracy", "all_token_prob"):
+        for name in ("seen", "unseen"):
+            v = res.verdict(name, "zerocot", metric)
+            if v is not None:
+                row[f"zerocot_{metric}_{name}_cc"], row[f"zerocot_{metric}_{name}_gate"] = v.confidence, v.gate
     return row
