@@ -156,10 +156,25 @@ def test_79_and_91_exact_item_or_fallback() -> None:
                 "order_id": "#W3239882", "item_ids": ["9494281769"], "payment_method_id": "credit_card_5902940"}}
 
 
-def test_spec_file_is_data_and_quotes_each_condition() -> None:
-    specs = branch.load_specs("retail")
-    assert set(specs) == {i for d, i in branch.SPECS if d == "retail"}
+def test_airline_32_fare_decides_the_second_passenger() -> None:
+    flips = set()
+    for seed in SEEDS:
+        d = branch.derive("airline", 32, seed)
+        fare = State(load_world("airline"), None, d.patches()).get("flights", "HAT271")["dates"]["2024-05-26"]["prices"]["economy"]
+        assert fare == d.prices["HAT271/2024-05-26/economy"]
+        kw = d.actions[3]["kwargs"]
+        n = 1 if 2 * fare > 500 else 2
+        assert len(kw["passengers"]) == n and kw["passengers"][0]["first_name"] == "Sophia"
+        assert kw["payment_methods"] == [{"payment_id": "certificate_8045380", "amount": n * fare}]
+        flips.add(n)
+    assert flips == {1, 2}
+
+
+@pytest.mark.parametrize("domain", ["retail", "airline"])
+def test_spec_file_is_data_and_quotes_each_condition(domain: str) -> None:
+    specs = branch.load_specs(domain)
+    assert specs and set(specs) == {i for d, i in branch.SPECS if d == domain}
     for index, spec in specs.items():
         # the quoted condition is the instruction's (modulo our bracketed glosses)
         first = spec["condition"].split(".")[0].split("(")[0].strip()
-        assert first.lower()[:25] in load_tasks("retail")[index]["instruction"].lower(), index
+        assert first.lower()[:25] in load_tasks(domain)[index]["instruction"].lower(), index

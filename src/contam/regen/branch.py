@@ -9,13 +9,13 @@ matches nothing) raises :class:`StaleSpec`, which the audit reports as an invali
 
 Specs are data (``specs/<domain>.json``, one per shipped task with a data-decided
 conditional): ``resample`` lists the catalog content a seed redraws (a variant's
-availability, a non-empty subset of variants, a variant's price); ``predicate`` with
+availability, a non-empty subset of variants, a variant's price, a flight's fare); ``predicate`` with
 ``then``/``else``, or an ordered list of ``cases`` (first ``when`` that holds wins), are
 evaluated on the patched world and pick edits of the shipped action list; ``finally`` edits
 apply on every branch; ``outputs`` re-derives the required outputs. Values:
 ``select`` (the unique available variant with the given options; a list of values means any
 of them), ``select_pref`` (narrowed by ordered preferences), ``select_min_price`` /
-``select_max_price``, ``price`` of a selector, ``first_covering`` (the first payment method
+``select_max_price``, ``price`` of a selector, ``fare`` of a flight, ``mul``, ``first_covering`` (the first payment method
 that can pay the action's price difference). Predicates: ``exists_available``,
 ``count_available_at_least``, ``less_than`` / ``greater_than``, ``all`` / ``any`` / ``not``.
 
@@ -71,7 +71,7 @@ class Derivation:
     patch_key: str
     #: Re-derived required outputs (None: the shipped outputs stand).
     outputs: list[str] | None = None
-    #: Resampled prices, ``"product/item" -> price``.
+    #: Resampled prices: ``"product/item"`` (a retail variant) or ``"flight/date/cabin"`` (an airline fare).
     prices: dict[str, float] = field(default_factory=dict)
 
     @property
@@ -82,20 +82,32 @@ class Derivation:
     def patches(self) -> dict[tuple[str, str], Patch]:
         """The catalog edits as :class:`~contam.regen.world.State` patches (availability flags, prices)."""
         by_product: dict[str, list[tuple[str, str, Any]]] = {}
+        by_flight: dict[str, list[tuple[str, str, Any]]] = {}
         for key, avail in self.availability.items():
             product, item = key.split("/")
             by_product.setdefault(product, []).append((item, "available", avail))
         for key, price in self.prices.items():
-            product, item = key.split("/")
-            by_product.setdefault(product, []).append((item, "price", price))
+            parts = key.split("/")
+            if len(parts) == 3:
+                by_flight.setdefault(parts[0], []).append((parts[1], parts[2], price))
+            else:
+                by_product.setdefault(parts[0], []).append((parts[1], "price", price))
 
-        def make(edits: list[tuple[str, str, Any]]) -> Patch:
+        def variant_patch(edits: list[tuple[str, str, Any]]) -> Patch:
             def patch(entity: dict[str, Any], fresh: Callable[[str, str], str]) -> None:
                 for item, fieldname, value in edits:
                     entity["variants"][fresh("item", item)][fieldname] = value
             return patch
 
-        return {("products", p): make(edits) for p, edits in by_product.items()}
+        def fare_patch(edits: list[tuple[str, str, Any]]) -> Patch:
+            def patch(entity: dict[str, Any], fresh: Callable[[str, str], str]) -> None:
+                for date, cabin, value in edits:  # dates and cabins are not renamed
+                    entity["dates"][date]["prices"][cabin] = value
+            return patch
+
+        out = {("products", p): variant_patch(edits) for p, edits in by_product.items()}
+        out.update({("flights", f): fare_patch(edits) for f, edits in by_flight.items()})
+        return out
 
 
 def has_spec(domain: str, index: int) -> bool:
@@ -131,7 +143,25 @@ def _number(value: Any, state: State) -> float:
         (_kind, arg), = sel.items()
         item = _resolve(sel, state)
         return float(_variants(state, arg["product"])[item]["price"])
+    if isinstance(value, dict) and set(value) == {"fare"}:
+        f = value["fare"]
+        flight = state.get("flights", f["flight"])
+        day = (flight or {}).get("dates", {}).get(f["date"])
+        if day is None or f["cabin"] not in day.get("prices", {}):
+            raise StaleSpec(f"no fare {f}")
+        return float(day["prices"][f["cabin"]])
+    if isinstance(value, dict) and set(value) == {"mul"}:
+        a, b = value["mul"]
+        return _number(a, state) * _number(b, state)
     raise StaleSpec(f"not a number: {value!r}")
+
+
+_NUMBERS = ("price", "fare", "mul")
+
+
+def _amount(x: float) -> int | float:
+    """A computed amount as the data writes it: an int when whole (fares), else cents."""
+    return int(x) if float(x).is_integer() else round(x, 2)
 
 
 def evaluate(pred: dict[str, Any], state: State) -> bool:
@@ -159,6 +189,8 @@ _SELECTORS = ("select", "select_pref", "select_min_price", "select_max_price")
 
 
 def _resolve(value: Any, state: State) -> Any:
+    if isinstance(value, dict) and len(value) == 1 and next(iter(value)) in _NUMBERS:
+        return _amount(_number(value, state))
     if isinstance(value, dict) and len(value) == 1 and next(iter(value)) in _SELECTORS:
         (kind, sel), = value.items()
         hits = _available(state, sel)
@@ -266,6 +298,9 @@ def _draw(spec: dict[str, Any], rng: random.Random) -> tuple[dict[str, bool], di
             mask = rng.randrange(1, 2 ** len(items))
             for b, item in enumerate(items):
                 avail[f"{r['product']}/{item}"] = bool(mask >> b & 1)
+        elif "flight" in r:  # an airline fare in whole dollars, uniform on [lo, hi]
+            lo, hi = r["price"]
+            prices[f"{r['flight']}/{r['date']}/{r['cabin']}"] = rng.randrange(lo, hi + 1)
         elif "price" in r:  # a price in cents, uniform on [lo, hi]
             lo, hi = r["price"]
             prices[f"{r['product']}/{r['item']}"] = rng.randrange(round(lo * 100), round(hi * 100) + 1) / 100
