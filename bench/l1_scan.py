@@ -5,7 +5,8 @@ docstrings, license texts) with real GSM8K test, HumanEval and MMLU items inject
 and lightly edited at known lines, scans it with ``contam.scan.job.run_scan`` on every core
 against GSM8K test + HumanEval + the five MMLU subjects, and prints MB/s per core, peak RSS and
 recall. On a 50 MB slice it times the datatrove-style baseline (word n-gram tuples in a Python
-set) and the same scanner on one core, and prints the ratio.
+set) and the same scanner on one core, and prints the ratio: on parsed texts, and from the raw
+JSONL lines (the baseline's ``json.loads`` per line against the scan job's worker).
 
 Targets (issue 2): >= 30 MB/s per core, >= 20x the baseline, peak RSS < 1.5 GB, 100% recall of
 verbatim injections.
@@ -31,8 +32,9 @@ from pathlib import Path
 from contam.data import Document, load_benchmark
 from contam.data.webtext import inject, paragraphs
 from contam.scan.exact import item_parts
-from contam.scan.job import run_scan
+from contam.scan.job import _init_worker, _work, run_scan
 from contam.scan.ngram import NGramConfig, NGramScanner
+from contam.scan.prefilter import keep_freed_memory
 
 BENCHMARKS = ["gsm8k", "humaneval", "mmlu"]
 
@@ -141,18 +143,23 @@ def main() -> int:
           f"flagged documents without an injection: {false_docs}; summary flagged {summary['flagged']:,}")
 
     # -- baseline vs ours on one core, same 50 MB slice ---------------------------------------
-    docs: list[str] = []
+    raw_lines: list[bytes] = []
     got = 0
-    with open(corpus, encoding="utf-8") as fh:
+    with open(corpus, "rb") as fh:
         for raw in fh:
-            docs.append(json.loads(raw)["text"])
+            raw_lines.append(raw)
             got += len(raw)
             if got >= args.slice_mb * 1e6:
                 break
+    t0 = time.process_time()
+    docs = [json.loads(raw)["text"] for raw in raw_lines]  # the baseline's reader: json.loads per line
+    parse_s = time.process_time() - t0
     slice_mb = sum(len(d.encode("utf-8")) for d in docs) / 1e6
+    raw_mb = got / 1e6
     items = [it for b in BENCHMARKS for it in load_benchmark(b)]
     base_s, base_flagged = baseline(items, docs, 13)
     scanner = NGramScanner(NGramConfig()).fit(items)
+    keep_freed_memory()  # as the scan job's workers do
     documents = [Document(id=str(i), text=t) for i, t in enumerate(docs)]
     batches: list[list[Document]] = [[]]
     size = 0
@@ -165,9 +172,18 @@ def main() -> int:
     t0 = time.process_time()
     ours_flagged = sum(len(scanner.scan_batch(b)) for b in batches if b)
     ours_s = time.process_time() - t0
+    # The same slice from its raw JSONL lines through the scan job's worker (parse, check, prefilter, score).
+    _init_worker(scanner, "text", None, False, False, str(corpus))
+    blocks = [b"".join(raw_lines[i : i + 2000]) for i in range(0, len(raw_lines), 2000)]
+    t0 = time.process_time()
+    job_flagged = sum(len(_work(("block", 1, b))[0]) for b in blocks)
+    job_s = time.process_time() - t0
     print(f"baseline (Python set of word 13-gram tuples): {slice_mb:.0f} MB in {base_s:.1f} CPU-s = {slice_mb / base_s:.2f} MB/s, {base_flagged} documents with a shared 13-gram")
     print(f"ours, one core, same slice: {ours_s:.2f} CPU-s = {slice_mb / ours_s:.1f} MB/s, {ours_flagged} flagged")
     print(f"ratio (one core): {base_s / ours_s:.1f}x; full run per CPU-second vs baseline: {(mb / cpu) / (slice_mb / base_s):.1f}x")
+    print(f"with JSON parsing, same slice ({raw_mb:.0f} MB of JSONL): baseline json.loads + scan {parse_s + base_s:.2f} CPU-s = {raw_mb / (parse_s + base_s):.2f} MB/s;"
+          f" ours (the job's worker on 2,000-line blocks) {job_s:.2f} CPU-s = {raw_mb / job_s:.1f} MB/s, {job_flagged} flagged; ratio {(parse_s + base_s) / job_s:.1f}x;"
+          f" full run per CPU-second vs this baseline: {(mb / cpu) / (raw_mb / (parse_s + base_s)):.1f}x")
     if args.keep is None:
         shutil.rmtree(tmp, ignore_errors=True)
     return 0

@@ -24,7 +24,7 @@ import multiprocessing as mp
 import os
 import time
 from collections import Counter, deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -37,6 +37,7 @@ from contam.outputs import dumps_line, ensure_dir, write_json
 from contam.progress import make_progress
 from contam.scan.flags import LEVELS, DocResult
 from contam.scan.ngram import NGramConfig, NGramScanner
+from contam.scan.prefilter import keep_freed_memory
 
 try:  # orjson parses corpus lines 3-4x faster than the standard library
     from orjson import loads as _fast_loads
@@ -197,17 +198,30 @@ _STATE: dict[str, Any] = {}
 
 
 def _init_worker(scanner: NGramScanner, text_field: str, id_field: str | None, skip_bad: bool, keep_all: bool, source: str) -> None:
+    keep_freed_memory()
     _STATE.update(scanner=scanner, text_field=text_field, id_field=id_field, skip_bad=skip_bad, keep_all=keep_all, source=source)
 
 
-def _work(task: tuple[str, int, list[Any]]) -> tuple[list[DocResult], dict[str, Any], Counter[str]]:
-    """Parse (raw JSONL lines) or take (documents) one chunk and scan it."""
+def _work(task: tuple[str, int, Any]) -> tuple[list[DocResult], dict[str, Any], Counter[str]]:
+    """Parse (a block of raw JSONL lines) or take (documents) one chunk and scan it."""
     cpu0 = time.process_time()
     kind, first_line, payload = task
     stats = BadInputStats()
     counts: Counter[str] = Counter()
-    docs = _parse_lines(payload, first_line, stats, counts) if kind == "lines" else _check_docs(payload, stats, counts)
-    results = _STATE["scanner"].scan_batch(docs, keep_all=_STATE["keep_all"]) if docs else []
+    scanner: NGramScanner = _STATE["scanner"]
+    if kind == "block" and not _STATE["keep_all"] and scanner.config.prefilter:
+        # Only the prefilter's candidates become Documents and reach the exact scorer.
+        texts, make = _parse_block(payload, first_line, stats, counts)
+        picked = scanner.prefilter.candidates(texts).tolist() if texts else []
+        docs = [make(i) for i in picked]
+        results = scanner.scan_batch(docs, prefiltered=True) if docs else []
+    else:
+        if kind == "block":
+            texts, make = _parse_block(payload, first_line, stats, counts)
+            docs = [make(i) for i in range(len(texts))]
+        else:
+            docs = _check_docs(payload, stats, counts)
+        results = scanner.scan_batch(docs, keep_all=_STATE["keep_all"]) if docs else []
     counts["worker_cpu_ms"] += int((time.process_time() - cpu0) * 1000)
     return results, stats.to_dict(), counts
 
@@ -218,41 +232,89 @@ def _reject(err: InputError, reason: str, stats: BadInputStats) -> None:
     stats.add(err, reason)
 
 
-def _parse_lines(lines: list[bytes], first_line: int, stats: BadInputStats, counts: Counter[str]) -> list[Document]:
-    """Documents of raw JSONL lines, with the loader's checks and messages."""
+def _parse_block(block: bytes, first_line: int, stats: BadInputStats, counts: Counter[str]) -> tuple[list[str], Callable[[int], Document]]:
+    """The texts of a block of raw JSONL lines, with the loader's checks and messages, and a
+    function making the Document of the i-th text (only candidates need one)."""
     src, tf, idf = _STATE["source"], _STATE["text_field"], _STATE["id_field"]
-    docs: list[Document] = []
-    counts["bytes"] += sum(map(len, lines))
+    simple = "." not in tf
+    texts: list[str] = []
+    recs: list[dict[str, Any]] = []
+    line_of: list[int] = []
+    counts["bytes"] += len(block)
+    lines = block.split(b"\n")
+    if lines and not lines[-1]:
+        lines.pop()  # the block ends with a newline: no line after it
+    if simple and lines and len(block) <= MAX_RECORD_BYTES:
+        # Fast path for a clean block, checked with C-level calls; any doubt and the loop
+        # below redoes the block line by line with the exact messages.
+        try:
+            fast_recs = [_fast_loads(raw) for raw in lines]
+            fast_texts = [r[tf] for r in fast_recs]
+        except (ValueError, KeyError, TypeError, IndexError):
+            fast_texts = []
+        if fast_texts and set(map(type, fast_recs)) == {dict} and set(map(type, fast_texts)) == {str} and all(fast_texts) and not any(map(str.isspace, fast_texts)):
+            counts["documents"] += len(fast_texts)
+
+            def make_fast(i: int) -> Document:
+                key = _get(fast_recs[i], idf) if idf else fast_recs[i].get("id")
+                return Document(id=str(key) if key is not None else str(first_line + i), text=fast_texts[i], source=src, line=first_line + i)
+
+            return fast_texts, make_fast
+    n_docs = 0
     for lineno, raw in enumerate(lines, start=first_line):
-        if not raw.strip():
-            continue
         if len(raw) > MAX_RECORD_BYTES:
             _reject(InputError(f"record is {len(raw) / 1e6:.0f} MB, over the {MAX_RECORD_BYTES // 2**20} MiB limit", path=src, line=lineno), "record too large", stats)
             continue
         try:
             rec = _fast_loads(raw)
-        except ValueError:  # orjson's errors are terse: let the standard library say what and where
-            rec = None
-        if rec is None:
-            try:
-                rec = json.loads(raw.decode("utf-8"))
-            except UnicodeDecodeError as e:
-                _reject(InputError(f"not valid UTF-8 (byte {e.start})", path=src, line=lineno), "not valid UTF-8", stats)
+        except ValueError:  # blank, or orjson's terse errors: let the standard library say what and where
+            if raw.isspace() or not raw:
                 continue
-            except json.JSONDecodeError as e:
-                _reject(InputError(f"not valid JSON ({e.msg} at column {e.colno})", path=src, line=lineno), "not valid JSON", stats)
+            rec = _slow_loads(raw, src, lineno, stats)
+            if rec is _BAD:
                 continue
-        if not isinstance(rec, dict):
+        if type(rec) is not dict:
             _reject(InputError(f"expected a JSON object, found {type(rec).__name__}", path=src, line=lineno), "expected a JSON object", stats)
             continue
-        text = _get(rec, tf)
-        if not isinstance(text, str):
-            found = "missing" if text is None else f"{type(text).__name__}, expected a string"
-            _reject(InputError(f"text field is {found}", path=src, line=lineno, field=tf), f"missing field {tf!r}" if text is None else f"non-string field {tf!r}", stats)
+        text = rec.get(tf) if simple else _get(rec, tf)
+        if type(text) is not str:
+            if isinstance(text, str):  # a str subclass cannot come out of a JSON parser, but be exact
+                text = str(text)
+            else:
+                found = "missing" if text is None else f"{type(text).__name__}, expected a string"
+                _reject(InputError(f"text field is {found}", path=src, line=lineno, field=tf), f"missing field {tf!r}" if text is None else f"non-string field {tf!r}", stats)
+                continue
+        n_docs += 1
+        if not text or text.isspace():
+            # Empty texts are bad input (a corpus line with nothing to scan is almost always a field-mapping mistake).
+            counts["empty"] += 1
+            _reject(InputError("text is empty", path=src, line=lineno, field=tf), "empty text", stats)
             continue
-        key = _get(rec, idf) if idf else rec.get("id")
-        docs.append(Document(id=str(key) if key is not None else str(lineno), text=text, source=src, line=lineno))
-    return _check_docs(docs, stats, counts, count_bytes=False)
+        texts.append(text)
+        recs.append(rec)
+        line_of.append(lineno)
+    counts["documents"] += n_docs
+
+    def make(i: int) -> Document:
+        key = _get(recs[i], idf) if idf else recs[i].get("id")
+        return Document(id=str(key) if key is not None else str(line_of[i]), text=texts[i], source=src, line=line_of[i])
+
+    return texts, make
+
+
+_BAD = object()
+
+
+def _slow_loads(raw: bytes, src: str, lineno: int, stats: BadInputStats) -> Any:
+    """Parse a line orjson refused with the standard library, for its exact message (or its
+    leniency: lone surrogates); ``_BAD`` after reporting bad input."""
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        _reject(InputError(f"not valid UTF-8 (byte {e.start})", path=src, line=lineno), "not valid UTF-8", stats)
+    except json.JSONDecodeError as e:
+        _reject(InputError(f"not valid JSON ({e.msg} at column {e.colno})", path=src, line=lineno), "not valid JSON", stats)
+    return _BAD
 
 
 def _check_docs(docs: list[Document], stats: BadInputStats, counts: Counter[str], count_bytes: bool = True) -> list[Document]:
@@ -270,6 +332,25 @@ def _check_docs(docs: list[Document], stats: BadInputStats, counts: Counter[str]
     return out
 
 
+def _blocks(fh: Any, size: int) -> Iterator[bytes]:
+    """Blocks of about ``size`` bytes ending at a line end (or the end of the input); only
+    ``read`` is needed, so compressed streams work too."""
+    pieces: list[bytes] = []
+    while True:
+        data = fh.read(size)
+        if not data:
+            if pieces:
+                yield b"".join(pieces)
+            return
+        cut = data.rfind(b"\n") + 1
+        if not cut:  # a line longer than the block: keep reading
+            pieces.append(data)
+            continue
+        pieces.append(data[:cut])
+        yield b"".join(pieces)
+        pieces = [data[cut:]] if cut < len(data) else []
+
+
 def _tasks(
     corpus: str, text_field: str, id_field: str | None, skip_bad: bool, stats: BadInputStats, batch_bytes: int, start_line: int = 1, start_offset: int = 0,
 ) -> Iterator[tuple[tuple[str, int, list[Any]], int, int, int]]:
@@ -282,26 +363,27 @@ def _tasks(
             raise InputError(f"cannot open: {e.strerror or e}", path=p) from None
         compressed = p.name.lower().endswith((".gz", ".zst", ".zstd"))
         with fh:
-            offset = 0
+            offset, first = 0, 1
             if start_offset and not compressed:
                 fh.seek(start_offset)
-                offset = start_offset
-            lines: list[bytes] = []
-            size, first = 0, start_line
+                offset, first = start_offset, start_line
             try:
-                for lineno, raw in enumerate(fh, start=1 if compressed or not start_offset else start_line):
-                    offset += len(raw)
-                    if lineno < start_line:  # compressed input cannot seek: skip what was done
-                        continue
-                    lines.append(raw)
-                    size += len(raw)
-                    if size >= batch_bytes:
-                        yield ("lines", first, lines), size, lineno + 1, offset
-                        lines, size, first = [], 0, lineno + 1
+                for block in _blocks(fh, batch_bytes):
+                    offset += len(block)
+                    n_lines = block.count(b"\n") + (not block.endswith(b"\n"))
+                    if first < start_line:  # compressed input cannot seek: skip what was done
+                        if first + n_lines <= start_line:
+                            first += n_lines
+                            continue
+                        cut = -1
+                        for _ in range(start_line - first):
+                            cut = block.index(b"\n", cut + 1)
+                        block, n_lines, first = block[cut + 1 :], n_lines - (start_line - first), start_line
+                    # Workers split the block into lines: the reader only finds line ends.
+                    yield ("block", first, block), len(block), first + n_lines, offset
+                    first += n_lines
             except (OSError, EOFError) as e:
                 raise InputError(f"cannot read (corrupt or truncated compressed file?): {e}", path=p) from None
-            if lines:
-                yield ("lines", first, lines), size, first + len(lines), offset
         return
     batch: list[Document] = []
     size = 0

@@ -23,6 +23,7 @@ from contam.data import Item
 from contam.errors import ConfigError
 from contam.scan.exact import item_parts
 from contam.scan.hashing import normalized_words, window_hashes, word_hashes
+from contam.scan.prefilter import Prefilter, normalize, word_keys
 
 if TYPE_CHECKING:
     from contam.scan.ngram import NGramConfig
@@ -47,6 +48,19 @@ def unique(x: np.ndarray, counts: bool = False):  # type: ignore[no-untyped-def]
     if not counts:
         return u
     return u, np.diff(np.append(np.flatnonzero(keep), len(x)))
+
+
+def in_sorted(x: np.ndarray, table: np.ndarray) -> np.ndarray:
+    """``np.isin(x, table)`` for a sorted ``table``, by binary search (``np.isin`` sorts or
+    hashes ``table`` on every call).
+
+    >>> in_sorted(np.array([5, 1, 7]), np.array([1, 2, 5])).tolist()
+    [True, True, False]
+    """
+    if not len(table):
+        return np.zeros(len(x), dtype=bool)
+    pos = np.minimum(np.searchsorted(table, x), len(table) - 1)
+    return table[pos] == x
 
 
 def idf(df: np.ndarray, n_items: int) -> np.ndarray:
@@ -87,6 +101,9 @@ class NGramIndex:
         self._anchor_hash = np.zeros(0, dtype=np.uint64)
         self._anchor_part = np.zeros(0, dtype=np.int32)
         self._anchor_off = np.zeros(0, dtype=np.int64)
+        self._anchor_order = np.zeros(0, dtype=np.int64)
+        self._anchor_sorted = np.zeros(0, dtype=np.uint64)
+        self.prefilter = Prefilter({})
 
     @property
     def n_parts(self) -> int:
@@ -107,6 +124,10 @@ class NGramIndex:
         wh, _, _, doc = word_hashes(texts)
         bounds = np.searchsorted(doc, np.arange(len(texts) + 1))
         per_text = [wh[bounds[k] : bounds[k + 1]] for k in range(len(texts))]
+        pf_text = _prefilter_words(texts)
+        if [len(k) for k in pf_text] != [len(w) for w in per_text]:  # the prefilter's recall rests on this
+            raise AssertionError("prefilter and exact hashing cut the benchmark into different words")
+        pf_parts: list[np.ndarray] = []
         part_words: list[np.ndarray] = []
         part_item: list[int] = []
         part_kind: list[int] = []
@@ -114,13 +135,16 @@ class NGramIndex:
         for i in range(len(items)):
             q, a = per_text[2 * i], per_text[2 * i + 1]
             seam = np.concatenate([q[-(n - 1) :], a[: n - 1]]) if len(q) and len(a) else np.zeros(0, dtype=np.uint64)
-            for kind, words in ((0, q), (1, a), (2, seam)):
+            pq, pa = pf_text[2 * i], pf_text[2 * i + 1]
+            pf_seam = np.concatenate([pq[-(n - 1) :], pa[: n - 1]]) if len(q) and len(a) else np.zeros(0, dtype=np.uint64)
+            for kind, words, pf in ((0, q, pq), (1, a, pa), (2, seam, pf_seam)):
                 if kind not in kinds or len(words) < (n if kind == 2 else config.min_words):
                     continue
                 p = len(part_item)
                 part_item.append(i)
                 part_kind.append(kind)
                 part_words.append(words)
+                pf_parts.append(pf)
                 if kind != 2 and len(words) < config.anchor_words:
                     # Short parts get anchors (first, middle, last min_words words) and are then
                     # compared whole: exact, or near-exact, where n-gram coverage is fragile.
@@ -142,10 +166,14 @@ class NGramIndex:
                 hk = h[bounds[k] : bounds[k + 1]]
                 for off in sorted({0, (len(hk) - 1) // 2, len(hk) - 1}):
                     anchors.append((p, off, int(hk[off])))
+        # The prefilter holds the same windows under its own keys: every n-gram, every anchor.
+        self.prefilter = Prefilter.build(pf_parts, n, [(p, off) for p, off, _ in anchors], config.min_words)
         if anchors:
             self._anchor_part = np.array([a[0] for a in anchors], dtype=np.int32)
             self._anchor_off = np.array([a[1] for a in anchors], dtype=np.int64)
             self._anchor_hash = np.array([a[2] for a in anchors], dtype=np.uint64)
+            self._anchor_order = np.argsort(self._anchor_hash, kind="stable")
+            self._anchor_sorted = self._anchor_hash[self._anchor_order]
             self._anchor_bits = np.zeros(1 << 20, dtype=bool)
             self._anchor_bits[self._anchor_hash >> np.uint64(44)] = True
         return self
@@ -231,7 +259,7 @@ class NGramIndex:
         ``doc_hashes`` (gaps of at most ``skip`` tokens between covered ones count as covered);
         also the mask of the part's windows that matched."""
         a, b = self._win_off[p], self._win_off[p + 1]
-        matched = np.isin(self._win_hash[a:b], doc_hashes)
+        matched = in_sorted(self._win_hash[a:b], doc_hashes)  # doc_hashes: sorted (a slice of the sorted hashes)
         wm = np.where(matched, self._win_idf[a:b], 0.0)
         tok = self._tok_w[p]
         cov = np.zeros(len(tok))
@@ -253,10 +281,26 @@ class NGramIndex:
         u = np.searchsorted(self.hashes, unique(hashes))
         return float(self.hash_idf[u].sum())
 
-    def anchor_hits(self, h: np.ndarray, first: np.ndarray) -> Iterator[tuple[int, int]]:
-        """``(part, word index where the part would start)`` for corpus windows equal to an anchor."""
+    def anchor_hits(self, h: np.ndarray, first: np.ndarray) -> Iterator[tuple[int, int, int]]:
+        """``(part, word index where the part would start, word index of the anchor)`` for
+        corpus windows equal to an anchor."""
         cand = np.flatnonzero(self._anchor_bits[h >> np.uint64(44)])
-        hit = cand[np.isin(h[cand], self._anchor_hash)]
+        if not len(cand):
+            return
+        hit = cand[in_sorted(h[cand], self._anchor_sorted)]
         for hv, f in zip(h[hit].tolist(), first[hit].tolist(), strict=True):
-            for j in np.flatnonzero(self._anchor_hash == np.uint64(hv)).tolist():
-                yield int(self._anchor_part[j]), int(f - self._anchor_off[j])
+            lo = int(np.searchsorted(self._anchor_sorted, np.uint64(hv)))
+            hi = int(np.searchsorted(self._anchor_sorted, np.uint64(hv), side="right"))
+            for j in self._anchor_order[lo:hi].tolist():
+                yield int(self._anchor_part[j]), int(f - self._anchor_off[j]), int(f)
+
+
+def _prefilter_words(texts: list[str]) -> list[np.ndarray]:
+    """The prefilter's word keys of each text, in reading order."""
+    low, isw, order, offsets = normalize(texts)
+    keys, starts = word_keys(low, isw)
+    bounds = np.searchsorted(starts, offsets)
+    out: list[np.ndarray] = [np.zeros(0, dtype=np.uint64)] * len(texts)
+    for slot, t in enumerate(order.tolist()):
+        out[t] = keys[bounds[slot] : bounds[slot + 1]]
+    return out
