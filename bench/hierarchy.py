@@ -76,11 +76,11 @@ def main() -> int:
     items = load_benchmark("gsm8k") if args.scale else load_benchmark("gsm8k")[: args.items]
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, torch threads {torch.get_num_threads()}, load avg {os.getloadavg()[0]:.1f}")
     print(f"candidates {n_cand} vs benchmark items {len(items)}")
-    print(f"embedder: all-MiniLM-L6-v2, precision {load_embedder('minilm').precision}, batch {HierarchyConfig().semantic.batch_size}, texts cut to {HierarchyConfig().semantic.max_chars} chars, OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')}")
     docs = candidates(n_cand, items)
     t0 = time.perf_counter()
     emb = load_embedder("minilm")
     t_load = time.perf_counter() - t0
+    print(f"embedder: all-MiniLM-L6-v2, precision {emb.precision}, batch {HierarchyConfig().semantic.batch_size}, texts cut to {HierarchyConfig().semantic.max_chars} chars, OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')}")
     h = Hierarchy(HierarchyConfig(levels="all"), embedder=emb)
     times: dict[str, float] = {}
     cpu: dict[str, float] = {}
