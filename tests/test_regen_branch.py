@@ -27,7 +27,12 @@ def _avail(variants: dict[str, Any], **options: Any) -> list[str]:
 
 
 def _branches(spec: dict[str, Any]) -> set[str]:
-    return {c["name"] for c in spec["cases"]} if "cases" in spec else {"then", "else"}
+    names = {c["name"] for c in spec["cases"]} if "cases" in spec else {"then", "else"}
+    if "name_by" in spec:  # labelled by the payment method first_covering picked: every listed one comes up
+        methods = next(e["value"]["first_covering"]["methods"] for e in spec["finally"]
+                       if isinstance(e.get("value"), dict) and "first_covering" in e["value"])
+        names = {f"{n}:{m}" for n in names for m in methods}
+    return names
 
 
 @pytest.mark.parametrize("key", SPEC_KEYS, ids=[f"{d}-{i}" for d, i in SPEC_KEYS])
@@ -49,7 +54,7 @@ def test_spec_rederives_shipped_and_every_reachable_branch_replays(key: tuple[st
             expect = next(c["name"] for c in spec["cases"] if "when" not in c or branch.evaluate(c["when"], state))
         else:
             expect = "then" if branch.evaluate(spec["predicate"], state) else "else"
-        assert d.branch == expect
+        assert d.branch.split(":")[0] == expect  # name_by specs append the chosen value
         inst = generate(domain, index, seed)
         assert inst.branch == d.branch and inst.catalog_patch == d.catalog_patch
         run = run_actions(domain, world_state(inst), inst.actions)
@@ -78,6 +83,40 @@ def test_89_cheapest_keyboard_decides_exchange_or_return() -> None:
         assert d.outputs == [str(price), opts["switch type"], opts["backlight"], opts["size"].split()[0]]
         flips.add(price < 200)
     assert flips == {True, False}
+
+
+def test_19_the_larger_saving_decides_return_or_exchange() -> None:
+    flips = set()
+    for seed in SEEDS:
+        d = branch.derive("retail", 19, seed)
+        beds, chairs = _variants(d, "2747247837"), _variants(d, "4794339885")
+        bed = min(_avail(beds), key=lambda i: beds[i]["price"])
+        chair = min(_avail(chairs), key=lambda i: chairs[i]["price"])
+        exchange = 195.11 + 499.28 - beds[bed]["price"] - chairs[chair]["price"]
+        assert d.outputs == ["54.04", str(round(exchange, 2))]
+        if exchange > 54.04:
+            assert d.actions[6]["name"] == "exchange_delivered_order_items"
+            assert d.actions[6]["kwargs"]["new_item_ids"] == [bed, chair]
+        else:
+            assert d.actions == list(load_tasks("retail")[19]["actions"])
+        flips.add(exchange > 54.04)
+    assert flips == {True, False}
+
+
+def test_20_gift_card_if_it_covers_the_upgrade_else_paypal() -> None:
+    order = load_world("retail").tables["orders"]["#W9911714"]
+    paid = {i["item_id"]: i["price"] for i in order["items"]}
+    for seed in SEEDS:
+        d = branch.derive("retail", 20, seed)
+        kw = d.actions[8]["kwargs"]
+        diff = 0.0
+        for old, new, product in zip(kw["item_ids"], kw["new_item_ids"], ("8310926033", "1656367028", "6938111410", "5149340237"),
+                                     strict=True):
+            variants = _variants(d, product)
+            pool = _avail(variants, size="9") if product == "6938111410" else _avail(variants)
+            assert new == max(pool, key=lambda i: variants[i]["price"])
+            diff += variants[new]["price"] - paid[old]
+        assert kw["payment_method_id"] == ("gift_card_4332117" if round(diff, 2) <= 86 else "paypal_3798357")
 
 
 def test_90_camera_availability_and_price() -> None:

@@ -17,7 +17,9 @@ apply on every branch; ``outputs`` re-derives the required outputs. Values:
 of them), ``select_pref`` (narrowed by ordered preferences), ``select_min_price`` /
 ``select_max_price``, ``price`` of a selector, ``fare`` of a flight, ``mul``, ``first_covering`` (the first payment method
 that can pay the action's price difference). Predicates: ``exists_available``,
-``count_available_at_least``, ``less_than`` / ``greater_than``, ``all`` / ``any`` / ``not``.
+``count_available_at_least``, ``less_than`` / ``greater_than``, ``all`` / ``any`` / ``not``; numbers:
+``price``, ``fare``, ``item_price`` (paid in an order), ``add`` / ``sub`` / ``mul``. ``name_by``
+labels the branch with a value the derivation chose (the payment method ``first_covering`` picked).
 
 >>> d = derive("retail", 0, seed=3)
 >>> d.branch in ("then", "else")
@@ -150,13 +152,25 @@ def _number(value: Any, state: State) -> float:
         if day is None or f["cabin"] not in day.get("prices", {}):
             raise StaleSpec(f"no fare {f}")
         return float(day["prices"][f["cabin"]])
+    if isinstance(value, dict) and set(value) == {"item_price"}:  # what the order paid for one of its items
+        ref = value["item_price"]
+        order = state.get("orders", ref["order"])
+        item = next((i for i in (order or {}).get("items", []) if i["item_id"] == ref["item"]), None)
+        if item is None:
+            raise StaleSpec(f"no item {ref['item']} in order {ref['order']}")
+        return float(item["price"])
     if isinstance(value, dict) and set(value) == {"mul"}:
         a, b = value["mul"]
         return _number(a, state) * _number(b, state)
+    if isinstance(value, dict) and set(value) == {"add"}:
+        return sum(_number(v, state) for v in value["add"])
+    if isinstance(value, dict) and set(value) == {"sub"}:
+        a, b = value["sub"]
+        return _number(a, state) - _number(b, state)
     raise StaleSpec(f"not a number: {value!r}")
 
 
-_NUMBERS = ("price", "fare", "mul")
+_NUMBERS = ("price", "fare", "item_price", "mul", "add", "sub")
 
 
 def _amount(x: float) -> int | float:
@@ -281,6 +295,8 @@ def _output(expr: dict[str, Any], actions: list[dict[str, Any]], state: State) -
         return str(abs(_price_difference(actions[expr["price_difference"]], state)))
     if "price" in expr:
         return str(_number(expr, state))
+    if "number" in expr:  # an amount computed from the catalog (money saved, ...)
+        return str(round(_number(expr["number"], state), 2))
     if "option" in expr:
         sel, name = expr["option"]
         (_kind, arg), = sel.items()
@@ -333,6 +349,11 @@ def derive(domain: str, index: int, seed: int | None) -> Derivation:
         branch = "then" if evaluate(spec["predicate"], state) else "else"
         edits = spec[branch]
     actions = _apply(shipped, [*edits, *spec.get("finally", [])], state)
+    if "name_by" in spec:  # the decision is made by a value (a payment method that covers the amount)
+        node: Any = actions
+        for step in spec["name_by"]:
+            node = node[step]
+        branch = f"{branch}:{node}"
     outputs = None
     out_spec = spec.get("outputs")
     if out_spec and "prices" in out_spec:  # e.g. the prices of every available option, as the user asks for them
