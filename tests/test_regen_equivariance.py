@@ -20,7 +20,9 @@ def test_taubench_boundary():
     dispatch = rows["branch pool + dispatch"]
     assert state.pass_all == 0.0
     assert literal.pass_moved == 0.0  # A0 fails wherever the goal moves
-    assert procedure.pass_moved > 0.95  # re-keying is cosmetic against a state-general procedure
+    # re-keying is cosmetic against a state-general procedure: it passes the moved instances whose
+    # program branch selection did not flip (the flipped ones it fails, below)
+    assert procedure.pass_moved * procedure.n_moved >= 0.95 * (procedure.n_moved - procedure.n_flipped)
     assert dispatch.pass_all == 1.0  # A1 with the branch pool closes the gap
     assert literal.n == procedure.n == 2 * 165
     if procedure.n_flipped:  # a bound procedure cannot follow a branch it never evaluated
