@@ -25,10 +25,24 @@ SYLLABLES = ("ka", "ve", "ri", "to", "lu", "ne", "sa", "mo", "di", "pe", "zo", "
 STREET_SUFFIX = re.compile(r"^(\d+) (.+?)(?: (Street|Avenue|Lane|Drive|Road|Boulevard|Court|Way|Place|Terrace|Circle|Parkway))?$")
 
 
+@cache
+def _word_table() -> tuple[str, ...]:
+    """Every 2- and 3-syllable word, capitalised: index a*k+b, then k*k + (a*k+b)*k+c (k syllables)."""
+    k = len(SYLLABLES)
+    two = [(SYLLABLES[a] + SYLLABLES[b]).capitalize() for a in range(k) for b in range(k)]
+    three = [(SYLLABLES[a] + SYLLABLES[b] + SYLLABLES[c]).capitalize() for a in range(k) for b in range(k) for c in range(k)]
+    return tuple(two + three)
+
+
 def _words(rng: np.random.Generator, n: int) -> list[str]:
     counts = rng.integers(2, 4, size=n)
     idx = rng.integers(0, len(SYLLABLES), size=(n, 3))
-    return ["".join(SYLLABLES[j] for j in idx[i, : counts[i]]).capitalize() for i in range(n)]
+    # The same words as joining idx[i, :counts[i]], looked up in a table instead of built one by one.
+    k = len(SYLLABLES)
+    two = idx[:, 0] * k + idx[:, 1]
+    code = np.where(counts == 2, two, k * k + two * k + idx[:, 2])
+    table = _word_table()
+    return [table[c] for c in code.tolist()]
 
 
 @cache

@@ -316,9 +316,17 @@ def _recipes(domain: str) -> dict[str, list[tuple[str, Recipe]]]:
     return {cls: [(v, _recipe(cls, v)) for v in sorted(orig.by_class.get(cls, ()))] for cls in _ORDER}
 
 
+@cache
+def _values(domain: str) -> dict[str, tuple[list[str], list[tuple[str, str]]]]:
+    """Per class, the originals in mint order and their (class, value) keys (built once per domain)."""
+    return {cls: ([v for v, _ in rs], [(cls, v) for v, _ in rs]) for cls, rs in _recipes(domain).items()}
+
+
 def _build(domain: str, seed: int) -> KeyMap:
     orig = originals(domain)
     recipes = _recipes(domain)
+    value_lists = _values(domain)
+    flat: dict[tuple[str, str], str] = {}
     rng = _rng(domain, seed, "rekey")
     nrng = np.random.default_rng(rng.getrandbits(64))
     forward: dict[str, dict[str, str]] = {}
@@ -330,22 +338,26 @@ def _build(domain: str, seed: int) -> KeyMap:
         own = orig.by_class.get(cls, frozenset())
         check = orig.automaton.kind and cls in SUBSTRING_CLASSES
         auto_iter = orig.automaton.iter
-        batch: list[str | None] = draw(cls, [v for v, _ in recipes[cls]], nrng, ctx.names)
-        if check:  # one automaton pass over the whole batch marks the leaking candidates
+        values, keys = value_lists[cls]
+        batch: list[str | None] = draw(cls, values, nrng, ctx.names)
+        if check or cls in _DIGIT_CLASH:  # one pass over the whole batch marks leaking / clashing candidates
             texts = [c or "" for c in batch]
             starts = np.concatenate(([0], np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)) + 1)))[:-1].tolist()
-            joined = "\n".join(texts).casefold()
-            for end, word in orig.automaton.iter(joined):
-                j = bisect.bisect_right(starts, end - len(word) + 1) - 1
-                batch[j] = None
-        values = [v for v, _ in recipes[cls]]
-        if cls in _DIGIT_CLASH:
-            batch = [None if c is None or orig.clashes(c) else c for c in batch]
+            joined = "\n".join(texts)
+            marked = []
+            if check:
+                marked += [end - len(word) + 1 for end, word in orig.automaton.iter(joined.casefold())]
+            if cls in _DIGIT_CLASH and orig.short_digits.intersection(_DIGIT_RUN.findall(joined)):
+                # a digit group equal to an original zip / last-four (Originals.clashes, batched)
+                marked += [m.start() for m in _DIGIT_RUN.finditer(joined) if m.group() in orig.short_digits]
+            for start in marked:
+                batch[bisect.bisect_right(starts, start) - 1] = None
         if None not in batch and len(set(batch)) == len(batch) and own.isdisjoint(batch):
             # The common case: the whole vectorised batch is clean, accept it in one go.
             fwd = dict(zip(values, batch, strict=True))  # type: ignore[arg-type]
             back = dict(zip(batch, values, strict=True))  # type: ignore[arg-type]
             forward[cls], backward[cls] = fwd, back
+            flat.update(zip(keys, batch, strict=True))  # type: ignore[arg-type]
             if cls == "name":
                 ctx = _Ctx(fwd)
             continue
@@ -367,9 +379,12 @@ def _build(domain: str, seed: int) -> KeyMap:
             else:  # pragma: no cover - the formats have room for every class
                 raise RuntimeError(f"could not mint a fresh {cls} for {v!r}")
         forward[cls], backward[cls] = fwd, back
+        flat.update(zip(keys, fwd.values(), strict=True))  # fwd was filled in value order
         if cls == "name":
             ctx = _Ctx(fwd)
-    return KeyMap(domain, seed, forward, backward)
+    km = KeyMap(domain, seed, forward, backward)
+    km.__dict__["_flat"] = flat
+    return km
 
 
 def map_digest(km: KeyMap) -> str:
