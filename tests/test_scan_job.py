@@ -79,6 +79,36 @@ def test_compressed_and_csv_corpora(demo, items, tmp_path) -> None:
     assert run_scan(csv_path, items, tmp_path / "csv", text_field="body")["flagged"] == len(truth)
 
 
+@pytest.mark.parametrize("suffix", [".jsonl", ".jsonl.zst"])
+def test_json_escapes_and_odd_unicode_scan_as_without_prefilter(items, tmp_path, suffix) -> None:
+    """Corpus lines written with JSON escapes (``\\u00e9``, ``\\n``, ``\\"``) and leaks in odd
+    Unicode (shouted, curly quotes, non-breaking spaces, Kelvin signs): the job (raw blocks,
+    prefilter, exact scorer on candidates only) writes exactly what the exact scorer writes
+    on every document, and finds every leak."""
+    import zstandard
+
+    docs, truth = build_corpus(1200, seed=21, items=load_benchmark("gsm8k")[:12] + load_benchmark("humaneval")[:12] + load_benchmark("mmlu")[:12])
+    odd = [
+        lambda t: t.upper(),
+        lambda t: t.replace("'", "\u2019").replace('"', "\u201c"),
+        lambda t: t.replace(" ", "\u00a0"),
+        lambda t: t.replace("k", "\u212a").replace("é", "É"),
+    ]
+    injected = {t.line for t in truth}
+    for k, line in enumerate(sorted(injected)):
+        docs[line - 1]["text"] = odd[k % 4](docs[line - 1]["text"])
+    body = "".join(json.dumps(d, ensure_ascii=True) + "\n" for d in docs).encode("ascii")
+    assert b"\\u" in body and b'\\"' in body and b"\\n" in body
+    corpus = tmp_path / f"c{suffix}"
+    corpus.write_bytes(zstandard.ZstdCompressor().compress(body) if suffix.endswith(".zst") else body)
+    cfg = NGramConfig(batch_bytes=128 << 10)
+    fast = run_scan(corpus, items, tmp_path / "fast", config=cfg)
+    slow = run_scan(corpus, items, tmp_path / "slow", config=NGramConfig(batch_bytes=128 << 10, prefilter=False))
+    assert (tmp_path / "fast" / "flags.jsonl").read_bytes() == (tmp_path / "slow" / "flags.jsonl").read_bytes()
+    rows = [json.loads(x) for x in _lines(tmp_path / "fast" / "flags.jsonl")]
+    assert {r["line"] for r in rows} == injected and fast["documents"] == slow["documents"] == 1200
+
+
 def test_bad_input_is_atomic_or_counted(demo, items, tmp_path) -> None:
     corpus, truth = demo
     bad = tmp_path / "bad.jsonl"

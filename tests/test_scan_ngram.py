@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from dataclasses import replace
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from contam.data import Document, load_benchmark
 from contam.data.webtext import build_corpus, inject, paragraphs
 from contam.errors import ConfigError
 from contam.scan.exact import ExactScanner, lcs_ratio
-from contam.scan.hashing import normalized_words, text_words, word_hashes
+from contam.scan.hashing import SEPARATORS, normalized_words, text_words, word_hashes
 from contam.scan.ngram import NGramConfig, NGramScanner
+from contam.scan.prefilter import _CASE_CHANGERS_14, find_case_changers, text_keys
 
 
 @pytest.fixture(scope="module")
@@ -190,3 +192,92 @@ def test_ascii_fast_path_spans_equal_regex_spans(texts) -> None:
         sel = doc == d
         got = list(zip((starts[sel] - offsets[d]).tolist(), (ends[sel] - offsets[d]).tolist(), strict=True))
         assert got == text_words(t)
+
+
+# -- the prefilter in front of the exact scorer ------------------------------------------------
+
+# Characters where a prefilter could part ways with the exact scorer: separators, characters
+# whose lowercase is ASCII or another length (Kelvin sign, dotted I), cased letters, escapes.
+_ODD = list(SEPARATORS + _CASE_CHANGERS_14) + list("ÉéΣσςİıKkÅåẞß\u0307\u00ad\u200d_-.,;'\"\\/\n\t 0123456789aZz\x00\x10\x19\x7f")
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.text(alphabet=st.one_of(st.characters(codec="utf-8"), st.sampled_from(_ODD)), max_size=16), min_size=1, max_size=8))
+@example(["İstanbul", "5 \u212aelvin"])
+@example([f"a{c}b {c}" for c in find_case_changers()])
+@example(["\u1e9eTRASSE — \u201cÉcole\u201d", "ΣΊΣΥΦΟΣ"])
+def test_prefilter_keys_are_a_function_of_the_exact_words(texts) -> None:
+    """The prefilter's recall rests on this: it sees the words the exact scorer hashes (the
+    existing test above ties those to ``normalized_words``), and a word's key depends only on
+    the word as the scorer sees it (lowercased), so every window the scorer can match, the
+    prefilter matches too. Each text also appears upper-, lower- and title-cased."""
+    variants = [v for t in texts for v in (t, t.upper(), t.lower(), t.title())]
+    keys = text_keys(variants)
+    seen: dict[str, int] = {}
+    for t, k in zip(variants, keys, strict=True):
+        words = normalized_words(t)
+        assert len(k) == len(words), (t, words)
+        for w, h in zip(words, k.tolist(), strict=True):
+            assert seen.setdefault(w, h) == h, (w, t)
+
+
+def _oddify(text: str, k: int) -> str:
+    """A leak as odd text shows it: shouted, non-breaking spaces, curly quotes, look-alike letters."""
+    return [
+        text.upper(),
+        text.replace(" ", "\u00a0"),
+        text.replace("'", "\u2019").replace('"', "\u201c"),
+        text.replace("K", "\u212a").replace("k", "\u212a"),  # Kelvin sign: lowercases to ASCII k
+        text.replace("I", "\u0130").replace("i", "\u0130"),  # dotted capital I: lowercase is 2 characters
+        text.replace(" ", " \u00e9 ", 3).title(),
+    ][k % 6]
+
+
+def test_prefilter_passes_every_document_the_exact_scorer_flags(items, scanner) -> None:
+    """On real text: injected GSM8K / HumanEval / MMLU items (verbatim and lightly edited, also
+    in odd Unicode), GSM8K train against the whole benchmark, clean web text. Every document the
+    exact scorer flags on its own is a prefilter candidate, and the results with the prefilter
+    are the results without it, flag for flag."""
+    rng = random.Random(4)
+    chosen = rng.sample(items[:1319], 25) + rng.sample(items[1319:1483], 25) + rng.sample(items[1483:], 25)
+    raw, truth = build_corpus(900, seed=6, items=chosen, parts=("question", "item"), edits=("verbatim", "light"))
+    docs = _docs(raw)
+    injected = {t.line for t in truth}
+    docs += [Document(id=f"odd-{d.line}", text=_oddify(d.text, k), line=2000 + k) for k, d in enumerate(d for d in docs if d.line in injected)]
+    train = load_benchmark("gsm8k-train")[:2500]
+    docs += [Document(id=it.id, text=it.question + "\n" + it.solution, line=5000 + i) for i, it in enumerate(train)]
+    exact = NGramScanner(replace(scanner.config, prefilter=False))
+    exact.index = scanner.index
+    flagged_alone = {r.doc_id for r in exact.scan(docs) if r.contaminated}
+    cand = scanner.prefilter.candidates([d.text for d in docs])
+    assert flagged_alone <= {docs[i].id for i in cand.tolist()}
+    assert len(flagged_alone) >= 0.9 * 2 * len(truth)  # the odd copies are found too
+    assert len(cand) < 0.2 * len(docs)  # and the prefilter does filter
+    batch = [r.to_dict() for r in scanner.scan(docs)]
+    assert batch == [r.to_dict() for r in exact.scan(docs)]
+
+
+@pytest.mark.parametrize("config", [NGramConfig.llama2(), NGramConfig(n=6, min_words=10, parts=("question",)), NGramConfig(anchor_words=0)])
+def test_prefilter_superset_under_other_settings(items, config) -> None:
+    """Shorter n-grams than anchors, Llama-2 style skips, no anchors: the prefilter follows the
+    index it is built with."""
+    rng = random.Random(12)
+    chosen = rng.sample(items[:1319], 8) + rng.sample(items[1483:], 8)
+    raw, _ = build_corpus(300, seed=13, items=chosen, parts=("question", "item"), edits=("verbatim", "light"))
+    docs = _docs(raw)
+    with_pf = NGramScanner(config).fit(items)
+    without = NGramScanner(replace(config, prefilter=False))
+    without.index = with_pf.index
+    flagged = {r.doc_id for r in without.scan(docs) if r.contaminated}
+    assert flagged and flagged <= {docs[i].id for i in with_pf.prefilter.candidates([d.text for d in docs]).tolist()}
+    assert [r.to_dict() for r in with_pf.scan(docs)] == [r.to_dict() for r in without.scan(docs)]
+
+
+def test_case_changers_listed_for_this_unicode_version() -> None:
+    """The short list of characters whose lowercase the prefilter cannot fold byte for byte is
+    the one a brute-force pass over Unicode finds (under another Python it is found afresh)."""
+    import unicodedata
+
+    if unicodedata.unidata_version == "14.0.0":
+        assert find_case_changers() == _CASE_CHANGERS_14
+    assert "\u212a" in find_case_changers() and "\u0130" in find_case_changers()

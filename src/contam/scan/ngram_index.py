@@ -23,7 +23,7 @@ from contam.data import Item
 from contam.errors import ConfigError
 from contam.scan.exact import item_parts
 from contam.scan.hashing import normalized_words, window_hashes, word_hashes
-from contam.scan.prefilter import Prefilter, normalize, word_keys
+from contam.scan.prefilter import Prefilter, text_keys
 
 if TYPE_CHECKING:
     from contam.scan.ngram import NGramConfig
@@ -124,7 +124,7 @@ class NGramIndex:
         wh, _, _, doc = word_hashes(texts)
         bounds = np.searchsorted(doc, np.arange(len(texts) + 1))
         per_text = [wh[bounds[k] : bounds[k + 1]] for k in range(len(texts))]
-        pf_text = _prefilter_words(texts)
+        pf_text = text_keys(texts)
         if [len(k) for k in pf_text] != [len(w) for w in per_text]:  # the prefilter's recall rests on this
             raise AssertionError("prefilter and exact hashing cut the benchmark into different words")
         pf_parts: list[np.ndarray] = []
@@ -294,13 +294,3 @@ class NGramIndex:
             for j in self._anchor_order[lo:hi].tolist():
                 yield int(self._anchor_part[j]), int(f - self._anchor_off[j]), int(f)
 
-
-def _prefilter_words(texts: list[str]) -> list[np.ndarray]:
-    """The prefilter's word keys of each text, in reading order."""
-    low, isw, order, offsets = normalize(texts)
-    keys, starts = word_keys(low, isw)
-    bounds = np.searchsorted(starts, offsets)
-    out: list[np.ndarray] = [np.zeros(0, dtype=np.uint64)] * len(texts)
-    for slot, t in enumerate(order.tolist()):
-        out[t] = keys[bounds[slot] : bounds[slot + 1]]
-    return out
