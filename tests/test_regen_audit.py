@@ -91,3 +91,24 @@ def test_stale_spec_is_loud():
     state = State(load_world("retail"))
     with pytest.raises(branch.StaleSpec):
         branch._resolve({"select": {"product": "1656367028", "options": {"switch type": "clicky", "size": "huge"}}}, state)
+
+
+def test_audit_catches_the_users_zip_in_an_action_string_but_not_in_an_amount():
+    import dataclasses
+
+    from contam.regen.generate import generate_full, world_map
+
+    km = world_map("retail", 4)
+    inst, skm, deriv = generate_full("retail", 3, 4, km)  # task 3: the user finds herself by name + zip
+    auditor = Auditor(determinism=False)
+    assert auditor.check(inst, skm, deriv, km).valid
+    zip_code = load_world("retail").tables["users"][load_tasks("retail")[3]["user_id"]]["address"]["zip"]
+    act = inst.actions[0]
+    assert "zip" in act["kwargs"]
+    leaked = [{**act, "kwargs": {**act["kwargs"], "zip": zip_code}}, *inst.actions[1:]]
+    row = auditor.check(dataclasses.replace(inst, actions=leaked), skm, deriv, km)
+    assert not row.covered and any("zip/last-four" in p for p in row.problems)
+    # the same digits as a number (an amount) are content, not the id
+    amount = [*inst.actions, {"name": "calculate", "kwargs": {"expression": "1 + 1", "n": int(zip_code)}}]
+    row = auditor.check(dataclasses.replace(inst, actions=amount), skm, deriv, km)
+    assert not any("zip/last-four" in p for p in row.problems)

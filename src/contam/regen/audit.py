@@ -52,6 +52,9 @@ from contam.regen.world import (
 
 CHECKS = ("injective", "covered", "deterministic", "faithful", "solvable")
 
+_JSON_STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
+_DIGITS = re.compile(r"\d+")
+
 
 @dataclass(frozen=True)
 class AuditRow(Record):
@@ -121,22 +124,6 @@ class _Transport:
 
     def inv(self, cls: str, value: str) -> str | None:  # pragma: no cover - not used
         return None
-
-
-def _strings(obj: Any) -> list[str]:
-    """Every string inside ``obj`` (dict keys included)."""
-    out: list[str] = []
-    stack = [obj]
-    while stack:
-        x = stack.pop()
-        if isinstance(x, str):
-            out.append(x)
-        elif isinstance(x, dict):
-            out.extend(k for k in x if isinstance(k, str))
-            stack.extend(x.values())
-        elif isinstance(x, list):
-            stack.extend(x)
-    return out
 
 
 def _inert_strings(obj: Any, cls: str | None = None) -> list[str]:
@@ -274,8 +261,10 @@ class Auditor:
         if user is not None:
             private = {user["address"]["zip"], *plan.extra.get("last4", set())}
             # Strings only: an amount that happens to equal a last-four is shipped content, not an id.
-            strings = " ".join(x for x in _strings(inst.actions) if isinstance(x, str))
-            words = set(re.findall(r"\d+", inst.instruction + " " + strings))
+            # The string literals of the actions' JSON text (keys included) hold every digit group of
+            # the decoded strings; an escape can only add groups (a false alarm, never a miss).
+            strings = " ".join(_JSON_STRING.findall(actions_text))
+            words = set(_DIGITS.findall(inst.instruction + " " + strings))
             if private & words:
                 problems.append(f"covered: the task user's zip/last-four {sorted(private & words)[0]!r} survives")
 
