@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import mmap
 import multiprocessing as mp
 import os
 import time
@@ -28,6 +29,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from contam.data import BadInputStats, Item, load_benchmarks, read_documents
 from contam.data.items import Document
@@ -206,6 +209,8 @@ def _work(task: tuple[str, int, Any]) -> tuple[list[DocResult], dict[str, Any], 
     """Parse (a block of raw JSONL lines) or take (documents) one chunk and scan it."""
     cpu0 = time.process_time()
     kind, first_line, payload = task
+    if kind == "range":
+        kind, payload = "block", _read_range(_STATE["source"], *payload)
     stats = BadInputStats()
     counts: Counter[str] = Counter()
     scanner: NGramScanner = _STATE["scanner"]
@@ -332,6 +337,51 @@ def _check_docs(docs: list[Document], stats: BadInputStats, counts: Counter[str]
     return out
 
 
+def _ranges(p: Path, batch_bytes: int, start_line: int, start_offset: int) -> Iterator[tuple[tuple[str, int, Any], int, int, int]]:
+    """Byte ranges of about ``batch_bytes`` ending at line ends, from a plain file mapped in
+    memory: the reader only counts line ends, each worker reads its own range."""
+    try:
+        with open(p, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if size <= start_offset:
+                return
+            mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    except OSError as e:
+        raise InputError(f"cannot read: {e.strerror or e}", path=p) from None
+    try:
+        data = np.frombuffer(mm, dtype=np.uint8)
+        pos, first = start_offset, start_line
+        while pos < size:
+            end = min(size, pos + batch_bytes)
+            if end < size:
+                nl = mm.find(b"\n", end - 1)
+                end = size if nl < 0 else nl + 1
+            n_lines = int(np.count_nonzero(data[pos:end] == 10)) + int(data[end - 1] != 10)
+            # Counted: drop the pages from this process (they stay in the page cache), so the
+            # reader's memory does not grow with the corpus.
+            lo = pos - pos % mmap.PAGESIZE
+            mm.madvise(mmap.MADV_DONTNEED, lo, end - lo)
+            yield ("range", first, (pos, end)), end - pos, first + n_lines, end
+            pos, first = end, first + n_lines
+        del data  # the map cannot close while an array views it
+    finally:
+        try:
+            mm.close()
+        except BufferError:  # an exception left a view behind: the map closes with it
+            pass
+
+
+def _read_range(path: str, pos: int, end: int) -> bytes:
+    fd = _STATE.get("fd")
+    if fd is None or _STATE.get("fd_path") != path:
+        fd = os.open(path, os.O_RDONLY)
+        _STATE.update(fd=fd, fd_path=path)
+    out = os.pread(fd, end - pos, pos)
+    if len(out) != end - pos:
+        raise InputError(f"cannot read bytes {pos}-{end}: the file changed during the scan", path=path)
+    return out
+
+
 def _blocks(fh: Any, size: int) -> Iterator[bytes]:
     """Blocks of about ``size`` bytes ending at a line end (or the end of the input); only
     ``read`` is needed, so compressed streams work too."""
@@ -362,6 +412,10 @@ def _tasks(
         except OSError as e:
             raise InputError(f"cannot open: {e.strerror or e}", path=p) from None
         compressed = p.name.lower().endswith((".gz", ".zst", ".zstd"))
+        if not compressed:
+            fh.close()
+            yield from _ranges(p, batch_bytes, start_line, start_offset)
+            return
         with fh:
             offset, first = 0, 1
             if start_offset and not compressed:
@@ -370,7 +424,7 @@ def _tasks(
             try:
                 for block in _blocks(fh, batch_bytes):
                     offset += len(block)
-                    n_lines = block.count(b"\n") + (not block.endswith(b"\n"))
+                    n_lines = int(np.count_nonzero(np.frombuffer(block, dtype=np.uint8) == 10)) + (not block.endswith(b"\n"))
                     if first < start_line:  # compressed input cannot seek: skip what was done
                         if first + n_lines <= start_line:
                             first += n_lines
@@ -405,6 +459,7 @@ def _token_scan(
 ) -> Iterator[tuple[list[DocResult], int, int]]:
     """Results chunk by chunk, in corpus order, with where the next chunk starts (for checkpoints)."""
     scanner = NGramScanner(config).fit(items)
+    keep_freed_memory()  # the reader's 2 MB blocks too
     src = str(corpus)
     size = os.path.getsize(src) if os.path.isfile(src) else 0
     n_workers = workers or os.cpu_count() or 1

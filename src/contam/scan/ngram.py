@@ -273,15 +273,15 @@ class NGramScanner:
                 window = " ".join(w.lower() for w in WORD_RE.findall(docs[d].text, spans[a][0], spans[b][1]))
                 part_norm = " ".join(idx.short_norm[p])
                 near = fuzz.partial_ratio(part_norm, window) / 100.0
-                # A common substring of ratio r aligns at least as well as r, so a poor alignment
-                # rules the (pure-Python, quadratic) substring search out.
-                lcs = lcs_ratio(part_norm, window) if near >= cfg.lcs_threshold - 0.05 else 0.0
                 if near >= cfg.near_exact:
                     kind, score = "near_exact", near
-                elif lcs >= cfg.lcs_threshold:
-                    kind, score = "lcs", lcs
                 else:
-                    continue
+                    # A common substring of ratio r aligns at least as well as r, so a poor alignment
+                    # rules the (pure-Python, quadratic) substring search out.
+                    lcs = lcs_ratio(part_norm, window) if near >= cfg.lcs_threshold - 0.05 else 0.0
+                    if lcs < cfg.lcs_threshold:
+                        continue
+                    kind, score = "lcs", lcs
             seen.add((d, p))
             spans = spans_of(d)
             item = idx.items[int(idx.part_item[p])]

@@ -46,7 +46,7 @@ _HIGHS = np.uint64(0x8080808080808080)
 _ONE, _S7 = np.uint64(1), np.uint64(7)
 _K1 = np.uint64(0x9E3779B97F4A7C15)
 _K2 = np.uint64(0xC2B2AE3D27D4EB4F)
-_S29, _S32 = np.uint64(29), np.uint64(32)
+_S29 = np.uint64(29)
 
 
 def keep_freed_memory() -> bool:
@@ -225,10 +225,12 @@ def word_keys(low: np.ndarray, isw: np.ndarray) -> tuple[np.ndarray, np.ndarray]
         m >>= _S7
         m -= _ONE  # ones below the first zero byte; all ones if the word fills the 8 bytes
         key &= m
+        # Multiply (spreads the bytes to the top bits the bitmap reads), fold, multiply: sums of
+        # keys that are not linear in the bytes, so only the same words in another order (or a
+        # 64-bit accident) collide, which only costs a wasted candidate.
         key *= _K1
         key ^= key >> _S29
         key *= _K2
-        key ^= key >> _S32
     starts += 1
     return key, starts
 
