@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import itertools
 import math
 import unicodedata
 
@@ -141,20 +142,20 @@ def normalize(texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.
     word-character mask, the order the texts were laid out in and the byte offset of each
     laid-out text (plus the end). Both arrays are scratch space, valid until the next call.
     """
-    ascii_idx = [i for i, t in enumerate(texts) if t.isascii()]
-    if len(ascii_idx) == len(texts):
+    is_ascii = np.fromiter(map(str.isascii, texts), dtype=bool, count=len(texts))
+    if is_ascii.all():
         order = np.arange(len(texts), dtype=np.int64)
         raw = b"".join((_PAD, " ".join(texts).encode("ascii"), _PAD))
         tail_at = len(raw)
         lens = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
         lead = np.zeros(0, dtype=np.int64)
     else:
-        other = [i for i, t in enumerate(texts) if not t.isascii()]
-        order = np.array(ascii_idx + other, dtype=np.int64)
-        asc = [texts[i] for i in ascii_idx]
+        other = np.flatnonzero(~is_ascii)
+        order = np.concatenate([np.flatnonzero(is_ascii), other])
+        asc = list(itertools.compress(texts, is_ascii.tolist()))
         head = " ".join(asc).encode("ascii")
         tail_at = len(_PAD) + len(head) + (1 if asc else 0)
-        wide = [texts[i].encode("utf-8", "surrogatepass") for i in other]
+        wide = [t.encode("utf-8", "surrogatepass") for t in itertools.compress(texts, (~is_ascii).tolist())]
         tail = b" ".join(wide)
         tb = np.frombuffer(tail, dtype=np.uint8)
         lead = np.flatnonzero(tb >= 0xC2)  # first bytes of the non-ASCII characters
@@ -163,7 +164,7 @@ def normalize(texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.
         if len(odd):  # rare: lowercase the texts holding such a character, then lay the tail out again
             ends = np.cumsum(np.fromiter(map(len, wide), dtype=np.int64, count=len(wide)) + 1)
             for j in np.unique(np.searchsorted(ends, odd, side="right")).tolist():
-                wide[j] = texts[other[j]].lower().encode("utf-8", "surrogatepass")
+                wide[j] = texts[int(other[j])].lower().encode("utf-8", "surrogatepass")
             tail = b" ".join(wide)
             lead = np.flatnonzero(np.frombuffer(tail, dtype=np.uint8) >= 0xC2)
         raw = b"".join((_PAD, head, b" " if asc else b"", tail, _PAD))
