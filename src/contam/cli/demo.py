@@ -8,7 +8,8 @@ shows is what the README documents):
    known injections, and write a decontaminated copy;
 2. fresh instances: an isomorphic GSM8K reference set with computed, audited answers;
 3. model-side audit: Min-K% Prob and the Zero-CoT Probe with the embedded SmolLM2 model;
-4. evergreen tool-agent tasks: regenerated τ-bench retail tasks with a replay oracle and audit.
+4. evergreen tool-agent tasks: regenerated τ-bench retail tasks with a replay oracle and audit;
+5. one report (``demo-out/report.html`` and ``report.md``) over everything the steps wrote.
 """
 
 from __future__ import annotations
@@ -99,6 +100,13 @@ def register(app: typer.Typer) -> None:
             "4. Evergreen tool-agent tasks: regenerated τ-bench retail worlds, replay oracle, audit",
             ["regen", "--domain", "retail", "--seeds", f"{seed}:{seed + 3}", "--tasks", "0:20", "--out", str(out / "regen")],
         )
+        # one report over everything above, to hand on: HTML for a browser, Markdown for a PR or wiki
+        results = [str(out / p) for p in ("scan", "corpus.clean.jsonl.log.jsonl", "reference", "minkprob", "zerocot", "regen")]
+        reports = {"html": out / "report.html", "md": out / "report.md"}
+        for i, (fmt, path) in enumerate(reports.items()):
+            times[f"report-{fmt}"] = _step(f"5{'ab'[i]}. Report ({fmt}) over everything above",
+                                           ["report", *results, "--title", "contam demo", "--format", fmt, "--out", str(path)])
         console.rule("[bold]Done")
         console.print("seconds per step: " + ", ".join(f"{k} {v:.1f}" for k, v in times.items()))
         console.print(f"everything is under {out}/ (per-item JSONL and a summary.json per step)")
+        console.print(f"report: {reports['html']} (open in a browser) and {reports['md']}", markup=False)

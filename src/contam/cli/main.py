@@ -43,6 +43,7 @@ COMMAND_MODULES = (
     "contam.cli.contaminate",
     "contam.cli.regen",
     "contam.cli.stats",
+    "contam.cli.report",
     "contam.cli.demo",
 )
 

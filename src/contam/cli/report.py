@@ -1,0 +1,51 @@
+"""``contam report``: one readable, self-contained report (HTML, Markdown or JSON) from the
+outputs contam's commands wrote."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+from contam.cli.common import console, err_console
+
+
+def report(
+    paths: Annotated[list[Path], typer.Argument(help="Result folders or files: a scan/probe/perturb/regen/eval folder, a summary.json, "
+                                                      "a --json dump, a decontamination *.log.jsonl, or a folder holding several.")],
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="File to write (atomically); stdout without.")] = None,
+    fmt: Annotated[str | None, typer.Option("--format", "-f", help="html, md or json (default: from --out's suffix, else html).")] = None,
+    title: Annotated[str, typer.Option("--title", help="Report title.")] = "contam report",
+    max_rows: Annotated[int, typer.Option("--max-rows", help="Rows per per-item table (first flagged documents, log entries, ...).")] = 10,
+    skip_unknown: Annotated[bool, typer.Option("--skip-unknown", help="Skip inputs that are not contam results, with a warning, instead of failing.")] = False,
+) -> None:
+    """Turn what scan, decontaminate, perturb, probe, eval-*, regen and stats wrote into one report to hand on.
+
+    Every verdict is shown with its test, p-value and interval (or power); all text is escaped.
+
+    Example: contam report runs/scan1 runs/zcp ref/ --format html --out report.html
+    """
+    import sys
+
+    from contam.report.build import build_report, format_for, render
+    from contam.report.data_side import RenderOptions
+
+    kind = format_for(out, fmt)
+    rep, results = build_report(paths, title=title, options=RenderOptions(max_rows=max(1, max_rows)), skip_unknown=skip_unknown,
+                                warn=lambda m: err_console.print(f"warning: {escape(m)}", highlight=False))
+    text = render(rep, kind, results)
+    if out is None:
+        sys.stdout.write(text)
+        return
+    from contam.outputs import atomic_write
+
+    with atomic_write(out) as fh:
+        fh.write(text)
+    console.print(f"wrote {escape(str(out))} ({kind}, {len(rep.sections)} section(s): {escape(', '.join(s.kind for s in rep.sections))})")
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``contam report`` to ``app``."""
+    app.command("report")(report)

@@ -1,0 +1,135 @@
+"""From result paths to one report: recognize, render each result, write HTML, Markdown or JSON.
+
+>>> from contam.report import build_report, render  # doctest: +SKIP
+>>> rep = build_report(["demo-out/scan", "demo-out/zerocot"])
+>>> open("report.html", "w").write(render(rep, "html"))
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from contam.errors import ConfigError
+from contam.report import data_side as ds
+from contam.report import model_side as ms
+from contam.report.data_side import RenderOptions
+from contam.report.html_writer import render_html
+from contam.report.inputs import Result, load_inputs
+from contam.report.markdown_writer import render_markdown
+from contam.report.model import Report, Section
+
+Renderer = Callable[[Result, RenderOptions], Section]
+
+#: kind (as :func:`contam.report.inputs.classify` names it) -> renderer
+RENDERERS: dict[str, Renderer] = {
+    "scan": ds.render_scan,
+    "decontaminate": ds.render_decontaminate,
+    "perturb": ds.render_perturb,
+    "scenarios": ds.render_scenarios,
+    "eval-detectors": ds.render_eval_detectors,
+    "regen": ds.render_regen,
+    "regen-replay": ds.render_regen_replay,
+    "grade": ds.render_grade,
+    "equivariance": ds.render_equivariance,
+    "minkprob": ms.render_minkprob,
+    "zerocot": ms.render_zerocot,
+    "cliff": ms.render_cliff,
+    "cdd": ms.render_grouped,
+    "reconstruct": ms.render_grouped,
+    "ts-guess": ms.render_grouped,
+    "guided": ms.render_guided,
+    "swe-filepath": ms.render_swe,
+    "swe-funcrepro": ms.render_swe,
+    "swe-prefix": ms.render_swe,
+    "eval-probes": ms.render_eval_probes,
+    "eval-probes-sweep": ms.render_eval_probes_sweep,
+    "power": ms.render_power,
+    "mcnemar": ms.render_mcnemar,
+    "contaminate": ms.render_contaminate,
+}
+
+FORMATS = ("html", "md", "json")
+
+
+def _version() -> str:
+    from contam import __version__
+
+    return f"contam {__version__}"
+
+
+def build_report(paths: Sequence[str | os.PathLike[str]], *, title: str = "contam report", options: RenderOptions | None = None,
+                 skip_unknown: bool = False, warn: Callable[[str], None] | None = None) -> tuple[Report, list[Result]]:
+    """Recognize every result at ``paths`` and render each into a section, in the order given.
+
+    Returns the report and the results it was made from (for the JSON merge).
+    """
+    notes: list[str] = []
+
+    def note(msg: str) -> None:
+        notes.append(msg)
+        if warn:
+            warn(msg)
+
+    results = load_inputs([Path(p) for p in paths], warn=note, skip_unknown=skip_unknown)
+    if not results:
+        raise ConfigError("no contam results to report on (every input was skipped)")
+    opt = options or RenderOptions()
+    sections = tuple(RENDERERS[r.kind](r, opt) for r in results)
+    return Report(title, sections, tuple(notes), _version()), results
+
+
+def _finite(x: Any) -> Any:
+    """NaN/inf become ``null`` so the merged JSON is valid for strict parsers."""
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    if isinstance(x, dict):
+        return {str(k): _finite(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_finite(v) for v in x]
+    return x
+
+
+def merged_json(report: Report, results: Sequence[Result]) -> dict[str, Any]:
+    """One JSON object: per result its kind, source, status, headline figures and the result itself."""
+    return _finite({
+        "schema": 1, "generator": report.version, "title": report.title, "skipped": list(report.skipped),
+        "results": [{"kind": r.kind, "source": r.path, "title": s.title, "status": s.status, "figures": s.figures, "result": r.data}
+                    for r, s in zip(results, report.sections, strict=True)],
+    })
+
+
+def render(report: Report, fmt: str, results: Sequence[Result] = ()) -> str:
+    """The report as ``html``, ``md`` or ``json`` text."""
+    if fmt == "html":
+        return render_html(report)
+    if fmt == "md":
+        return render_markdown(report)
+    if fmt == "json":
+        return json.dumps(merged_json(report, results), indent=2, ensure_ascii=False, default=str, allow_nan=False) + "\n"
+    raise ConfigError(f"--format {fmt!r}: choose one of {', '.join(FORMATS)}")
+
+
+def format_for(out: Path | None, fmt: str | None) -> str:
+    """``fmt`` if given, else from the output's suffix (``.html``, ``.md``, ``.json``), else html."""
+    if fmt:
+        if fmt not in FORMATS:
+            raise ConfigError(f"--format {fmt!r}: choose one of {', '.join(FORMATS)}")
+        return fmt
+    suffix = out.suffix.lower() if out is not None else ""
+    return {".md": "md", ".markdown": "md", ".json": "json"}.get(suffix, "html")
+
+
+def write_report(paths: Sequence[str | os.PathLike[str]], out: str | os.PathLike[str], fmt: str | None = None, **kw: Any) -> Report:
+    """Build the report for ``paths`` and write it atomically to ``out``."""
+    from contam.outputs import atomic_write
+
+    report, results = build_report(paths, **kw)
+    text = render(report, format_for(Path(out), fmt), results)
+    with atomic_write(out) as fh:
+        fh.write(text)
+    return report
