@@ -119,6 +119,39 @@ def test_20_gift_card_if_it_covers_the_upgrade_else_paypal() -> None:
         assert kw["payment_method_id"] == ("gift_card_4332117" if round(diff, 2) <= 86 else "paypal_3798357")
 
 
+@pytest.mark.parametrize(("index", "target"), [(36, 1131), (37, 1150)])
+def test_36_37_cheapest_options_total_decides_modify_or_cancel(index: int, target: int) -> None:
+    order = load_world("retail").tables["orders"]["#W9348897"]
+    flips = set()
+    for seed in SEEDS:
+        d = branch.derive("retail", index, seed)
+        cheapest = {}
+        for item in order["items"]:
+            variants = _variants(d, item["product_id"])
+            cheapest[item["item_id"]] = min(_avail(variants), key=lambda i, v=variants: v[i]["price"])
+            cheapest[item["item_id"] + "/price"] = variants[cheapest[item["item_id"]]]["price"]
+        total = sum(v for k, v in cheapest.items() if k.endswith("/price"))
+        act = d.actions[9]
+        if total <= target:
+            assert act["name"] == "modify_pending_order_items"
+            assert act["kwargs"]["new_item_ids"] == [cheapest[i] for i in act["kwargs"]["item_ids"]]
+        else:
+            assert act == {"name": "cancel_pending_order", "kwargs": {"order_id": "#W9348897", "reason": "no longer needed"}}
+        flips.add(total <= target)
+    assert flips == {True, False}
+
+
+def test_74_i9_with_storage_then_color_preference() -> None:
+    for seed in SEEDS:
+        d = branch.derive("retail", 74, seed)
+        laptops = _variants(d, "4760268021")
+        hits = _avail(laptops, processor="i9")
+        for key, value in (("storage", "256GB SSD"), ("color", "silver")):
+            narrowed = [i for i in hits if laptops[i]["options"][key] == value]
+            hits = narrowed or hits
+        assert len(hits) == 1 and d.actions[1]["kwargs"]["new_item_ids"] == hits
+
+
 def test_90_camera_availability_and_price() -> None:
     for seed in SEEDS:
         d = branch.derive("retail", 90, seed)
