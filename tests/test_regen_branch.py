@@ -250,3 +250,24 @@ def test_spec_file_is_data_and_quotes_each_condition(domain: str) -> None:
         # the quoted condition is the instruction's (modulo our bracketed glosses)
         first = spec["condition"].split(".")[0].split("(")[0].strip()
         assert first.lower()[:25] in load_tasks(domain)[index]["instruction"].lower(), index
+
+
+def test_every_conditional_is_classified_and_the_covered_ones_have_specs() -> None:
+    import json
+    import re
+    from pathlib import Path
+
+    path = Path(branch.__file__).with_name("specs") / "conditionals.json"
+    with open(path, encoding="utf-8") as fh:
+        table = json.load(fh)
+    word = re.compile(r"\b(if|otherwise|unless|in case|as long as|only when|whether|either)\b", re.I)
+    for domain in ("retail", "airline"):
+        rows = {int(k): v for k, v in table[domain].items()}
+        # every shipped instruction with a conditional word is classified, and nothing else is
+        assert set(rows) == {t["index"] for t in load_tasks(domain) if word.search(t["instruction"])}
+        assert {v["kind"] for v in rows.values()} <= {"world", "dialogue", "policy", "none"}
+        covered = {i for i, v in rows.items() if v["covered"]}
+        assert all(rows[i]["kind"] == "world" for i in covered)
+        # a task is marked covered exactly when it has a branch spec (19/20 included: their conditionals are data-decided)
+        assert covered == {i for d, i in branch.SPECS if d == domain}
+        assert all(v["why"] for v in rows.values())
