@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import mmap
 import multiprocessing as mp
 import os
 import time
@@ -338,37 +337,33 @@ def _check_docs(docs: list[Document], stats: BadInputStats, counts: Counter[str]
 
 
 def _ranges(p: Path, batch_bytes: int, start_line: int, start_offset: int) -> Iterator[tuple[tuple[str, int, Any], int, int, int]]:
-    """Byte ranges of about ``batch_bytes`` ending at line ends, from a plain file mapped in
-    memory: the reader only counts line ends, each worker reads its own range."""
+    """Byte ranges of about ``batch_bytes`` ending at line ends, from a plain file: the reader
+    only counts line ends (into one reused buffer), each worker reads its own range."""
+    buf = bytearray(batch_bytes)
+    view, data = memoryview(buf), np.frombuffer(buf, dtype=np.uint8)
     try:
-        with open(p, "rb") as f:
+        with open(p, "rb", buffering=0) as f:
             size = os.fstat(f.fileno()).st_size
-            if size <= start_offset:
-                return
-            mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+            pos, first = start_offset, start_line
+            while pos < size:
+                f.seek(pos)
+                got = f.readinto(view)
+                if not got:
+                    break
+                if pos + got >= size:  # the last range
+                    end, n_lines = size, int(np.count_nonzero(data[:got] == 10)) + int(data[got - 1] != 10)
+                else:
+                    last = buf.rfind(b"\n", 0, got)
+                    if last >= 0:
+                        end, n_lines = pos + last + 1, int(np.count_nonzero(data[: last + 1] == 10))
+                    else:  # one line longer than the buffer: find its end
+                        f.seek(pos + got)
+                        rest = f.readline()
+                        end, n_lines = pos + got + len(rest), 1
+                yield ("range", first, (pos, end)), end - pos, first + n_lines, end
+                pos, first = end, first + n_lines
     except OSError as e:
         raise InputError(f"cannot read: {e.strerror or e}", path=p) from None
-    try:
-        data = np.frombuffer(mm, dtype=np.uint8)
-        pos, first = start_offset, start_line
-        while pos < size:
-            end = min(size, pos + batch_bytes)
-            if end < size:
-                nl = mm.find(b"\n", end - 1)
-                end = size if nl < 0 else nl + 1
-            n_lines = int(np.count_nonzero(data[pos:end] == 10)) + int(data[end - 1] != 10)
-            # Counted: drop the pages from this process (they stay in the page cache), so the
-            # reader's memory does not grow with the corpus.
-            lo = pos - pos % mmap.PAGESIZE
-            mm.madvise(mmap.MADV_DONTNEED, lo, end - lo)
-            yield ("range", first, (pos, end)), end - pos, first + n_lines, end
-            pos, first = end, first + n_lines
-        del data  # the map cannot close while an array views it
-    finally:
-        try:
-            mm.close()
-        except BufferError:  # an exception left a view behind: the map closes with it
-            pass
 
 
 def _read_range(path: str, pos: int, end: int) -> bytes:
