@@ -242,6 +242,21 @@ def test_airline_32_fare_decides_the_second_passenger() -> None:
     assert flips == {1, 2}
 
 
+def test_airline_11_certificate_unless_more_than_100_is_wasted() -> None:
+    flips = set()
+    for seed in SEEDS:
+        d = branch.derive("airline", 11, seed)
+        state = State(load_world("airline"), None, d.patches())
+        total = sum(state.get("flights", f)["dates"]["2024-05-17"]["prices"]["economy"] for f in ("HAT097", "HAT251"))
+        pay = d.actions[0]["kwargs"]["payment_methods"]
+        if 500 - total > 100:
+            assert pay == [{"payment_id": "gift_card_8516878", "amount": 128}, {"payment_id": "credit_card_3563913", "amount": total - 128}]
+        else:
+            assert pay == [{"payment_id": "certificate_8998287", "amount": total}]
+        flips.add(500 - total > 100)
+    assert flips == {True, False}
+
+
 @pytest.mark.parametrize("domain", ["retail", "airline"])
 def test_spec_file_is_data_and_quotes_each_condition(domain: str) -> None:
     specs = branch.load_specs(domain)
