@@ -30,7 +30,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     corpus = d / "corpus.jsonl"
     build_demo_corpus(corpus, seed=0)
     r = {"scan": d / "scan", "log": d / "clean.jsonl.log.jsonl", "ref": d / "ref", "mink": d / "mink", "zcp": d / "zcp", "regen": d / "regen",
-         "power": d / "power.json"}
+         "power": d / "power.json", "evd": d / "evd", "replay": d / "replay"}
     assert main(["scan", "-b", "gsm8k", "-b", "humaneval", "-b", "mmlu", "--corpus", str(corpus), "--out", str(r["scan"])]) == 0
     assert main(["decontaminate", "--corpus", str(corpus), "--scan", str(r["scan"]), "--out", str(d / "clean.jsonl")]) == 0
     assert main(["perturb", "-b", "gsm8k", "--limit", "6", "--variants", "1", "--out", str(r["ref"])]) == 0
@@ -39,6 +39,8 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
                  "--truncation", "", "--resamples", "200", "--out", str(r["zcp"])]) == 0
     assert main(["regen", "--domain", "retail", "--seeds", "0:1", "--tasks", "0:3", "--out", str(r["regen"])]) == 0
     write_json(r["power"], power_report(115).to_dict())  # what `contam stats power --json` prints
+    assert main(["eval-detectors", "-b", "gsm8k", "--n", "6", "--levels", "token", "--out", str(r["evd"])]) == 0
+    assert main(["regen", "replay", "--domain", "retail", "--out", str(r["replay"])]) == 0
     return r
 
 
@@ -87,11 +89,24 @@ def test_report_shows_every_result_with_its_statistics(runs: dict[str, Path], tm
     assert merged["results"][3]["figures"]["p_value"] == head["test"]["p_value"]
 
 
+def test_detector_evaluation_and_replay(runs: dict[str, Path]) -> None:
+    rep, results = build_report([runs["evd"], runs["replay"]])
+    assert [r.kind for r in results] == ["eval-detectors", "regen-replay"]
+    md = render(rep, "md", results)
+    report = json.loads((runs["evd"] / "report.json").read_text(encoding="utf-8"))
+    row = next(r for r in report["reports"][0]["rows"] if r["method"] == "13-gram" and r["scenario"] == "S1")
+    m = row["metrics"]
+    assert f"| 13-gram | S1 | {m['tp']} | {m['fp']} | {m['fn']} | " in md  # confusion counts with Wilson intervals
+    assert "recall \\[95% CI\\]" in md and "S3 (isomorphic) F1" in md
+    replay = json.loads((runs["replay"] / "summary.json").read_text(encoding="utf-8"))[0]
+    assert f"retail: {replay['clean']} of {replay['tasks']} replay clean" in md
+
+
 def test_folder_of_results_and_member_files(runs: dict[str, Path]) -> None:
     parent = runs["scan"].parent
     rep, results = build_report([parent])
     kinds = [r.kind for r in results]
-    assert kinds == ["scan", "decontaminate", "perturb", "minkprob", "zerocot", "regen", "power"]  # data side first
+    assert kinds == ["scan", "decontaminate", "eval-detectors", "perturb", "minkprob", "zerocot", "regen", "regen-replay", "power"]  # data side first
     assert any("corpus.jsonl" in s for s in rep.skipped)  # the corpus itself is not a result, and says so
     _, one = build_report([runs["scan"] / "flags.jsonl"])  # a member file means its folder
     assert [r.kind for r in one] == ["scan"]

@@ -261,9 +261,9 @@ def render_eval_detectors(r: Result, opt: RenderOptions) -> Section:
         for (m, sc), row in cell.items():
             mt = row["metrics"]
             tp, fp, fn = int(mt.get("tp", 0)), int(mt.get("fp", 0)), int(mt.get("fn", 0))
-            detail.append([m, sc, tp, fp, fn, f"{num(mt.get('precision'))} {interval(wilson(tp, tp + fp))}",
-                           f"{num(mt.get('recall'))} {interval(wilson(tp, tp + fn))}", num(mt.get("f1"))])
-        b.table(["method", "scenario", "TP", "FP", "FN", "precision", "recall", "F1"], detail, align="llrrrrrr",
+            detail.append([m, sc, tp, fp, fn, f"{num(mt.get('precision'))} {interval(wilson(tp, tp + fp)).removeprefix('95% CI ')}",
+                           f"{num(mt.get('recall'))} {interval(wilson(tp, tp + fn)).removeprefix('95% CI ')}", num(mt.get("f1"))])
+        b.table(["method", "scenario", "TP", "FP", "FN", "precision [95% CI]", "recall [95% CI]", "F1"], detail, align="llrrrrrr",
                 caption=f"{rep.get('benchmark')}: confusion counts")
         th = rep.get("thresholds", {})
         b.table(["method", "calibrated settings"], [[m, ", ".join(f"{k}={num(v) if isinstance(v, float) else v}" for k, v in d.items())]

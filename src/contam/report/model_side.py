@@ -89,6 +89,11 @@ _GROUPED = {
 }
 
 
+def _label(key: str) -> str:
+    words = {"mean_rouge_l": "mean ROUGE-L", "rouge_test": "ROUGE-L test", "flagged": "share flagged (peak > ξ)"}
+    return words.get(key, key.replace("_", " "))
+
+
 def render_grouped(r: Result, opt: RenderOptions) -> Section:
     """``cdd``, ``reconstruct``, ``ts-guess``: per-group rates, and tests when a reference set was given."""
     s = r.data
@@ -96,18 +101,21 @@ def render_grouped(r: Result, opt: RenderOptions) -> Section:
     present = [s[t] for t in tests if s.get(t)]
     status, words = evidence_status(present[0].get("p_value"), present[0].get("effect")) if present else ("info", "No verdict (no reference set to compare with)")
     b = SectionBuilder(f"{title}: {s.get('model')} on {s.get('benchmark')}", kind=r.kind, source=r.path, status=status)
-    b.headline(strong(words + ". "), text("; ".join(f"{t.replace('_', ' ')}: effect {num(s[t].get('effect'))}, {test_words(s[t])}"
-                                                    for t in tests if s.get(t)) + ("." if present else "")))
     groups = list(s.get("n", {}))
+    if present:
+        detail = "; ".join(f"{_label(t)}: effect {num(s[t].get('effect'))}, {test_words(s[t])}" for t in tests if s.get(t)) + "."
+    else:
+        detail = "; ".join(f"{g} ({s['n'][g]} items): " + ", ".join(f"{_label(m)} {num(s.get(m, {}).get(g))}" for m in metrics) for g in groups) + "."
+    b.headline(strong(words + ". "), text(detail))
     rows = []
     for g in groups:
         row: list[Any] = [g, s["n"][g]]
         for m in metrics:
             row.append(num(s.get(m, {}).get(g)))
         if r.kind == "ts-guess":
-            row.append(interval(s.get("exact_ci", {}).get(g)))
+            row.append(interval(s.get("exact_ci", {}).get(g)).removeprefix("95% CI "))
         rows.append(row)
-    b.table(["group", "n", *[m.replace("_", " ") for m in metrics], *(["exact 95% CI"] if r.kind == "ts-guess" else [])], rows)
+    b.table(["group", "n", *[_label(m) for m in metrics], *(["exact 95% CI"] if r.kind == "ts-guess" else [])], rows)
     b.figures.update({t: s.get(t) for t in tests})
     return b.build()
 
@@ -115,8 +123,13 @@ def render_grouped(r: Result, opt: RenderOptions) -> Section:
 def render_guided(r: Result, opt: RenderOptions) -> Section:
     s = r.data
     test = s.get("test") or {}
-    status = "evidence" if s.get("contaminated") else ("no evidence" if test else "info")
-    words = "Evidence of contamination" if s.get("contaminated") else ("No significant evidence of contamination" if test else "No verdict (too few items)")
+    need = int(s.get("config", {}).get("min_items", 0) or 0)
+    if s.get("contaminated"):
+        status, words = "evidence", "Evidence of contamination"
+    elif not test or int(s.get("n", 0)) < need:
+        status, words = "info", f"No verdict (only {num(s.get('n'))} items; at least {need} needed)" if need else "No verdict (no test)"
+    else:
+        status, words = "no evidence", "No significant evidence of contamination"
     b = SectionBuilder(f"Guided vs general instruction: {s.get('model')} on {s.get('benchmark')}", kind="guided", source=r.path, status=status)
     b.headline(strong(words + ". "), text(f"ROUGE-L guided {num(s.get('mean_guided'))} vs general {num(s.get('mean_general'))} over "
                                           f"{num(s.get('n'))} items; {test_words(test) if test else 'no test'}."))
