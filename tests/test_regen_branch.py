@@ -286,3 +286,18 @@ def test_every_conditional_is_classified_and_the_covered_ones_have_specs() -> No
         # a task is marked covered exactly when it has a branch spec (19/20 included: their conditionals are data-decided)
         assert covered == {i for d, i in branch.SPECS if d == domain}
         assert all(v["why"] for v in rows.values())
+
+
+def test_a_malformed_spec_file_names_the_task_and_field(tmp_path: Any) -> None:
+    from contam.errors import InputError
+
+    bad = tmp_path / "retail.json"
+    bad.write_text('{"tasks": {"7": {"condition": "If x.", "resample": [{"product": "1"}], "predicate": {}, "then": [], "else": []}}}')
+    with pytest.raises(InputError, match=r"tasks\.7\.resample\[0\]"):
+        branch.read_spec_file(bad)
+    bad.write_text('{"tasks": {"7": {"condition": "If x.", "resample": []}}}')
+    with pytest.raises(InputError, match=r"tasks\.7\.predicate.*missing"):
+        branch.read_spec_file(bad)
+    bad.write_text("{not json")
+    with pytest.raises(InputError, match=r"retail\.json"):
+        branch.read_spec_file(bad)

@@ -39,6 +39,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from contam.errors import InputError
 from contam.regen.world import Patch, State, _dumps, load_tasks, load_world, loads
 
 _SPEC_DIR = Path(__file__).with_name("specs")
@@ -48,10 +49,32 @@ _SPEC_DIR = Path(__file__).with_name("specs")
 def load_specs(domain: str) -> dict[int, dict[str, Any]]:
     """The branch specs of ``domain`` by shipped task index (``{}`` where the domain has none)."""
     path = _SPEC_DIR / f"{domain}.json"
-    if not path.exists():
-        return {}
-    with open(path, encoding="utf-8") as fh:
-        return {int(k): v for k, v in json.load(fh)["tasks"].items()}
+    return read_spec_file(path) if path.exists() else {}
+
+
+def read_spec_file(path: Path) -> dict[int, dict[str, Any]]:
+    """A spec file's task specs by task index; a malformed one raises :class:`InputError` naming the field."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            tasks = json.load(fh)["tasks"]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise InputError(f"cannot read the branch specs: {e}", path=path) from None
+    out = {}
+    for key, spec in tasks.items():
+        out[int(key)] = spec
+        # The shape is checked here so that a bad spec fails at load, naming its task and field.
+        need = ("condition", "resample", "cases") if "cases" in spec else ("condition", "resample", "predicate", "then", "else")
+        for name in need:
+            if name not in spec:
+                raise InputError("missing", path=path, field=f"tasks.{key}.{name}")
+        for i, r in enumerate(spec["resample"]):
+            if not ("product" in r and ("item" in r or "items" in r)) and not {"flight", "date", "cabin", "price"} <= set(r):
+                raise InputError("expected a variant (product + item/items) or a fare (flight, date, cabin, price)",
+                                 path=path, field=f"tasks.{key}.resample[{i}]")
+        for i, case in enumerate(spec.get("cases", [])):
+            if "name" not in case or "edits" not in case:
+                raise InputError("a case needs a name and edits", path=path, field=f"tasks.{key}.cases[{i}]")
+    return out
 
 
 #: Per-task branch specs, keyed by (domain, shipped task index).
