@@ -9,13 +9,16 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
 from contam.cli.main import main
 from contam.outputs import write_json
 from contam.report import build_report, render
-from contam.report.markdown_writer import md_code, md_text
-from contam.report.model import pval
+from contam.report.html_writer import render_html
+from contam.report.markdown_writer import md_code, md_text, render_markdown
+from contam.report.model import Report, SectionBuilder, code, mark, pval, text
 
 EVIL = "<script>alert(1)</script> | pipe | `tick` **bold** &lt;b&gt; [link](javascript:alert(2)) _x_"
 
@@ -172,3 +175,29 @@ def test_markdown_escapes() -> None:
     assert md_code("a|b", table=True) == "`a\\|b`"
     md = MarkdownIt("commonmark").render(md_code("x ``` y"))
     assert "<code>x ``` y</code>" in md
+
+
+_PIECES = st.sampled_from([*"<>|`*_[]()!&#;\\\n\r ~$-+=.1aZ\"'/:", "<script>", "&lt;", "javascript:", "<br>", "```", "\u2028", "http://x.y"])
+_HOSTILE = st.lists(_PIECES, max_size=25).map("".join)
+_MD_TAGS = {"p", "br", "code", "strong", "em", "table", "thead", "tbody", "tr", "th", "td", "h1", "h2", "ol", "li", "blockquote"}
+
+
+@settings(max_examples=150, deadline=None)
+@given(_HOSTILE, _HOSTILE, _HOSTILE)
+def test_any_text_stays_text(a: str, b: str, c: str) -> None:
+    """Whatever the strings, the writers' markup is the only markup, and a table keeps its columns."""
+    s = SectionBuilder(a, kind="k", source=b)
+    s.headline(text(a), code(b), mark(c))
+    s.para(c, code(a))
+    s.table(["x", "y", "z"], [[text(a), code(b), mark(c)], [c, a, b]])
+    s.excerpt([code(a)], [text(b), mark(c)])
+    rep = Report(c, (s.build(),))
+    out = MarkdownIt("commonmark", {"html": True}).enable("table").render(render_markdown(rep))
+    assert set(re.findall(r"</?([a-zA-Z][a-zA-Z0-9]*)", out)) <= _MD_TAGS
+    tables = re.findall(r"<table>.*?</table>", out, flags=re.S)
+    assert len(tables) == 1
+    for row in re.findall(r"<tr>(.*?)</tr>", tables[0].split("<tbody>")[1], flags=re.S):
+        assert len(re.findall(r"<td[ >]", row)) == 3
+    body = render_html(rep).split("<body>")[1]
+    assert set(re.findall(r"</?([a-zA-Z][a-zA-Z0-9]*)", body)) <= _MD_TAGS | {"section", "span", "a", "figure", "figcaption", "caption", "mark",
+                                                                              "body", "html"}

@@ -64,7 +64,12 @@ def runs_md(runs: Inline, table: bool = False, block_start: bool = False) -> str
             t = _wrap("*", t, r.text)
         out.append(t)
     s = "".join(out)
-    return _LEADING.sub(lambda m: m.group(1) + "\\" + m.group(2), s, count=1) if block_start else s
+    return _lead(s) if block_start else s
+
+
+def _lead(s: str) -> str:
+    """Escape a leading list, heading-underline or ordered-list marker (text that starts a block)."""
+    return _LEADING.sub(lambda m: m.group(1) + "\\" + m.group(2), s, count=1)
 
 
 def _table(t: Table) -> str:
@@ -96,7 +101,7 @@ def render_markdown(report: Report) -> str:
     """The whole report as one Markdown document."""
     lines = [f"# {md_text(report.title)}", "", f"{md_text(report.version)} · {len(report.sections)} result(s)", ""]
     for i, s in enumerate(report.sections, 1):
-        lines.append(f"{i}. {md_text(s.title)} — **{md_text(s.status)}**")
+        lines.append(f"{i}. {_lead(md_text(s.title))} — **{md_text(s.status)}**")
     if report.skipped:
         lines += ["", "Left out: " + "; ".join(md_text(x) for x in report.skipped)]
     for i, s in enumerate(report.sections, 1):
