@@ -112,3 +112,17 @@ def test_audit_catches_the_users_zip_in_an_action_string_but_not_in_an_amount():
     amount = [*inst.actions, {"name": "calculate", "kwargs": {"expression": "1 + 1", "n": int(zip_code)}}]
     row = auditor.check(dataclasses.replace(inst, actions=amount), skm, deriv, km)
     assert not any("zip/last-four" in p for p in row.problems)
+
+
+def test_audit_catches_a_shipped_id_in_the_catalog_patch():
+    import dataclasses
+
+    from contam.regen.generate import generate_full, world_map
+
+    km = world_map("retail", 5)
+    inst, skm, deriv = generate_full("retail", 0, 5, km)  # a branch task: its patch names a keyboard variant
+    auditor = Auditor(determinism=False)
+    assert inst.catalog_patch and auditor.check(inst, skm, deriv, km).valid
+    leaked = dataclasses.replace(inst, catalog_patch=deriv.catalog_patch)  # the shipped ids, as older versions wrote
+    row = auditor.check(leaked, skm, deriv, km)
+    assert not row.covered

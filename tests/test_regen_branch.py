@@ -10,6 +10,7 @@ import pytest
 
 from contam.regen import branch
 from contam.regen.generate import generate, world_state
+from contam.regen.rekey import originals
 from contam.regen.replay import ReplayOracle, run_actions
 from contam.regen.world import State, load_tasks, load_world
 
@@ -56,7 +57,8 @@ def test_spec_rederives_shipped_and_every_reachable_branch_replays(key: tuple[st
             expect = "then" if branch.evaluate(spec["predicate"], state) else "else"
         assert d.branch.split(":")[0] == expect  # name_by specs append the chosen value
         inst = generate(domain, index, seed)
-        assert inst.branch == d.branch and inst.catalog_patch == d.catalog_patch
+        assert inst.branch == d.branch and list(inst.catalog_patch.values()) == list(d.catalog_patch.values())
+        assert not originals(domain).leaks(" ".join(inst.catalog_patch))  # recorded in the fresh id space
         run = run_actions(domain, world_state(inst), inst.actions)
         assert run.goal_hash == inst.goal_hash
         if shipped_clean:

@@ -7,7 +7,7 @@ checked, not a sample. The checks:
   of its class, and the task's extension map (values minted for the task) is too;
 - **coverage** — no original id (order, user, item, product, payment, tracking, email,
   address, reservation code, flight number) occurs as a *substring* of the fresh world's ids
-  or of the instance's instruction, actions, outputs or goal delta, and no original name
+  or of the instance's instruction, actions, outputs, goal delta or catalog patch, and no original name
   (nor the task user's zip or card last-four) occurs as a word; the shipped database's
   non-id content is checked once per domain to contain no original id, so the fresh
   database (ids renamed + that content) is covered as a whole;
@@ -251,7 +251,8 @@ class Auditor:
 
         # coverage of everything the instance carries
         actions_text = _dumps(inst.actions)
-        texts = [inst.instruction, inst.user_id, *inst.outputs, actions_text, *(t for row in inst.goal_delta for t in row)]
+        texts = [inst.instruction, inst.user_id, *inst.outputs, actions_text, *(t for row in inst.goal_delta for t in row),
+                 *inst.catalog_patch]  # the patch keys name catalog ids too
         hits = orig.leaks("\n".join(texts))  # one pass; the separator keeps matches inside one text
         if hits:
             where = next(t for t in texts if hits[0].casefold() in t.casefold())

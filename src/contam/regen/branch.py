@@ -100,8 +100,22 @@ class Derivation:
 
     @property
     def catalog_patch(self) -> dict[str, bool | float]:
-        """The catalog edits as flat data: ``"product/item"`` -> available, ``"product/item/price"`` -> price."""
+        """The catalog edits as flat data: ``"product/item"`` -> available, ``"product/item/price"`` /
+        ``"flight/date/cabin/price"`` -> price (shipped ids)."""
         return {**self.availability, **{f"{k}/price": v for k, v in self.prices.items()}}
+
+    def fresh_patch(self, fwd: Callable[[str, str], str]) -> dict[str, bool | float]:
+        """:attr:`catalog_patch` with its ids renamed by ``fwd(cls, value)`` (what an instance records:
+        the shipped ids must not appear in a fresh instance)."""
+        out: dict[str, bool | float] = {}
+        for key, value in self.catalog_patch.items():
+            parts = key.split("/")
+            if len(parts) == 4:  # flight/date/cabin/price
+                parts[0] = fwd("flight", parts[0])
+            else:
+                parts[0], parts[1] = fwd("product", parts[0]), fwd("item", parts[1])
+            out["/".join(parts)] = value
+        return out
 
     def patches(self) -> dict[tuple[str, str], Patch]:
         """The catalog edits as :class:`~contam.regen.world.State` patches (availability flags, prices)."""

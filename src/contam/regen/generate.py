@@ -164,7 +164,7 @@ def generate_full(domain: str, index: int, seed: int, km: KeyMap | None = None) 
     inst = Instance(
         domain=domain, task_index=index, seed=seed,
         world={"domain": domain, "seed": seed, "map_digest": _digest(base)},
-        branch=deriv.branch, catalog_patch=deriv.catalog_patch,
+        branch=deriv.branch, catalog_patch=deriv.fresh_patch(skm.fwd),
         user_id=skm.fwd("user", task["user_id"]),
         instruction=rewrite(task["instruction"], plan.instruction_spans, skm),
         actions=actions,
