@@ -7,10 +7,11 @@ Every verdict is shown with its test, p-value, interval and Contamination Confid
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
-from contam.report.data_side import RenderOptions
-from contam.report.inputs import Result
+from contam.report.data_side import RenderOptions, clip
+from contam.report.inputs import Result, iter_jsonl
 from contam.report.model import Section, SectionBuilder, code, evidence_status, interval, num, pct, pval, strong, test_words, text, wilson
 
 
@@ -58,6 +59,16 @@ def render_zerocot(r: Result, opt: RenderOptions) -> Section:
             [[code(m["metric"]), num(m.get("original")), num(m.get("reference")), f"{m.get('gap', 0):+.3f}",
               interval(m.get("ci")).removeprefix("95% CI "), m.get("test", {}).get("method", ""), pval(m.get("test", {}).get("p_value")),
               num(m.get("calibration", {}).get("confidence"))] for m in metrics], caption="All four metrics (one-sided, original > reference)")
+    items = Path(r.folder) / "items.jsonl" if r.folder else None
+    if items is not None and items.is_file():
+        rows = []
+        for _, rec in iter_jsonl(items, limit=opt.max_rows):
+            o, f = rec.get("original") or {}, rec.get("reference") or {}
+            rows.append([code(str(o.get("id", rec.get("key")))), code(str(o.get("gold", ""))), code(clip(o.get("zero_answer"), 60)),
+                         "yes" if o.get("accuracy") else "no", code(str(f.get("gold", ""))), code(clip(f.get("zero_answer"), 60)),
+                         "yes" if f.get("accuracy") else "no"])
+        b.table(["item", "gold", "forced answer", "right", "reference gold", "forced answer", "right"], rows, align="lllrllr",
+                caption=f"First {len(rows)} pairs: answers forced with no reasoning")
     fc = s.get("full_cot")
     if fc:
         b.para(f"Difficulty check — full-CoT accuracy gap {fc.get('effect', 0):+.3f} ({test_words(fc)}); near 0 means the reference set is as hard as the originals.")
