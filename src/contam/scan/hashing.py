@@ -129,8 +129,8 @@ def normalize_batch(texts: list[str]) -> tuple[bytes, np.ndarray]:
     lead = lead[lead + 2 < len(b)]
     c2 = (b[lead].astype(np.int64) << 8) | b[lead + 1]
     c3 = (c2 << 8) | b[lead + 2]
-    hit2 = lead[np.isin(c2, _SEP2)]
-    hit3 = lead[np.isin(c3, _SEP3)]
+    hit2 = lead[_SEP2[np.minimum(np.searchsorted(_SEP2, c2), len(_SEP2) - 1)] == c2]  # np.isin, without re-sorting _SEP2
+    hit3 = lead[_SEP3[np.minimum(np.searchsorted(_SEP3, c3), len(_SEP3) - 1)] == c3]
     for k in range(2):
         b[hit2 + k] = _SPACE
     for k in range(3):

@@ -73,6 +73,19 @@ def idf(df: np.ndarray, n_items: int) -> np.ndarray:
     return np.log((n_items + 1) / np.maximum(df, 1)).astype(np.float64)
 
 
+class _ShortNorm(dict):  # type: ignore[type-arg]
+    """Short part -> its normalised words, worked out on first use: only parts with an anchor
+    hit in some document are ever compared whole."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.texts: dict[int, str] = {}
+
+    def __missing__(self, p: int) -> list[str]:
+        words = self[p] = normalized_words(self.texts[p])
+        return words
+
+
 class NGramIndex:
     """Hashed n-grams of a benchmark's item parts (see module docstring)."""
 
@@ -97,7 +110,7 @@ class NGramIndex:
         self._shift = np.uint64(63)
         # Short parts (fewer than anchor_words words): anchor hash -> (part, offset in the part).
         self.short_words: dict[int, np.ndarray] = {}
-        self.short_norm: dict[int, list[str]] = {}
+        self.short_norm: dict[int, list[str]] = _ShortNorm()
         self._anchor_hash = np.zeros(0, dtype=np.uint64)
         self._anchor_part = np.zeros(0, dtype=np.int32)
         self._anchor_off = np.zeros(0, dtype=np.int64)
@@ -149,7 +162,7 @@ class NGramIndex:
                     # Short parts get anchors (first, middle, last min_words words) and are then
                     # compared whole: exact, or near-exact, where n-gram coverage is fragile.
                     self.short_words[p] = words
-                    self.short_norm[p] = normalized_words(texts[2 * i + kind])
+                    self.short_norm.texts[p] = texts[2 * i + kind]  # type: ignore[attr-defined]
         self.part_item = np.array(part_item, dtype=np.int32)
         self.part_kind = np.array(part_kind, dtype=np.int8)
         self._build_windows(part_words, n)
