@@ -80,8 +80,10 @@ def evidence_runs(doc: str | None, evidence: list[dict[str, Any]], opt: RenderOp
     """The document around its evidence spans, the spans marked; without the document, the
     matched text itself (marked)."""
     spans = sorted({(int(e["doc_span"][0]), int(e["doc_span"][1])) for e in evidence if e.get("doc_span")})
-    if doc is None or not spans or spans[-1][1] > len(doc):
-        t = next((e.get("text") for e in evidence if e.get("text")), "")
+    if not spans:  # semantic / reasoning evidence points at the item, not at a span: show the document's start
+        return [text(clip(doc, 2 * opt.context))] if doc else []
+    if doc is None or spans[-1][1] > len(doc):
+        t = next((e.get("text") for e in evidence if e.get("doc_span") and e.get("text")), "")
         return [mark(clip(t, opt.max_excerpt))] if t else []
     merged: list[list[int]] = []
     for a, b in spans:
@@ -163,7 +165,10 @@ def render_scan(r: Result, opt: RenderOptions) -> Section:
         kinds = sorted({str(e.get("kind")) for e in f.get("evidence", [])})
         if kinds:
             label.append(text(f"; evidence: {', '.join(kinds)}"))
-        b.excerpt(label, runs or [text("(no evidence text recorded)")])
+        b.excerpt(label, runs or [text("(document text not available)")])
+        scored = [e for e in f.get("evidence", []) if not e.get("doc_span")]
+        if scored:  # level-2/3 evidence: what was compared, with its weight
+            b.note("; ".join(f"{e.get('kind')} {num(e.get('weight'))}" + (f": {clip(e.get('text'), 120)}" if e.get("text") else "") for e in scored))
     if shown and not docs:
         b.note("Corpus not readable from here: the matched text is shown without its context.")
     return b.build()
