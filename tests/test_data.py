@@ -81,6 +81,17 @@ def test_atomic_write_keeps_old_file_on_error(tmp_path) -> None:
     assert [f.name for f in tmp_path.iterdir()] == ["out.txt"]
 
 
+def test_atomic_write_gives_the_mode_a_plain_open_would(tmp_path) -> None:
+    import os
+
+    plain = tmp_path / "plain.txt"
+    plain.write_text("x")
+    with atomic_write(tmp_path / "atomic.txt") as fh:
+        fh.write("x")
+    assert (tmp_path / "atomic.txt").stat().st_mode & 0o777 == plain.stat().st_mode & 0o777
+    assert os.stat(tmp_path / "atomic.txt").st_mode & 0o077 != 0 or plain.stat().st_mode & 0o077 == 0
+
+
 def test_checkpoint_drops_torn_tail(tmp_path) -> None:
     p = tmp_path / "r.jsonl"
     p.write_text('{"id": "a"}\n{"id": "b"}\n{"id": "c", "x": ')

@@ -45,6 +45,8 @@ def atomic_write(path: str | os.PathLike[str], mode: str = "w", encoding: str | 
         raise OutputError(f"cannot write {target}: {e.strerror or e}") from None
     kwargs: dict[str, Any] = {} if "b" in mode else {"encoding": encoding, "newline": ""}
     try:
+        # mkstemp creates 0600; give the result the mode a plain open() would (0666 minus umask).
+        os.fchmod(fd, 0o666 & ~_UMASK)
         with os.fdopen(fd, mode, **kwargs) as fh:
             yield fh
             fh.flush()
@@ -54,6 +56,16 @@ def atomic_write(path: str | os.PathLike[str], mode: str = "w", encoding: str | 
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def _read_umask() -> int:
+    # os.umask can only be read by setting it; do that once, at import, before any threads exist.
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _read_umask()
 
 
 def write_json(path: str | os.PathLike[str], data: Any) -> None:
