@@ -116,7 +116,7 @@ def main() -> int:
     cols = ["mode", "template", "epochs", "n_seen", "best_logprob", "auroc", "tpr@5%fpr", "verdict", "seen_p", "seen_cc", "seen_gate",
             "unseen_p", "unseen_cc", "unseen_dir", "unseen_gate", "zerocot_best", "zerocot_auroc",
             "zerocot_accuracy_seen_cc", "zerocot_accuracy_unseen_cc", "zerocot_all_token_prob_seen_cc",
-            "zerocot_all_token_prob_unseen_cc", "reconstruct_auroc"]
+            "zerocot_all_token_prob_unseen_cc", "zerocot_all_token_prob_did_seen_cc", "zerocot_all_token_prob_did_unseen_cc", "reconstruct_auroc"]
     print()
     print("| " + " | ".join(cols) + " |")
     print("|" + "---|" * len(cols))

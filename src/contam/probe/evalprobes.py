@@ -16,6 +16,15 @@ others). **Benchmark level**: the verdict a user would get auditing each set on 
 the set against its reference variants -- p, effect and Contamination Confidence (calibrated
 posterior, gated to 0 when the effect has the wrong sign); seen should be flagged, unseen not.
 
+The log-prob verdict that counts is paired and corrected by the base model (the manifest names
+it): per item, d = [s_M(orig) - s_M(ref)] - [s_base(orig) - s_base(ref)] with s the mean
+log-prob of the tokens where original and reference differ, tested d > 0 with a one-sided
+Wilcoxon signed-rank test (``did_diff``). The base model's own preference for the original texts
+(its pre-training, or simply more natural numbers) cancels, and so does the boost that training
+on an original gives its reference's shared template. The unpaired per-score tests (set vs
+references, Mann-Whitney) are kept for comparison. A verdict's ``gate`` is 1 only with evidence
+(effect > 0 and p < ``alpha``); ``direction`` is the bare sign, a coin flip under the null.
+
 >>> result = EvalProbes().run("models/gsm8k-c3")                  # doctest: +SKIP
 >>> result.best("logprob").auroc >= 0.9                             # doctest: +SKIP
 True
@@ -27,7 +36,7 @@ import difflib
 import math
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -300,17 +309,17 @@ class EvalProbes:
         seps: list[Separation] = []
         verdicts: list[Verdict] = []
         timing: dict[str, float] = {}
+        base = load(manifest.base_model if manifest.base_model.startswith("hf:") else f"hf:{manifest.base_model}", cache=cfg.cache) \
+            if cfg.base_reference and {"logprob", "zerocot"} & set(cfg.probes) else None
         if "logprob" in cfg.probes:
             t = time.perf_counter()
-            base = load(manifest.base_model if manifest.base_model.startswith("hf:") else f"hf:{manifest.base_model}", cache=cfg.cache) \
-                if cfg.base_reference else None
             s, v = self._logprob(model, base, sets, refs, ckpt("logprob"))
             seps += s
             verdicts += v
             timing["logprob_s"] = time.perf_counter() - t
         if "zerocot" in cfg.probes:
             t = time.perf_counter()
-            s, v = self._zerocot(model, sets, reference, ckpt("zerocot"))
+            s, v = self._zerocot(model, sets, reference, ckpt("zerocot"), base)
             seps += s
             verdicts += v
             timing["zerocot_s"] = time.perf_counter() - t
@@ -364,7 +373,8 @@ class EvalProbes:
         self.pair_scores = pscores
         return seps, verdicts
 
-    def _zerocot(self, model: Any, sets: dict[str, list[Item]], reference: dict[str, list[Item]], ckpt: Any) -> tuple[list[Separation], list[Verdict]]:
+    def _zerocot(self, model: Any, sets: dict[str, list[Item]], reference: dict[str, list[Item]], ckpt: Any,
+                 base: Any = None) -> tuple[list[Separation], list[Verdict]]:
         from contam.probe.reference import pair_items
         from contam.probe.zerocot import CONTINUOUS, METRICS, ZeroCoTConfig, ZeroCoTProbe
 
@@ -388,6 +398,26 @@ class EvalProbes:
             for g in res.metrics:
                 c = g.calibration
                 verdicts.append(make_verdict(name, "zerocot", g.metric, g.n, float(g.gap), c.p_value, c.confidence, cfg.alpha, g.test.method))
+        if base is not None:
+            # The gold answer's log-prob gap has a null bias of its own (a reference's answer is
+            # often a longer, rarer number), so correct it by the base model's gap on the same
+            # forced prompt, as for the log-prob verdict: one teacher-forced call per text.
+            mode = probe.mode_for(model)
+            d: dict[str, list[float]] = {}
+            for name, ps in pairs.items():
+                texts = [(probe.scoring_prompt(base, it.question, mode), it.answer.strip()) for pair in ps for it in pair]
+                scored = base.score(texts) if texts else []
+                d[name] = []
+                for k, (o, _) in enumerate(ps):
+                    m = got.get(o.id)
+                    bo, br = scored[2 * k], scored[2 * k + 1]
+                    if m is None or not m.original.all_token_prob or not m.reference.all_token_prob or not bo.logprobs or not br.logprobs:
+                        continue
+                    d[name].append((math.log(m.original.all_token_prob) - math.log(m.reference.all_token_prob)) - (bo.mean - br.mean))
+            seps.append(_sep("zerocot", "all_token_prob_did", d["seen"], d["unseen"], cfg.fpr))
+            for name in sets:
+                v = paired_verdict(name, "all_token_prob_did", d[name], cfg.prior, cfg.alpha)
+                verdicts.append(replace(v, probe="zerocot"))
         return seps, verdicts
 
     def _reconstruct(self, model: Any, sets: dict[str, list[Item]], refs: dict[str, list[Item]], ckpt: Any) -> tuple[list[Separation], list[Verdict]]:
@@ -435,7 +465,7 @@ def sweep_row(res: EvalProbesResult) -> dict[str, Any]:
         b = res.best(probe)
         if b is not None:
             row[f"{probe}_best"], row[f"{probe}_auroc"] = b.method, b.auroc
-    for metric in ("accuracy", "all_token_prob"):
+    for metric in ("accuracy", "all_token_prob", "all_token_prob_did"):
         for name in ("seen", "unseen"):
             v = res.verdict(name, "zerocot", metric)
             if v is not None:
