@@ -407,7 +407,7 @@ def _tasks(
         except OSError as e:
             raise InputError(f"cannot open: {e.strerror or e}", path=p) from None
         compressed = p.name.lower().endswith((".gz", ".zst", ".zstd"))
-        if not compressed:
+        if not compressed and hasattr(os, "pread"):  # POSIX: workers read their own ranges
             fh.close()
             yield from _ranges(p, batch_bytes, start_line, start_offset)
             return
