@@ -23,6 +23,26 @@ IdField = Annotated[str | None, typer.Option("--id-field", help="Corpus field ho
 SkipBad = Annotated[bool, typer.Option("--skip-bad", help="Count and skip bad corpus lines instead of stopping at the first.")]
 
 
+ThresholdsOpt = Annotated[
+    Path | None,
+    typer.Option("--thresholds", help="Calibrated per-level thresholds: the thresholds.json of `contam eval-detectors --out DIR` (the scanned benchmark's entry)."),
+]
+EmbedderOpt = Annotated[str, typer.Option("--embedder", help="Embedder of the semantic level: minilm (embedded), st:PATH or a sentence-transformers folder.")]
+
+
+def _thresholds(path: Path | None, benchmark: list[str], threshold: float | None):  # type: ignore[no-untyped-def]
+    """Thresholds from ``--thresholds`` for the one benchmark scanned (``--threshold`` still wins for level 1)."""
+    if path is None:
+        return None
+    from dataclasses import replace
+
+    from contam.scan.hierarchy import Thresholds
+
+    names = [Path(b).stem if Path(b).suffix else b for b in benchmark]
+    t = Thresholds.load(path, names[0] if len(names) == 1 else None)
+    return replace(t, token=threshold) if threshold is not None else t
+
+
 def _config(n: int | None, threshold: float | None, style: str, skip: int | None):  # type: ignore[no-untyped-def]
     from contam.scan.ngram import NGramConfig
 
@@ -54,12 +74,17 @@ def scan(
     levels: Annotated[str, typer.Option("--levels", help="token (default), semantic, reasoning, or all; comma-separated.")] = "token",
     all_docs: Annotated[bool, typer.Option("--all", help="Write every document's result, not only flagged ones.")] = False,
     workers: Annotated[int, typer.Option("--workers", help="Worker processes (0 = every core; small corpora run in-process).")] = 0,
+    thresholds: ThresholdsOpt = None,
+    embedder: EmbedderOpt = "minilm",
     skip_bad: SkipBad = False,
     json_out: JsonFlag = False,
 ) -> None:
-    """Find corpus documents that share text with benchmark items (IDF-weighted n-gram coverage).
+    """Find corpus documents that share text with benchmark items (IDF-weighted n-gram coverage;
+    with --levels all also embedding similarity and reasoning-pattern similarity).
 
     Example: contam scan --benchmark gsm8k --benchmark humaneval --corpus corpus.jsonl --out runs/scan1
+
+    Example: contam scan -b gsm8k --corpus synth.jsonl --out runs/s2 --levels all --thresholds calib/thresholds.json
     """
     from contam.scan.job import run_scan
 
@@ -67,6 +92,7 @@ def scan(
         corpus, benchmark, out,
         config=_config(n, threshold, style, skip), text_field=text_field, id_field=id_field,
         skip_bad=skip_bad, keep_all=all_docs, levels=tuple(x.strip() for x in levels.split(",") if x.strip()), workers=workers,
+        thresholds=_thresholds(thresholds, benchmark, threshold), embedder=embedder,
     )
     if json_out:
         emit_json(summary)
@@ -122,6 +148,8 @@ def decontaminate(
     id_field: IdField = None,
     threshold: Annotated[float | None, typer.Option("--threshold", help="With --benchmark: least coverage to flag (default 0.5).")] = None,
     levels: Annotated[str, typer.Option("--levels", help="With --benchmark: token (default), semantic, reasoning, or all; comma-separated.")] = "token",
+    thresholds: ThresholdsOpt = None,
+    embedder: EmbedderOpt = "minilm",
     skip_bad: SkipBad = False,
     json_out: JsonFlag = False,
 ) -> None:
@@ -140,7 +168,8 @@ def decontaminate(
         parent = ensure_dir(out.parent if str(out.parent) else Path("."))
         with tempfile.TemporaryDirectory(prefix=".contam-scan-", dir=parent) as tmp:
             run_scan(corpus, benchmark, tmp, config=_config(None, threshold, "gpt3", None), text_field=text_field, id_field=id_field, skip_bad=skip_bad,
-                     levels=tuple(x.strip() for x in levels.split(",") if x.strip()))
+                     levels=tuple(x.strip() for x in levels.split(",") if x.strip()),
+                     thresholds=_thresholds(thresholds, benchmark, threshold), embedder=embedder)
             summary = run(corpus, out, scan=tmp, mode=mode, text_field=text_field, id_field=id_field, log=log, mask=mask)
     else:
         summary = run(corpus, out, scan=scan_dir, mode=mode, text_field=text_field, id_field=id_field, log=log, mask=mask)

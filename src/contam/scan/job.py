@@ -63,13 +63,21 @@ def run_scan(
     levels: tuple[str, ...] = ("token",),
     workers: int = 0,
     checkpoint_s: float = 2.0,
+    thresholds: Any = None,
+    embedder: str = "minilm",
 ) -> dict[str, Any]:
     """Scan ``corpus`` against ``benchmarks`` (names/paths, or items) and write ``out``; returns the summary.
 
     A token-level run checkpoints every ``checkpoint_s`` seconds; run the same call again after an
-    interruption and it continues from the last checkpoint.
+    interruption and it continues from the last checkpoint. ``thresholds`` (a
+    :class:`contam.scan.hierarchy.Thresholds`, e.g. from ``Thresholds.load("thresholds.json", "gsm8k")``)
+    replaces the paper's per-level defaults; ``embedder`` is the semantic level's embedder spec.
     """
     config = config or NGramConfig()
+    if thresholds is not None:
+        from dataclasses import replace
+
+        config = replace(config, threshold=max(min(float(thresholds.token), 1.0), 1e-6))
     out_dir = ensure_dir(out)  # fail on an unwritable folder before any work
     if not str(corpus).startswith("hf:"):
         _check_readable(Path(corpus))
@@ -84,7 +92,8 @@ def run_scan(
     partial, state_path = out_dir / ".flags.jsonl.partial", out_dir / ".scan-state.json"
     for stale in out_dir.glob("..scan-state.json.*.tmp"):  # a checkpoint write (atomic_write temp) cut short by a kill
         stale.unlink(missing_ok=True)
-    key = _run_key(corpus, items, config, levels, text_field, id_field, skip_bad, keep_all)
+    key = _run_key(corpus, items, config, levels, text_field, id_field, skip_bad, keep_all,
+                   thresholds.to_dict() if thresholds is not None else None, embedder if levels != ("token",) else None)
     state = _load_state(state_path, partial, key) if levels == ("token",) else None
     start_line, start_offset = 1, 0
     if state is not None:  # resume: drop what was written after the last checkpoint
@@ -103,7 +112,8 @@ def run_scan(
             if levels == ("token",):
                 chunks = _token_scan(corpus, items, config, text_field, id_field, skip_bad, keep_all, workers, stats, counts, start_line, start_offset)
             else:
-                chunks = (([r], 0, 0) for r in _hierarchy_scan(corpus, items, levels, config, text_field, id_field, skip_bad, keep_all, stats, counts))
+                chunks = (([r], 0, 0) for r in _hierarchy_scan(corpus, items, levels, config, text_field, id_field, skip_bad, keep_all, stats, counts,
+                                                               thresholds=thresholds, embedder_spec=embedder))
             for results, next_line, next_offset in chunks:
                 for res in results:
                     fh.write((dumps_line(res.to_dict()) + "\n").encode("utf-8"))
@@ -142,6 +152,8 @@ def run_scan(
         "items": len(items),
         "levels": list(levels),
         "config": asdict(config),
+        "thresholds": thresholds.to_dict() if thresholds is not None else None,
+        "embedder": embedder if levels != ("token",) else None,
         "documents": counts["documents"],
         "bytes": counts["bytes"],
         "flagged": counts["flagged"],
@@ -503,7 +515,7 @@ def _collect(entry: tuple[Any, int, int, int], stats: BadInputStats, counts: Cou
 
 def _hierarchy_scan(
     corpus: str | os.PathLike[str], items: list[Item], levels: tuple[str, ...], config: NGramConfig, text_field: str, id_field: str | None,
-    skip_bad: bool, keep_all: bool, stats: BadInputStats, counts: Counter[str],
+    skip_bad: bool, keep_all: bool, stats: BadInputStats, counts: Counter[str], thresholds: Any = None, embedder_spec: str = "minilm",
 ) -> Iterator[DocResult]:
     try:
         from contam.scan.hierarchy import Hierarchy, HierarchyConfig  # type: ignore[import-not-found]
@@ -513,8 +525,11 @@ def _hierarchy_scan(
     if any(lv != "token" for lv in levels):
         from contam.models import load_embedder
 
-        embedder = load_embedder("minilm")
-    hierarchy = Hierarchy(HierarchyConfig(levels=levels, token=config), embedder=embedder).fit(items)
+        embedder = load_embedder(embedder_spec)
+    hconfig = HierarchyConfig(levels=levels, token=config)
+    if thresholds is not None:
+        hconfig = hconfig.with_thresholds(thresholds)
+    hierarchy = Hierarchy(hconfig, embedder=embedder).fit(items)
     _STATE.update(text_field=text_field, skip_bad=skip_bad)
 
     def docs() -> Iterator[Document]:
