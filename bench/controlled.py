@@ -10,6 +10,9 @@ with the next N unseen ones, each against its isomorphic reference variant, and 
 
     .venv/bin/python bench/controlled.py                      # train what is missing, evaluate, print
     .venv/bin/python bench/controlled.py --train-only --forms verbatim   # one form (run forms in parallel)
+    # the Zero-CoT Probe reads a chat prompt: train the leak as SFT turns and probe that model
+    .venv/bin/python bench/controlled.py --template chat --max-length 352 --epochs 3 --forms verbatim \
+        --probes zerocot --cot-tokens 32 --out bench/out/c16chat
 
 Everything is resumable: finished models are reused, probe results are checkpointed per item.
 """
