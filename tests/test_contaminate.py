@@ -158,3 +158,24 @@ def test_wilcoxon_and_diff_masks() -> None:
     # "Janet has 16 eggs" vs "Maria has 23 eggs": only the name and the number differ
     ma, mb = diff_masks(["Jan", "et", " has", " 16", " eggs"], ["Maria", " has", " 23", " eggs"])
     assert ma == [True, True, False, True, False] and mb == [True, False, True, False]
+
+
+def test_lora_run_saves_a_merged_model_that_remembers_its_items(tmp_path: Path) -> None:
+    """LoRA through peft (the option next to the full fine-tune): 2 items, short sequences; the
+    saved folder is a plain merged model, and it lost loss on its items more than on others."""
+    pytest.importorskip("peft")
+    from contam.models.hf import HFModel
+
+    cfg = ContaminateConfig(subset=(0, 2), epochs=4, filler_ratio=0.0, lr=2e-3, batch_size=2, max_length=96, lora=True, lora_r=8, lora_alpha=16)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        manifest = Contaminator(cfg).run("smollm2", tmp_path / "lora")
+    assert manifest.seen_ids == ["gsm8k/test/0", "gsm8k/test/1"]
+    assert (tmp_path / "lora" / "model.safetensors").is_file() and not (tmp_path / "lora" / "adapter_config.json").exists()
+    items = load_benchmark("gsm8k")
+    texts = [("", it.text) for it in items[:4]]
+    before = [-s.mean for s in HFModel("smollm2").score(texts)]
+    after = [-s.mean for s in HFModel(tmp_path / "lora").score(texts)]
+    drop = np.subtract(before, after)
+    # measured: seen 1.10, 1.61 nats; unseen 0.16, 0.44
+    assert drop[:2].min() > 0.1 and drop[:2].mean() > drop[2:].mean() + 0.1, drop
