@@ -14,6 +14,7 @@ result when its content is (a ``--json`` dump, a decontamination log ``*.log.jso
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -61,28 +62,11 @@ def read_json(path: Path) -> Any:
 
 
 def iter_jsonl(path: Path, limit: int | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
-    """``(line, record)`` for each non-blank line of a JSONL file (at most ``limit``)."""
-    try:
-        fh = open(path, encoding="utf-8")
-    except OSError as e:
-        raise InputError(f"cannot read: {e.strerror or e}", path=path) from None
-    seen = 0
-    with fh:
-        for ln, raw in enumerate(fh, 1):
-            if not raw.strip():
-                continue
-            try:
-                rec = json.loads(raw)
-            except json.JSONDecodeError as e:
-                raise InputError(f"not valid JSON: {e.msg}", path=path, line=ln) from None
-            except UnicodeDecodeError:
-                raise InputError("not UTF-8 text", path=path, line=ln) from None
-            if not isinstance(rec, dict):
-                raise InputError("expected a JSON object", path=path, line=ln)
-            yield ln, rec
-            seen += 1
-            if limit is not None and seen >= limit:
-                return
+    """``(line, record)`` for each non-blank line of a JSONL file (at most ``limit``); bad lines
+    raise the loaders' located :class:`InputError`."""
+    from contam.data.loaders import iter_records
+
+    return itertools.islice(iter_records(path), limit)
 
 
 def classify(d: Any) -> str | None:
