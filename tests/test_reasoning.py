@@ -92,3 +92,43 @@ def test_short_traces_are_not_matched() -> None:
     m = ReasoningMatcher().fit(["a <<2+2=4>>4\nb <<4*3=12>>12\n#### 12"])
     r = m.match(["just <<2+2=4>>4\n#### 4"])[0]
     assert r.index == -1 and r.sim.total == 0.0
+
+
+def test_batched_matcher_equals_pairwise_scorer(gsm8k: list) -> None:
+    """The matcher's sparse-matrix eq. 4 gives the scorer's numbers exactly: with the shortlist as
+    long as the benchmark, its best match is the first item of highest rounded total found by
+    calling :meth:`ReasoningScorer.similarity_features` on every pair."""
+    items = gsm8k[:120]
+    m = ReasoningMatcher(ReasoningConfig(shortlist=len(items))).fit([it.text for it in items])
+    texts = [it.text for it in load_benchmark("gsm8k-train")[:40]] + [s4_text(it, 0) or it.text for it in items[:20]]
+    got = m.match(texts, batch=16)
+    feats = [m.scorer.features(extract_steps(it.text)) for it in items]
+    n_item_steps = [len(extract_steps(it.text)) for it in items]
+    for text, g in zip(texts, got, strict=True):
+        steps = extract_steps(text)
+        fa = m.scorer.features(steps)
+        best_j, best = -1, None
+        for j, fb in enumerate(feats):
+            if n_item_steps[j] < 2:
+                continue
+            sim = m.scorer.similarity_features(fa, fb)
+            if sim.total > (best.total if best else 0.0):
+                best_j, best = j, sim
+        if sum(s.kind != "answer" for s in steps) < 2:
+            assert g.index == -1
+            continue
+        assert g.index == best_j and g.sim == best
+    assert sum(g.index >= 0 for g in got) >= 50
+
+
+def test_process_pool_gives_the_single_process_matches(gsm8k: list) -> None:
+    import numpy as np
+
+    traces = [it.text for it in gsm8k]
+    texts = [it.text for it in load_benchmark("gsm8k-train")[:150]] + [s4_text(it, 1) or it.text for it in gsm8k[:50]]
+    extra = np.random.default_rng(0).integers(-1, len(traces), size=(len(texts), 5))
+    one = ReasoningMatcher(ReasoningConfig(n_jobs=1)).fit(traces)
+    two = ReasoningMatcher(ReasoningConfig(n_jobs=2)).fit(traces)
+    assert two._n_workers(len(texts), 50) == 2 and one._n_workers(len(texts), 50) == 1
+    assert ReasoningMatcher()._n_workers(len(texts), 50) == 1  # auto: small inputs stay in-process
+    assert two.match(texts, extra=extra, batch=50) == one.match(texts, extra=extra, batch=50) == one.match(texts, extra=extra)

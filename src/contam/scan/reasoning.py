@@ -36,8 +36,12 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
+from typing import TYPE_CHECKING
 
 from contam.records import Record
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 @dataclass(frozen=True)
@@ -47,7 +51,10 @@ class ReasoningConfig:
     ``threshold`` is τ3; the paper gives no value, 0.6 is ours (calibrate it with
     :mod:`contam.scan.calibrate`). ``shortlist`` is how many benchmark items are compared exactly
     per candidate after a sparse pre-selection; ``min_steps`` skips traces too short to carry a
-    pattern (a one-step chain matches half the benchmark).
+    pattern (a one-step chain matches half the benchmark). ``n_jobs`` is how many processes
+    :meth:`ReasoningMatcher.match` uses: ``None`` means all cores for inputs of 10,000 texts or
+    more and one below (a worker costs about a second to start), ``1`` never more; the results
+    do not depend on it.
 
     >>> ReasoningConfig().alpha + ReasoningConfig().beta + ReasoningConfig().gamma
     1.0
@@ -61,6 +68,7 @@ class ReasoningConfig:
     step_n: int = 2
     min_steps: int = 2
     shortlist: int = 20
+    n_jobs: int | None = None
 
 
 @dataclass(frozen=True)
@@ -257,6 +265,41 @@ def _step_words(step: Step) -> list[str]:
     return out
 
 
+def _ngram_weights(seq: Sequence[str], n_max: int) -> Counter[str]:
+    """:func:`ngram_counter` with ``weight_by_n``, counted with ``Counter``'s C loop per n."""
+    c: Counter[str] = Counter(seq) if n_max >= 1 else Counter()
+    for n in range(2, n_max + 1):
+        for g, v in Counter(["\x1f".join(seq[i : i + n]) for i in range(len(seq) - n + 1)]).items():
+            c[g] += n * v
+    return c
+
+
+Features = tuple[Counter[str], list[Counter[str]], Counter[str]]
+#: Key → column id for struct n-grams, step word n-grams and arguments.
+_Vocabs = tuple[dict[str, int], dict[str, int], dict[str, int]]
+
+
+def _features_and_tokens(steps: Sequence[Step], config: ReasoningConfig) -> tuple[Features, list[str]]:
+    """:meth:`ReasoningScorer.features` and :func:`feature_tokens` in one pass (the step words,
+    the costliest part, are found once)."""
+    words = [_step_words(s) for s in steps]
+    kinds = [s.kind for s in steps]
+    struct = _ngram_weights(kinds, config.struct_n)
+    per_step = [_ngram_weights(w, config.step_n) for s, w in zip(steps, words, strict=True) if s.kind != "answer"]
+    args: Counter[str] = Counter()
+    toks = ["k:" + k for k in kinds] + ["kk:" + a + ">" + b for a, b in pairwise(kinds)]
+    for s, w in zip(steps, words, strict=True):
+        nums = ["n:" + n for n in s.numbers]
+        ops = ["o:" + o for o in s.operands]
+        ents = ["e:" + e for e in s.entities]
+        args.update(nums)
+        args.update(ops)
+        args.update(ents)
+        toks += nums + ops + ents
+        toks += ["w:" + x for x in w]
+    return (struct, per_step, args), toks
+
+
 class ReasoningScorer:
     """Compares two step lists with eq. 4.
 
@@ -268,7 +311,7 @@ class ReasoningScorer:
     def __init__(self, config: ReasoningConfig | None = None) -> None:
         self.config = config or ReasoningConfig()
 
-    def features(self, steps: Sequence[Step]) -> tuple[Counter[str], list[Counter[str]], Counter[str]]:
+    def features(self, steps: Sequence[Step]) -> Features:
         """Pre-computed (struct n-grams, per-step word n-grams, argument multiset) of a trace."""
         cfg = self.config
         struct = ngram_counter([s.kind for s in steps], cfg.struct_n)
@@ -283,9 +326,7 @@ class ReasoningScorer:
     def similarity(self, a: Sequence[Step], b: Sequence[Step]) -> ReasoningSim:
         return self.similarity_features(self.features(a), self.features(b))
 
-    def similarity_features(
-        self, fa: tuple[Counter[str], list[Counter[str]], Counter[str]], fb: tuple[Counter[str], list[Counter[str]], Counter[str]]
-    ) -> ReasoningSim:
+    def similarity_features(self, fa: Features, fb: Features) -> ReasoningSim:
         cfg = self.config
         struct = weighted_jaccard(fa[0], fb[0])
         step = _aligned_step_sim(fa[1], fb[1])
@@ -323,13 +364,231 @@ class ReasoningMatch(Record):
     n_steps: int
 
 
+_NO_SIM = ReasoningSim(0.0, 0.0, 0.0, 0.0)
+#: Candidates scored exactly at once: bounds the step-pair matrices (~16 step pairs × ~30 items each).
+_EXACT_BATCH = 256
+#: With ``n_jobs=None``, inputs at least this long are spread over all cores: below it the pool's
+#: start-up (a fresh interpreter per worker, about a second) costs more than it saves.
+_AUTO_PARALLEL_MIN = 10_000
+
+
+def _identity(toks: list[str]) -> list[str]:
+    # A module-level analyzer (not a lambda) so the fitted vectorizer pickles into worker processes.
+    return toks
+
+
+class _Sparse:
+    """Counters of many traces as one CSR matrix over a vocabulary, with each row's total weight
+    (keys outside a fixed vocabulary still count in the total; they can never meet the other side)."""
+
+    def __init__(self, counters: Sequence[Counter[str]], vocab: dict[str, int], grow: bool) -> None:
+        import numpy as np
+        from scipy.sparse import csr_matrix
+
+        indptr = [0]
+        indices: list[int] = []
+        data: list[int] = []
+        tot: list[int] = []
+        for c in counters:
+            t = 0
+            for key, v in c.items():
+                t += v
+                j = vocab.setdefault(key, len(vocab)) if grow else vocab.get(key)
+                if j is not None:
+                    indices.append(j)
+                    data.append(v)
+            tot.append(t)
+            indptr.append(len(indices))
+        self.tot = np.asarray(tot, dtype=np.int64)
+        # Built after the loop: when growing, the vocabulary (the column count) is complete only now.
+        self.matrix = csr_matrix(
+            (np.asarray(data, dtype=np.int64), np.asarray(indices, dtype=np.int64), np.asarray(indptr, dtype=np.int64)),
+            shape=(len(counters), len(vocab)),
+        )
+        self.matrix.sort_indices()  # canonical form: scipy's fast element-wise minimum
+
+
+def _min_sums(a: _Sparse, ai: np.ndarray, b: _Sparse, bi: np.ndarray) -> np.ndarray:
+    """Σ_k min(a[ai[r], k], b[bi[r], k]) for every r: sparse row gathers and an element-wise
+    minimum in scipy's C++ kernels instead of Python loops over Counter keys."""
+    import numpy as np
+
+    if len(ai) == 0:
+        return np.zeros(0, dtype=np.int64)
+    m = a.matrix[ai].minimum(b.matrix[bi])
+    return np.asarray(m.sum(axis=1), dtype=np.int64).ravel()
+
+
+def _jaccard(num: np.ndarray, tot_a: np.ndarray, tot_b: np.ndarray) -> np.ndarray:
+    """Weighted Jaccard from Σmin and the totals: Σmax = Σa + Σb − Σmin. The sums are exact
+    integers, so the quotient is the same double :func:`weighted_jaccard` returns."""
+    import numpy as np
+
+    den = tot_a + tot_b - num
+    out = np.zeros(len(num), dtype=np.float64)
+    nz = den > 0
+    out[nz] = num[nz] / den[nz]
+    return out
+
+
+def _ordered_sums(vals: np.ndarray, seg: np.ndarray, pos: np.ndarray, n_seg: int) -> np.ndarray:
+    """Per-segment sums added left to right in ``pos`` order, as Python's ``sum`` does (numpy's
+    pairwise summation can differ in the last bit, and eq. 4 is rounded to 6 places after)."""
+    import numpy as np
+
+    acc = np.zeros(n_seg, dtype=np.float64)
+    if len(vals) == 0:
+        return acc
+    order = np.argsort(pos, kind="stable")
+    cuts = np.flatnonzero(np.diff(pos[order])) + 1
+    for g in np.split(order, cuts):  # one position at a time; each segment appears once in it
+        acc[seg[g]] += vals[g]
+    return acc
+
+
+class _Traces:
+    """Compiled features of many traces: struct, argument and per-step matrices plus each trace's
+    first row among the step rows."""
+
+    def __init__(self, feats: Sequence[Features], vocabs: _Vocabs, grow: bool) -> None:
+        import numpy as np
+
+        self.struct = _Sparse([f[0] for f in feats], vocabs[0], grow)
+        self.step = _Sparse([c for f in feats for c in f[1]], vocabs[1], grow)
+        self.arg = _Sparse([f[2] for f in feats], vocabs[2], grow)
+        self.n_per = np.asarray([len(f[1]) for f in feats], dtype=np.int64)
+        self.step_off = np.cumsum(self.n_per) - self.n_per
+
+
+def _pair_sims(cfg: ReasoningConfig, c: _Traces, items: _Traces, pi: np.ndarray, pj: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Unrounded (struct, step, arg, total) of eq. 4 for candidate ``pi[k]`` vs item ``pj[k]``,
+    every pair at once; the same doubles :meth:`ReasoningScorer.similarity_features` computes."""
+    import numpy as np
+
+    struct = _jaccard(_min_sums(c.struct, pi, items.struct, pj), c.struct.tot[pi], items.struct.tot[pj])
+    arg = _jaccard(_min_sums(c.arg, pi, items.arg, pj), c.arg.tot[pi], items.arg.tot[pj])
+    # Step alignment: every (candidate step p, item step q) of every pair k, laid out k, p, q.
+    na, nb = c.n_per[pi], items.n_per[pj]
+    sizes = na * nb
+    n_pairs = len(pi)
+    k_of = np.repeat(np.arange(n_pairs), sizes)
+    local = np.arange(len(k_of)) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    nbk = nb[k_of]
+    p = local // np.maximum(nbk, 1)
+    q = local - p * nbk
+    ra = c.step_off[pi][k_of] + p
+    rb = items.step_off[pj][k_of] + q
+    num = _min_sums(c.step, ra, items.step, rb)
+    m = _jaccard(num, c.step.tot[ra], items.step.tot[rb])
+    step = np.zeros(n_pairs, dtype=np.float64)
+    if len(m):
+        # Best item step for each candidate step (runs of nb along q), then the mean over p.
+        rs = np.flatnonzero(q == 0)
+        row_best = np.maximum.reduceat(m, rs)
+        ab = _ordered_sums(row_best, k_of[rs], p[rs], n_pairs)
+        # Best candidate step for each item step: reorder to k, q, p.
+        order = np.lexsort((p, q, k_of))
+        cs = np.flatnonzero(p[order] == 0)
+        col_best = np.maximum.reduceat(m[order], cs)
+        ba = _ordered_sums(col_best, k_of[order][cs], q[order][cs], n_pairs)
+        ok = sizes > 0
+        step[ok] = (ab[ok] / na[ok] + ba[ok] / nb[ok]) / 2
+    total = cfg.alpha * struct + cfg.beta * step + cfg.gamma * arg
+    return struct, step, arg, total
+
+
+class _State:
+    """What matching needs from a fit, and all a worker process receives."""
+
+    def __init__(self, config: ReasoningConfig, vec: object, matrix: object, items: _Traces, n_steps: np.ndarray, vocabs: _Vocabs) -> None:
+        self.config = config
+        self.vec = vec
+        self.matrix = matrix
+        self.items = items
+        self.n_steps = n_steps
+        self.vocabs = vocabs
+
+
+def _match_chunk(st: _State, texts: Sequence[str], extra: Sequence[Sequence[int]] | None) -> list[ReasoningMatch]:
+    """Level 3 for one batch: sparse TF-IDF shortlist, then eq. 4 on every shortlisted pair."""
+    import numpy as np
+
+    cfg = st.config
+    n_items = st.matrix.shape[0]  # type: ignore[attr-defined]
+    k = min(cfg.shortlist, n_items)
+    steps = [extract_steps(t) for t in texts]
+    n_real = [sum(1 for s in ss if s.kind != "answer") for ss in steps]
+    out = [ReasoningMatch(-1, _NO_SIM, n) for n in n_real]
+    # Rows are independent (TF-IDF, the product, argpartition), so only traces long enough to be
+    # matched are shortlisted; their rows are the ones the whole batch would have produced.
+    live = [i for i, n in enumerate(n_real) if n >= cfg.min_steps]
+    if not live:
+        return out
+    ft = [_features_and_tokens(steps[i], cfg) for i in live]
+    q = st.vec.transform([t for _, t in ft])  # type: ignore[attr-defined]
+    sims = (q @ st.matrix.T).toarray()  # type: ignore[attr-defined]  # live × M, freed every batch
+    top = np.argpartition(-sims, k - 1, axis=1)[:, :k] if k else np.zeros((len(live), 0), dtype=np.int64)
+    pos = np.take_along_axis(sims, top, axis=1) > 0
+    valid = (st.n_steps >= cfg.min_steps).tolist()
+    for lo in range(0, len(live), _EXACT_BATCH):
+        rows = range(lo, min(lo + _EXACT_BATCH, len(live)))
+        cands = _Traces([ft[r][0] for r in rows], st.vocabs, grow=False)
+        pi: list[int] = []
+        pj: list[int] = []
+        for a, r in enumerate(rows):
+            js = set(top[r][pos[r]].tolist())
+            if extra is not None:
+                js.update(int(j) for j in extra[live[r]] if j >= 0)
+            for j in sorted(js):
+                if valid[j]:
+                    pi.append(a)
+                    pj.append(j)
+        if not pi:
+            continue
+        pia, pja = np.asarray(pi, dtype=np.int64), np.asarray(pj, dtype=np.int64)
+        struct, step, arg, total = _pair_sims(cfg, cands, st.items, pia, pja)
+        # Per candidate, the first pair (items in index order) with the highest rounded total above
+        # 0. Rounding is monotone, so only totals within 1e-6 of the candidate's maximum can tie
+        # with it after rounding: round those alone.
+        starts = np.flatnonzero(np.r_[True, pia[1:] != pia[:-1]])
+        seg_max = np.maximum.reduceat(total, starts)
+        near = np.flatnonzero(total >= np.repeat(seg_max, np.diff(np.r_[starts, len(pia)])) - 2e-6).tolist()
+        best: dict[int, tuple[int, float]] = {}
+        for kk in near:
+            a = pi[kk]
+            t = round(float(total[kk]), 6)
+            if t > best.get(a, (-1, 0.0))[1]:
+                best[a] = (kk, t)
+        for a, (kk, t) in best.items():
+            i = live[rows[a]]
+            sim = ReasoningSim(round(float(struct[kk]), 6), round(float(step[kk]), 6), round(float(arg[kk]), 6), t)
+            out[i] = ReasoningMatch(pj[kk], sim, n_real[i])
+    return out
+
+
+_WORKER_STATE: _State | None = None
+
+
+def _init_worker(st: _State) -> None:
+    global _WORKER_STATE
+    _WORKER_STATE = st
+
+
+def _worker_chunk(args: tuple[list[str], list[list[int]] | None]) -> list[ReasoningMatch]:
+    assert _WORKER_STATE is not None
+    return _match_chunk(_WORKER_STATE, args[0], args[1])
+
+
 class ReasoningMatcher:
     """Level 3 over a whole benchmark: ``fit(traces)`` then ``match(texts)``.
 
     Comparing every candidate with every benchmark trace in Python would cost N×M similarity
     calls, so a sparse TF-IDF index over :func:`feature_tokens` picks ``shortlist`` items per
     candidate (in batches, never a dense N×M matrix), and eq. 4 is computed exactly on those
-    (plus any ids the caller adds, e.g. the semantic level's nearest neighbours).
+    (plus any ids the caller adds, e.g. the semantic level's nearest neighbours). The exact part
+    runs on integer-id sparse matrices for all shortlisted pairs of a batch at once (the same
+    numbers as :class:`ReasoningScorer`, to the last bit); large inputs are spread over worker
+    processes (``ReasoningConfig.n_jobs``), results in input order.
 
     >>> m = ReasoningMatcher().fit(["A = <<2*3=6>>6\\nB = <<6+1=7>>7\\n#### 7", "x <<9-4=5>>5\\n#### 5"])
     >>> m.match(["C = <<2*3=6>>6\\nD = <<6+1=7>>7\\n#### 7"])[0].index
@@ -341,43 +600,44 @@ class ReasoningMatcher:
         self.scorer = ReasoningScorer(self.config)
 
     def fit(self, traces: Sequence[str]) -> ReasoningMatcher:
+        import numpy as np
         from sklearn.feature_extraction.text import TfidfVectorizer
 
         steps = [extract_steps(t) for t in traces]
-        self._features = [self.scorer.features(s) for s in steps]
+        ft = [_features_and_tokens(s, self.config) for s in steps]
+        self._features = [f for f, _ in ft]
         self._n_steps = [len(s) for s in steps]
-        self._vec = TfidfVectorizer(analyzer=lambda toks: toks, sublinear_tf=True, norm="l2")
-        self._matrix = self._vec.fit_transform([feature_tokens(s) for s in steps])
+        self._vec = TfidfVectorizer(analyzer=_identity, sublinear_tf=True, norm="l2")
+        self._matrix = self._vec.fit_transform([t for _, t in ft])
+        vocabs: _Vocabs = ({}, {}, {})
+        items = _Traces(self._features, vocabs, grow=True)
+        self._state = _State(self.config, self._vec, self._matrix, items, np.asarray(self._n_steps, dtype=np.int64), vocabs)
         return self
+
+    def _n_workers(self, n_texts: int, batch: int) -> int:
+        import os
+
+        n_chunks = -(-n_texts // batch)
+        jobs = self.config.n_jobs
+        if jobs is None:
+            if n_texts < _AUTO_PARALLEL_MIN:
+                return 1
+            jobs = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+        return max(1, min(jobs, n_chunks))
 
     def match(self, texts: Sequence[str], extra: Sequence[Sequence[int]] | None = None, batch: int = 1024) -> list[ReasoningMatch]:
         """Best benchmark trace for each text (``extra[i]``: more item indices to compare exactly)."""
-        import numpy as np
+        chunks = [
+            (list(texts[s : s + batch]), None if extra is None else [[int(j) for j in row] for row in extra[s : s + batch]])
+            for s in range(0, len(texts), batch)
+        ]
+        workers = self._n_workers(len(texts), batch)
+        if workers <= 1:
+            return [m for t, e in chunks for m in _match_chunk(self._state, t, e)]
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
 
-        cfg = self.config
-        out: list[ReasoningMatch] = []
-        k = min(cfg.shortlist, self._matrix.shape[0])
-        for start in range(0, len(texts), batch):
-            chunk = texts[start : start + batch]
-            steps = [extract_steps(t) for t in chunk]
-            q = self._vec.transform([feature_tokens(s) for s in steps])
-            sims = (q @ self._matrix.T).toarray()  # batch × M, freed every batch
-            top = np.argpartition(-sims, k - 1, axis=1)[:, :k] if k else np.zeros((len(chunk), 0), dtype=int)
-            for i, st in enumerate(steps):
-                real = [s for s in st if s.kind != "answer"]
-                if len(real) < cfg.min_steps:
-                    out.append(ReasoningMatch(-1, ReasoningSim(0.0, 0.0, 0.0, 0.0), len(real)))
-                    continue
-                cands = {int(j) for j in top[i] if sims[i, j] > 0}
-                if extra is not None:
-                    cands.update(int(j) for j in extra[start + i] if j >= 0)
-                fa = self.scorer.features(st)
-                best = ReasoningMatch(-1, ReasoningSim(0.0, 0.0, 0.0, 0.0), len(real))
-                for j in sorted(cands):
-                    if self._n_steps[j] < cfg.min_steps:
-                        continue
-                    sim = self.scorer.similarity_features(fa, self._features[j])
-                    if sim.total > best.sim.total:
-                        best = ReasoningMatch(j, sim, len(real))
-                out.append(best)
-        return out
+        # spawn, not fork: the caller may hold threads (torch, OpenMP) that a forked child would inherit mid-lock.
+        ctx = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker, initargs=(self._state,)) as ex:
+            return [m for part in ex.map(_worker_chunk, chunks) for m in part]
