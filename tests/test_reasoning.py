@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -132,3 +135,21 @@ def test_process_pool_gives_the_single_process_matches(gsm8k: list) -> None:
     assert two._n_workers(len(texts), 50) == 2 and one._n_workers(len(texts), 50) == 1
     assert ReasoningMatcher()._n_workers(len(texts), 50) == 1  # auto: small inputs stay in-process
     assert two.match(texts, extra=extra, batch=50) == one.match(texts, extra=extra, batch=50) == one.match(texts, extra=extra)
+
+
+def test_unguarded_script_falls_back_to_one_process(tmp_path: Path) -> None:
+    """Spawned workers re-run a script that lacks the ``__main__`` guard and die; match still
+    answers, in the calling process, with a warning."""
+    script = tmp_path / "unguarded.py"
+    script.write_text(
+        "import warnings\n"
+        "from contam.scan.reasoning import ReasoningConfig, ReasoningMatcher\n"
+        "m = ReasoningMatcher(ReasoningConfig(n_jobs=2)).fit(['A = <<2*3=6>>6\\nB = <<6+1=7>>7\\n#### 7', 'x <<9-4=5>>5\\ny <<5*5=25>>25\\n#### 25'])\n"
+        "with warnings.catch_warnings(record=True) as w:\n"
+        "    warnings.simplefilter('always')\n"
+        "    r = m.match(['C = <<2*3=6>>6\\nD = <<6+1=7>>7\\n#### 7', 'z <<9-4=5>>5\\nq <<5*5=25>>25\\n#### 25'] * 2, batch=2)\n"
+        "print('RESULT', [x.index for x in r], any('worker processes failed' in str(x.message) for x in w))\n"
+    )
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "RESULT [0, 1, 0, 1] True" in done.stdout

@@ -53,8 +53,10 @@ class ReasoningConfig:
     per candidate after a sparse pre-selection; ``min_steps`` skips traces too short to carry a
     pattern (a one-step chain matches half the benchmark). ``n_jobs`` is how many processes
     :meth:`ReasoningMatcher.match` uses: ``None`` means all cores for inputs of 10,000 texts or
-    more and one below (a worker costs about a second to start), ``1`` never more; the results
-    do not depend on it.
+    more and one below (a worker costs a second or two to start), ``1`` never more; the results
+    do not depend on it. Workers are spawned, so a script calling ``match`` with more than one
+    needs the usual ``if __name__ == "__main__":`` guard (without it, matching falls back to one
+    process with a warning).
 
     >>> ReasoningConfig().alpha + ReasoningConfig().beta + ReasoningConfig().gamma
     1.0
@@ -635,9 +637,17 @@ class ReasoningMatcher:
         if workers <= 1:
             return [m for t, e in chunks for m in _match_chunk(self._state, t, e)]
         import multiprocessing
+        import warnings
         from concurrent.futures import ProcessPoolExecutor
+        from concurrent.futures.process import BrokenProcessPool
 
         # spawn, not fork: the caller may hold threads (torch, OpenMP) that a forked child would inherit mid-lock.
         ctx = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker, initargs=(self._state,)) as ex:
-            return [m for part in ex.map(_worker_chunk, chunks) for m in part]
+        try:
+            with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker, initargs=(self._state,)) as ex:
+                return [m for part in ex.map(_worker_chunk, chunks) for m in part]
+        except BrokenProcessPool:
+            # Typically a calling script without an ``if __name__ == "__main__":`` guard, which
+            # spawned workers re-run; the answer does not depend on the processes, so go on here.
+            warnings.warn("level-3 worker processes failed; matching in this process (set ReasoningConfig(n_jobs=1) to skip them)", RuntimeWarning, stacklevel=2)
+            return [m for t, e in chunks for m in _match_chunk(self._state, t, e)]
