@@ -3,6 +3,7 @@
 
     python bench/hierarchy.py                 # 1,000 × 500, with same-run baselines
     python bench/hierarchy.py --scale 100000  # the scale run (long: run it in the background)
+    python bench/hierarchy.py --scale 100000 --embedder static   # the same with the static embedder
 
 Candidates are GSM8K-genre text: exact copies, rule paraphrases and isomorphic variants of
 benchmark items mixed with GSM8K train items (question + worked solution). Baselines measured
@@ -63,6 +64,7 @@ def main() -> int:
     ap.add_argument("--candidates", type=int, default=1000)
     ap.add_argument("--items", type=int, default=500)
     ap.add_argument("--scale", type=int, default=0, help="candidates for the scale run against all of GSM8K test")
+    ap.add_argument("--embedder", default="minilm", help="minilm (default) or static (model2vec table distilled from MiniLM)")
     args = ap.parse_args()
     import numpy as np
     import torch
@@ -78,9 +80,9 @@ def main() -> int:
     print(f"candidates {n_cand} vs benchmark items {len(items)}")
     docs = candidates(n_cand, items)
     t0 = time.perf_counter()
-    emb = load_embedder("minilm")
+    emb = load_embedder(args.embedder)
     t_load = time.perf_counter() - t0
-    print(f"embedder: all-MiniLM-L6-v2, precision {emb.precision}, batch {HierarchyConfig().semantic.batch_size}, texts cut to {HierarchyConfig().semantic.max_chars} chars, OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')}")
+    print(f"embedder: {emb.identity}, precision {emb.precision}, batch {HierarchyConfig().semantic.batch_size}, texts cut to {HierarchyConfig().semantic.max_chars} chars, OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')}")
     h = Hierarchy(HierarchyConfig(levels="all"), embedder=emb)
     times: dict[str, float] = {}
     cpu: dict[str, float] = {}

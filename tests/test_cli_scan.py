@@ -138,3 +138,25 @@ def test_scan_with_calibrated_thresholds_file(demo) -> None:
     assert json.loads(over.stdout)["config"]["threshold"] == 0.5
     _one_line_error(contam("scan", "-b", "gsm8k", "-b", "humaneval", "--corpus", d / "corpus.jsonl", "--out", d / "x", "--thresholds", thr), "several benchmarks")
     _one_line_error(contam("scan", "-b", "mmlu", "--corpus", d / "corpus.jsonl", "--out", d / "x", "--thresholds", thr), "no entry for benchmark 'mmlu'")
+
+
+def test_semantic_scan_with_the_static_embedder(tmp_path: Path) -> None:
+    """`--embedder static` without thresholds uses the embedder's own calibrated cosine (0.93, rule
+    sim), not the paper's MiniLM 0.75 that would flag most same-genre text."""
+    import random
+
+    from contam.data import load_benchmark
+    from contam.scan.paraphrase import rule_paraphrase
+
+    items = load_benchmark("gsm8k")
+    train = load_benchmark("gsm8k-train")
+    rows = [{"id": f"para{i}", "text": rule_paraphrase(items[i].question, random.Random(i)) + "\n" + items[i].solution} for i in range(3)]
+    rows += [{"id": f"train{i}", "text": train[i].text} for i in range(12)]
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    p = contam("scan", "-b", "gsm8k", "--corpus", corpus, "--out", tmp_path / "o", "--levels", "semantic", "--embedder", "static", "--json")
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["embedder"] == "static"
+    flags = [json.loads(x) for x in (tmp_path / "o" / "flags.jsonl").read_text().splitlines()]
+    assert sorted(f["doc_id"] for f in flags) == ["para0", "para1", "para2"]
+    assert {fl["threshold"] for f in flags for fl in f["flags"]} == {0.93}

@@ -123,3 +123,24 @@ def test_bf16_and_fp32_embeddings_agree_and_are_cached_apart(monkeypatch: pytest
     monkeypatch.setenv("CONTAM_EMBED_PRECISION", "int3")
     with pytest.raises(ModelError, match="CONTAM_EMBED_PRECISION"):
         resolve_precision(None, "cpu")
+
+
+def test_static_embedder_finds_paraphrases_at_its_own_threshold() -> None:
+    """The static table distilled from MiniLM (made once per machine on first use) keeps copies and
+    rule paraphrases at its calibrated default cosine (0.93) and passes GSM8K train, the hard
+    negatives whose cosines this embedder puts near 0.8 (above the paper's 0.75)."""
+    emb = load_embedder("static")
+    assert emb.dim == 256 and emb.semantic_threshold == 0.93 and emb.identity.startswith("static:")
+    v = emb.embed(["Natalia sold clips.", "", "\u200b\u00e9\U0001f600"])
+    assert v.dtype == np.float32 and np.allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-5)
+    items = load_benchmark("gsm8k")[:60]
+    sem = SemanticScanner(SemanticConfig(threshold=emb.semantic_threshold, rule="sim"), emb).fit(items)
+    copies = [items[i].text for i in range(5)]
+    paras = [_paraphrase(items[i], i) for i in range(5, 15)]
+    negs = [it.text for it in load_benchmark("gsm8k-train")[:40]]
+    s = sem.score(copies + paras + negs)
+    assert s.nearest[:15, 0].tolist() == list(range(15))
+    hit = s.flagged(emb.semantic_threshold, "sim")
+    assert hit[:15].all() and not hit[15:].any()
+    # Same texts, same vectors: nothing random in a static table.
+    assert np.array_equal(emb.embed(paras), emb.embed(paras))

@@ -157,6 +157,7 @@ def eval_detectors(
     levels: Annotated[str, typer.Option(help="Cascade levels: token,semantic,reasoning or all.")] = "all",
     target_precision: Annotated[float | None, typer.Option("--target-precision", help="Calibrate for recall at this precision instead of F1.")] = None,
     question_only: Annotated[bool, typer.Option("--question-only", help="Scenarios built on the fly hold questions only (no solutions).")] = False,
+    embedder: Annotated[str, typer.Option("--embedder", help="Embedder of the semantic level: minilm (embedded), static (distilled from it, fast), st:PATH or static:PATH.")] = "minilm",
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Write report.json (and one JSONL row per cell) here.")] = None,
     as_json: JsonFlag = False,
 ) -> None:
@@ -179,11 +180,16 @@ def eval_detectors(
 
         lm = load(model)
     cfg = HierarchyConfig(levels=levels)
+    emb = None
+    if "semantic" in cfg.levels:
+        from contam.models import load_embedder
+
+        emb = load_embedder(embedder)
     reports = []
     for b in names:
         s = load_scenarios(scenarios) if scenarios is not None else build_scenarios(b, n=n, seed=seed, question_only=question_only)
         err_console.print(f"[dim]{b}: {len(s.samples)} samples against {len(s.benchmark_ids)} benchmark items[/]")
-        reports.append(evaluate(s, cfg, model=lm, target_precision=target_precision))
+        reports.append(evaluate(s, cfg, model=lm, target_precision=target_precision, embedder=emb))
     table2 = []
     for r in reports:
         base = [r.f1(m, "S3") or 0.0 for m in r.methods() if not m.startswith("cascade")]

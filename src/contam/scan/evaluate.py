@@ -106,7 +106,10 @@ def evaluate(
     h = Hierarchy(cfg, embedder=embedder).fit(scenarios.items())
     ls: LevelScores = h.score_levels(docs)
     mk = min_k_scores(model, [d.text for d in docs]) if model is not None else None
-    return report(scenarios, ls, cfg, min_k=mk, model_spec=getattr(model, "spec", ""), target_precision=target_precision)
+    rep = report(scenarios, ls, cfg, min_k=mk, model_spec=getattr(model, "spec", ""), target_precision=target_precision)
+    if h.semantic is not None:  # calibrated semantic thresholds hold for this embedder only: say which
+        rep.notes["embedder"] = getattr(h.semantic.embedder, "identity", getattr(h.semantic.embedder, "spec", ""))
+    return rep
 
 
 def report(

@@ -105,7 +105,7 @@ def embed_texts(embedder: Embedder, texts: Sequence[str], max_chars: int, batch_
     from contam.scan.embcache import EmbeddingCache, default_path
 
     cut = [t[:max_chars] if t else " " for t in texts]
-    path = default_path() if cache else None
+    path = default_path() if cache and getattr(embedder, "cacheable", True) else None
     store = EmbeddingCache(path) if path is not None else None
     ident = getattr(embedder, "identity", getattr(embedder, "spec", "embedder"))
     rows = store.get(ident, max_chars, cut) if store is not None else [None] * len(cut)
