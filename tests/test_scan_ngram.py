@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import random
 from collections import Counter
 from dataclasses import replace
 
+import numpy as np
+import orjson
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -16,7 +19,7 @@ from contam.errors import ConfigError
 from contam.scan.exact import ExactScanner, lcs_ratio
 from contam.scan.hashing import SEPARATORS, normalized_words, text_words, word_hashes
 from contam.scan.ngram import NGramConfig, NGramScanner
-from contam.scan.prefilter import _CASE_CHANGERS_14, find_case_changers, text_keys
+from contam.scan.prefilter import _CASE_CHANGERS_14, _cut_bytes, find_case_changers, text_keys
 
 
 @pytest.fixture(scope="module")
@@ -219,6 +222,41 @@ def test_prefilter_keys_are_a_function_of_the_exact_words(texts) -> None:
         assert len(k) == len(words), (t, words)
         for w, h in zip(words, k.tolist(), strict=True):
             assert seen.setdefault(w, h) == h, (w, t)
+
+
+def _line_keys(block: bytes) -> tuple[list[list[int]], set[int]]:
+    """The word keys the prefilter cuts from each raw JSON line, and the lines it leaves to their text."""
+    ws, nw, odd = _cut_bytes(block, True, len(block) + 1)
+    keys = np.diff(ws.c[: nw + 1]).tolist()
+    line = np.searchsorted(ws.ends[: ws.n_ends], ws.starts[:nw]).tolist()
+    out: list[list[int]] = [[] for _ in range(ws.n_ends + 1)]
+    for k, at in zip(keys, line, strict=True):
+        out[at].append(k)
+    return out, set(odd.tolist())
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.lists(st.one_of(st.characters(codec="utf-8"), st.sampled_from([*_ODD, "\\", "\\u", '"', "u00e9", "{", "}"])), max_size=24).map("".join), min_size=1, max_size=6),
+    st.integers(0, 7),
+    st.sampled_from(["ascii", "utf-8", "orjson"]),
+)
+@example(["caf\u00e9 na\u00efve \u212aelvin", "a\\u00e9 b\\\\n c", "x" * 7 + "\\"], 0, "ascii")
+@example(["😀 ok \u2019quoted\u2019 \u0130stanbul"], 3, "ascii")
+def test_prefilter_cuts_raw_json_lines_as_their_texts(texts, pad, how) -> None:
+    """Cut straight from raw JSON lines (escapes of every kind, surrogate pairs, any alignment
+    of the text in 8-byte chunks), each line's text is a run of the line's words, with the
+    keys the text gets on its own; or the line is one left to be cut from its text."""
+    recs = [{"id": "x" * pad, "text": t} for t in texts]
+    if how == "orjson":
+        block = b"".join(orjson.dumps(r) + b"\n" for r in recs)
+    else:
+        block = "".join(json.dumps(r, ensure_ascii=how == "ascii") + "\n" for r in recs).encode()
+    lines, odd = _line_keys(block)
+    for i, t in enumerate(texts):
+        if i not in odd:
+            want, got = text_keys([t])[0].tolist(), lines[i]
+            assert any(got[j : j + len(want)] == want for j in range(len(got) - len(want) + 1)), (t, how)
 
 
 def _oddify(text: str, k: int) -> str:

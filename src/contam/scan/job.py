@@ -26,6 +26,7 @@ import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterator
 from dataclasses import asdict
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +40,7 @@ from contam.outputs import dumps_line, ensure_dir, write_json
 from contam.progress import make_progress
 from contam.scan.flags import LEVELS, DocResult
 from contam.scan.ngram import NGramConfig, NGramScanner
-from contam.scan.prefilter import keep_freed_memory
+from contam.scan.prefilter import Prefilter, keep_freed_memory
 
 try:  # orjson parses corpus lines 3-4x faster than the standard library
     from orjson import loads as _fast_loads
@@ -227,13 +228,14 @@ def _work(task: tuple[str, int, Any]) -> tuple[list[DocResult], dict[str, Any], 
     scanner: NGramScanner = _STATE["scanner"]
     if kind == "block" and not _STATE["keep_all"] and scanner.config.prefilter:
         # Only the prefilter's candidates become Documents and reach the exact scorer.
-        texts, make = _parse_block(payload, first_line, stats, counts)
-        picked = scanner.prefilter.candidates(texts).tolist() if texts else []
-        docs = [make(i) for i in picked]
+        texts, make, picked = _parse_block(payload, first_line, stats, counts, scanner.prefilter)
+        if picked is None:
+            picked = scanner.prefilter.candidates(texts) if texts else np.zeros(0, dtype=np.int64)
+        docs = [make(i) for i in picked.tolist()]
         results = scanner.scan_batch(docs, prefiltered=True) if docs else []
     else:
         if kind == "block":
-            texts, make = _parse_block(payload, first_line, stats, counts)
+            texts, make, _ = _parse_block(payload, first_line, stats, counts)
             docs = [make(i) for i in range(len(texts))]
         else:
             docs = _check_docs(payload, stats, counts)
@@ -248,34 +250,52 @@ def _reject(err: InputError, reason: str, stats: BadInputStats) -> None:
     stats.add(err, reason)
 
 
-def _parse_block(block: bytes, first_line: int, stats: BadInputStats, counts: Counter[str]) -> tuple[list[str], Callable[[int], Document]]:
-    """The texts of a block of raw JSONL lines, with the loader's checks and messages, and a
-    function making the Document of the i-th text (only candidates need one)."""
+def _parse_block(
+    block: bytes, first_line: int, stats: BadInputStats, counts: Counter[str], prefilter: Prefilter | None = None,
+) -> tuple[list[str], Callable[[int], Document], np.ndarray | None]:
+    """The texts of a block of raw JSONL lines, with the loader's checks and messages, a
+    function making the Document of the i-th text (only candidates need one), and with a
+    ``prefilter`` the candidates when the block was clean (else None: the caller asks)."""
     src, tf, idf = _STATE["source"], _STATE["text_field"], _STATE["id_field"]
     simple = "." not in tf
     texts: list[str] = []
     recs: list[dict[str, Any]] = []
     line_of: list[int] = []
     counts["bytes"] += len(block)
-    lines = block.split(b"\n")
-    if lines and not lines[-1]:
-        lines.pop()  # the block ends with a newline: no line after it
-    if simple and lines and len(block) <= MAX_RECORD_BYTES:
+    if simple and block and len(block) <= MAX_RECORD_BYTES:
         # Fast path for a clean block, checked with C-level calls; any doubt and the loop
-        # below redoes the block line by line with the exact messages.
+        # below redoes the block line by line with the exact messages. With a prefilter, it
+        # cuts the raw bytes first (sound once every line has parsed) and finds the line ends.
+        picked = None
+        if prefilter is not None:
+            cand, odd, ends = prefilter.candidates_jsonl(block)
+            firsts = np.empty(len(ends), dtype=np.int64)
+            firsts[:1] = 0
+            firsts[1:] = ends[:-1] + 1
+            # Slices of a memoryview, in C-level loops: no copies, no per-line Python code.
+            line_views = map(memoryview(block).__getitem__, map(slice, firsts.tolist(), ends.tolist()))
+        else:
+            lines = block.split(b"\n")
+            if not lines[-1]:
+                lines.pop()  # the block ends with a newline: no line after it
         try:
-            fast_recs = [_fast_loads(raw) for raw in lines]
-            fast_texts = [r[tf] for r in fast_recs]
+            fast_recs = list(map(_fast_loads, line_views if prefilter is not None else lines))
+            fast_texts = list(map(itemgetter(tf), fast_recs))
         except (ValueError, KeyError, TypeError, IndexError):
             fast_texts = []
         if fast_texts and set(map(type, fast_recs)) == {dict} and set(map(type, fast_texts)) == {str} and all(fast_texts) and not any(map(str.isspace, fast_texts)):
             counts["documents"] += len(fast_texts)
+            if prefilter is not None:
+                picked = prefilter.candidates_of_odd(cand, odd, fast_texts)
 
             def make_fast(i: int) -> Document:
                 key = _get(fast_recs[i], idf) if idf else fast_recs[i].get("id")
                 return Document(id=str(key) if key is not None else str(first_line + i), text=fast_texts[i], source=src, line=first_line + i)
 
-            return fast_texts, make_fast
+            return fast_texts, make_fast, picked
+    lines = block.split(b"\n")
+    if lines and not lines[-1]:
+        lines.pop()  # the block ends with a newline: no line after it
     n_docs = 0
     for lineno, raw in enumerate(lines, start=first_line):
         if len(raw) > MAX_RECORD_BYTES:
@@ -315,7 +335,7 @@ def _parse_block(block: bytes, first_line: int, stats: BadInputStats, counts: Co
         key = _get(recs[i], idf) if idf else recs[i].get("id")
         return Document(id=str(key) if key is not None else str(line_of[i]), text=texts[i], source=src, line=line_of[i])
 
-    return texts, make
+    return texts, make, None
 
 
 _BAD = object()

@@ -338,10 +338,10 @@ def _runs(text: str, spans: Any, starts: np.ndarray, n: int, part: str, weight: 
     if len(starts) == 0 or not spans:
         return []
     out: list[Evidence] = []
-    run_a, run_b = int(starts[0]), int(starts[0]) + n - 1
-    total = len(starts)
-    for s in starts[1:]:
-        s = int(s)
+    first = starts.tolist()  # Python ints: iterating a numpy array makes a scalar object per element
+    run_a, run_b = first[0], first[0] + n - 1
+    total = len(first)
+    for s in first[1:]:
         if s <= run_b + 1:
             run_b = max(run_b, s + n - 1)
         else:

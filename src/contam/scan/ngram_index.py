@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 
 from contam.data import Item
 from contam.errors import ConfigError
@@ -273,11 +274,12 @@ class NGramIndex:
         also the mask of the part's windows that matched."""
         a, b = self._win_off[p], self._win_off[p + 1]
         matched = in_sorted(self._win_hash[a:b], doc_hashes)  # doc_hashes: sorted (a slice of the sorted hashes)
-        wm = np.where(matched, self._win_idf[a:b], 0.0)
         tok = self._tok_w[p]
-        cov = np.zeros(len(tok))
-        for k in range(self.n):
-            np.maximum(cov[k : k + len(wm)], wm, out=cov[k : k + len(wm)])
+        # cov[t] = the largest weight of the matched windows covering token t (windows t-n+1..t):
+        # one sliding maximum over the weights padded with n-1 zeros on each side.
+        padded = np.zeros(len(tok) + self.n - 1)
+        padded[self.n - 1 : self.n - 1 + b - a] = np.where(matched, self._win_idf[a:b], 0.0)
+        cov = sliding_window_view(padded, self.n).max(axis=1)
         if self.skip:
             covered = np.flatnonzero(cov > 0)
             gaps = np.diff(covered) - 1
@@ -301,9 +303,9 @@ class NGramIndex:
         if not len(cand):
             return
         hit = cand[in_sorted(h[cand], self._anchor_sorted)]
-        for hv, f in zip(h[hit].tolist(), first[hit].tolist(), strict=True):
-            lo = int(np.searchsorted(self._anchor_sorted, np.uint64(hv)))
-            hi = int(np.searchsorted(self._anchor_sorted, np.uint64(hv), side="right"))
-            for j in self._anchor_order[lo:hi].tolist():
+        lo = np.searchsorted(self._anchor_sorted, h[hit]).tolist()
+        hi = np.searchsorted(self._anchor_sorted, h[hit], side="right").tolist()
+        for a, b, f in zip(lo, hi, first[hit].tolist(), strict=True):
+            for j in self._anchor_order[a:b].tolist():
                 yield int(self._anchor_part[j]), int(f - self._anchor_off[j]), int(f)
 

@@ -12,10 +12,21 @@ Why it never drops a document the scorer would flag: it cuts the text into exact
 encoding), gives every word a key that depends only on the word's lowercase (its first eight
 bytes, folded), and keys a window by the sum of its words' keys. Equal word sequences
 therefore get equal window keys, and the benchmark's windows are keyed by the very same
-functions. A window key found in the benchmark set (a bitmap, then an exact check) makes
+functions. A window key found in the benchmark set (two bitmaps, then an exact check) makes
 the document a candidate; a sum can also match by accident (other words, or the same words in
 another order), which only costs a wasted candidate. Windows that straddle two documents of a
 batch are checked too, which can only add candidates.
+
+The folding: ASCII letters are lowercased and every byte of a non-ASCII character reads as
+0x80, so a character and its lowercase fold alike, except for the few characters of
+:func:`find_case_changers` (the Kelvin sign lowercases to ASCII ``k``, a dotted capital I to two
+characters): a text holding one is lowercased by ``str.lower`` and cut again.
+
+One compiled pass (numba) does the cutting, folding, keying and the first lookups, over a
+batch of texts or straight over raw JSON lines: there it decodes the string escapes
+(``\\n``, ``\\"``, ``\\u00e9``, surrogate pairs) as the JSON parser does, and the words of a
+record's text field are then a run of the words of its line (the quotes around the string are
+separators; keys and other fields only add windows, which can only add candidates).
 
 >>> from contam.data import load_benchmark
 >>> from contam.scan.ngram import NGramConfig, NGramScanner
@@ -24,37 +35,36 @@ batch are checked too, which can only add candidates.
 >>> texts = ["Nothing to see here, just a recipe for soup.", "Quiz: " + items[3].question]
 >>> pf.candidates(texts).tolist()
 [1]
+>>> import json
+>>> block = "".join(json.dumps({"id": i, "text": t}) + "\\n" for i, t in enumerate(texts)).encode()
+>>> cand, odd, ends = pf.candidates_jsonl(block)
+>>> cand.tolist(), odd.tolist(), len(ends)
+([1], [], 2)
 """
 
 from __future__ import annotations
 
 import ctypes
 import functools
-import itertools
 import math
 import unicodedata
 
 import numpy as np
+from numba import njit
 
 from contam.scan.hashing import SEPARATORS
 
-_SPACE = 32
-_PAD = b" " * 8  # the 8-byte reads may reach 7 bytes before a word or after it
-_SEP2 = np.array(sorted(int.from_bytes(s.encode(), "big") for s in SEPARATORS if len(s.encode()) == 2), dtype=np.int64)
-_SEP3 = np.array(sorted(int.from_bytes(s.encode(), "big") for s in SEPARATORS if len(s.encode()) == 3), dtype=np.int64)
-_ONES = np.uint64(0x0101010101010101)
-_HIGHS = np.uint64(0x8080808080808080)
-_ONE, _S7 = np.uint64(1), np.uint64(7)
 _K1 = np.uint64(0x9E3779B97F4A7C15)
 _K2 = np.uint64(0xC2B2AE3D27D4EB4F)
-_S29 = np.uint64(29)
+_TEXT_END = 0xFF  # joins the texts of a batch: a byte UTF-8 never holds
+_LINE_END = 10  # ends a JSON line: never inside a JSON value (strings escape it)
 
 
 def keep_freed_memory() -> bool:
     """Ask glibc's allocator to keep freed memory for reuse instead of handing it back to the
-    system, so the batch-sized numpy temporaries of every batch do not page-fault afresh (about
-    a third of the scan's time otherwise). Memory stays bounded by the largest batch's needs.
-    Process-wide: the scan job calls it in its workers. Returns whether it took effect."""
+    system, so the batch-sized temporaries of every batch do not page-fault afresh. Memory stays
+    bounded by the largest batch's needs. Process-wide: the scan job calls it in its workers.
+    Returns whether it took effect."""
     try:
         libc = ctypes.CDLL("libc.so.6")
         # M_MMAP_THRESHOLD (-3): serve large blocks from the heap; M_TRIM_THRESHOLD (-1): keep its top.
@@ -63,32 +73,12 @@ def keep_freed_memory() -> bool:
         return False
 
 
-class _Scratch:
-    """Per-byte arrays reused from batch to batch (fresh multi-megabyte arrays cost page faults)."""
-
-    def __init__(self) -> None:
-        self.size = 0
-        self.get(1 << 16)
-
-    def get(self, n: int) -> _Scratch:
-        if n > self.size or self.size > max(4 * n, 32 << 20):  # grow, or shrink after a huge batch
-            self.size = max(n, 1 << 16)
-            self.low = np.empty(self.size, dtype=np.uint8)
-            self.tmp = np.empty(self.size, dtype=np.uint8)
-            self.isw = np.empty(self.size, dtype=bool)
-            self.aux = np.empty(self.size, dtype=bool)
-        return self
-
-
-_SCRATCH = _Scratch()
-
-
-#: The characters of :func:`_case_changers` in the Unicode version of Python 3.11 (14.0.0).
+#: The characters of :func:`find_case_changers` in the Unicode version of Python 3.11 (14.0.0).
 _CASE_CHANGERS_14 = "\u0130\u023a\u023e\u1e9e\u2126\u212a\u212b\u2c62\u2c64\u2c6d\u2c6e\u2c6f\u2c70\u2c7e\u2c7f\ua78d\ua7aa\ua7ab\ua7ac\ua7ad\ua7ae\ua7b0\ua7b1\ua7b2\ua7c5"
 
 
 def find_case_changers() -> str:
-    """Every character whose lowercase differs from it in more than the bytes :func:`normalize`
+    """Every character whose lowercase differs from it in more than the bytes the prefilter
     folds: another UTF-8 length, an ASCII character, or another word class (e.g. the Kelvin
     sign, whose lowercase is ``k``). A brute-force pass over all of Unicode (a fraction of a second)."""
     seps = set(SEPARATORS)
@@ -103,137 +93,362 @@ def find_case_changers() -> str:
     return "".join(out)
 
 
+_WORD, _SEP, _CHANGER = 0, 1, 2
+
+
 @functools.cache
-def _case_changers() -> dict[int, np.ndarray]:
-    """UTF-8 codes (as integers, by encoded length) of the case changers: texts holding one are
-    lowercased by ``str.lower`` before folding. A few dozen characters; listed for this
-    Python's Unicode version, found afresh under another."""
+def _tables() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """What the compiled pass reads per character: the folded byte of each ASCII character (0
+    for the non-word ones), the class of each character of the Basic Multilingual Plane (word,
+    separator, case changer), and the sorted code points and classes of the others (few)."""
+    ascii_fold = np.zeros(128, dtype=np.uint8)
+    for c in range(128):
+        if 48 <= c <= 57 or 97 <= c <= 122:
+            ascii_fold[c] = c
+        elif 65 <= c <= 90:
+            ascii_fold[c] = c | 0x20
     chars = _CASE_CHANGERS_14 if unicodedata.unidata_version == "14.0.0" else find_case_changers()
-    out: dict[int, list[int]] = {2: [], 3: [], 4: []}
-    for c in chars:
-        enc = c.encode()
-        out[len(enc)].append(int.from_bytes(enc, "big"))
-    return {k: np.array(sorted(v), dtype=np.int64) for k, v in out.items()}
+    special = {ord(c): _CHANGER for c in chars} | {ord(c): _SEP for c in SEPARATORS}
+    bmp = np.zeros(0x10000, dtype=np.uint8)
+    astral = sorted((cp, k) for cp, k in special.items() if cp >= 0x10000)
+    for cp, k in special.items():
+        if cp < 0x10000:
+            bmp[cp] = k
+    return (ascii_fold, bmp, np.array([cp for cp, _ in astral], dtype=np.int64), np.array([k for _, k in astral], dtype=np.uint8))
 
 
-def _codes(b: np.ndarray, lead: np.ndarray, k: int) -> np.ndarray:
-    """The ``k``-byte big-endian integers starting at ``lead`` (0 where they would run past ``b``)."""
-    ok = lead + (k - 1) < len(b)
-    code = np.zeros(len(lead), dtype=np.int64)
-    at = lead[ok]
-    val = b[at].astype(np.int64)
-    for j in range(1, k):
-        val = (val << 8) | b[at + j]
-    code[ok] = val
-    return code
+_H8 = np.uint64(0x8080808080808080)
+_L1 = np.uint64(0x0101010101010101)
+_GATHER = np.uint64(0x0102040810204080)  # moves the high bit of each byte to one bit of the top byte
 
 
-def normalize(texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The texts cut into words as :func:`contam.scan.hashing.normalize_batch` cuts them, in one
-    buffer, with the bytes of every word folded so that a word and its lowercase read the same.
+def _slot_tables() -> tuple[np.ndarray, np.ndarray]:
+    """For each 8-bit mask of word starts in 8 bytes: the start offsets, at 4 * mask (at most 4:
+    a start follows a byte outside words, so masks with more never occur), and how many."""
+    pos = np.zeros((256, 4), dtype=np.int32)
+    cnt = np.zeros(256, dtype=np.int64)
+    for m in range(256):
+        at = [k for k in range(8) if m >> k & 1][:4]
+        pos[m, : len(at)] = at
+        cnt[m] = len(at)
+    return pos.ravel(), cnt
 
-    The folding: ``b | 0x20`` on every byte (lowercases ASCII letters, leaves digits), and every
-    byte of a non-ASCII character read as 0x80. A character and its lowercase then fold to the
-    same bytes, except for the few of :func:`_case_changers`, whose texts are lowercased by
-    ``str.lower`` first (folding the lowercase again changes nothing). ASCII texts come first,
-    the others after them, so the passes over non-ASCII characters only read the tail.
 
-    Returns the folded bytes (8 bytes of padding at both ends; bytes outside words are 0), the
-    word-character mask, the order the texts were laid out in and the byte offset of each
-    laid-out text (plus the end). Both arrays are scratch space, valid until the next call.
-    """
-    is_ascii = np.fromiter(map(str.isascii, texts), dtype=bool, count=len(texts))
-    if is_ascii.all():
-        order = np.arange(len(texts), dtype=np.int64)
-        raw = b"".join((_PAD, " ".join(texts).encode("ascii"), _PAD))
-        tail_at = len(raw)
-        lens = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
-        lead = np.zeros(0, dtype=np.int64)
+_SLOT_POS, _SLOT_CNT = _slot_tables()
+
+
+@njit(cache=True, nogil=True)
+def _hex4(buf: np.ndarray, i: int) -> int:
+    v = 0
+    for j in range(i, min(i + 4, len(buf))):
+        d = buf[j]
+        v = v * 16 + (d - 48 if d <= 57 else (d | 0x20) - 87)
+    return v
+
+
+@njit(cache=True, nogil=True)
+def _char_class(cp: int, bmp: np.ndarray, astral_cp: np.ndarray, astral_cls: np.ndarray) -> int:
+    if cp < 0x10000:
+        return bmp[cp]
+    j = np.searchsorted(astral_cp, cp)
+    return astral_cls[j] if j < len(astral_cp) and astral_cp[j] == cp else 0
+
+
+@njit(cache=True, nogil=True)
+def _escapes_word(buf: np.ndarray, n: int, at: int, ascii_fold: np.ndarray, bmp: np.ndarray, astral_cp: np.ndarray, astral_cls: np.ndarray) -> bool:
+    """Whether the ``\\uXXXX`` escape at ``at`` stands for a word character."""
+    cp = _hex4(buf[:n], at + 2)
+    return ascii_fold[cp] != 0 if cp < 0x80 else _char_class(cp, bmp, astral_cp, astral_cls) != 1
+
+
+@njit(cache=True, nogil=True)
+def _zero_bytes(x: np.uint64) -> np.uint64:
+    """The high bit of every zero byte of ``x`` (exact, unlike the borrow trick)."""
+    m7 = np.uint64(0x7F7F7F7F7F7F7F7F)
+    return ~(((x & m7) + m7) | x | m7)
+
+
+@njit(cache=True, nogil=True)
+def _classify_one(u: np.uint64, before: np.uint64, json_mode: bool) -> tuple[np.uint64, np.uint64, np.uint8]:
+    """One chunk of 8 bytes ``u`` (``before``: the chunk before it) read as plain ASCII: its
+    folded bytes, its word bytes (high bits), and flags: 1 if it needs the byte loop instead
+    (non-ASCII, a record end, an escape other than two bytes outside words: \\n, \\", ...),
+    2 if it ends with a backslash (taken to escape the next chunk's first byte), 4 if the
+    chunk before does. No byte below 0x80 carries into the next when 0x1f, 0x05, 0x50 or 0x46
+    is added."""
+    hi = u & _H8
+    if json_mode:
+        bs = _zero_bytes(u ^ np.uint64(0x5C5C5C5C5C5C5C5C))
+        esc = (bs << np.uint64(8)) | ((_zero_bytes(before ^ np.uint64(0x5C5C5C5C5C5C5C5C)) >> np.uint64(63)) << np.uint64(7))  # bytes an escape swallows
+        bad = hi | _zero_bytes(u ^ np.uint64(0x0A0A0A0A0A0A0A0A)) | (bs & esc) | (_zero_bytes(u ^ np.uint64(0x7575757575757575)) & esc)
+        flag = np.uint8(1 if bad else 0) | np.uint8(2 if bs >> np.uint64(63) else 0) | np.uint8(4 if esc & np.uint64(0x80) else 0)
     else:
-        other = np.flatnonzero(~is_ascii)
-        order = np.concatenate([np.flatnonzero(is_ascii), other])
-        asc = list(itertools.compress(texts, is_ascii.tolist()))
-        head = " ".join(asc).encode("ascii")
-        tail_at = len(_PAD) + len(head) + (1 if asc else 0)
-        wide = [t.encode("utf-8", "surrogatepass") for t in itertools.compress(texts, (~is_ascii).tolist())]
-        tail = b" ".join(wide)
-        tb = np.frombuffer(tail, dtype=np.uint8)
-        lead = np.flatnonzero(tb >= 0xC2)  # first bytes of the non-ASCII characters
-        changers = _case_changers()
-        odd = np.concatenate([lead[_in(_codes(tb, lead, k), changers[k])] for k in (2, 3, 4) if len(changers[k])] or [lead[:0]])
-        if len(odd):  # rare: lowercase the texts holding such a character, then lay the tail out again
-            ends = np.cumsum(np.fromiter(map(len, wide), dtype=np.int64, count=len(wide)) + 1)
-            for j in np.unique(np.searchsorted(ends, odd, side="right")).tolist():
-                wide[j] = texts[int(other[j])].lower().encode("utf-8", "surrogatepass")
-            tail = b" ".join(wide)
-            lead = np.flatnonzero(np.frombuffer(tail, dtype=np.uint8) >= 0xC2)
-        raw = b"".join((_PAD, head, b" " if asc else b"", tail, _PAD))
-        lead += tail_at
-        lens = np.fromiter([*map(len, asc), *map(len, wide)], dtype=np.int64, count=len(texts))
-    offsets = np.empty(len(texts) + 1, dtype=np.int64)
-    offsets[0] = len(_PAD)
-    np.cumsum(lens + 1, out=offsets[1:])
-    offsets[1:] += len(_PAD)
-    n = len(raw)
-    ws = _SCRATCH.get(n)
-    b = np.frombuffer(raw, dtype=np.uint8)
-    low, tmp, isw, aux = ws.low[:n], ws.tmp[:n], ws.isw[:n], ws.aux[:n]
-    np.bitwise_or(b, 0x20, out=low)
-    # Word characters: ASCII letters and digits, any byte >= 128 (0x10-0x19 | 0x20 would pass
-    # for digits, hence the digit test on the raw bytes).
-    np.subtract(low, 97, out=tmp)
-    np.less(tmp, 26, out=isw)
-    np.subtract(b, 48, out=tmp)
-    np.less(tmp, 10, out=aux)
-    isw |= aux
-    np.greater_equal(b, 128, out=aux)
-    isw |= aux
-    if len(lead):
-        # Separator characters (curly quotes, dashes, ...) are not word characters.
-        hit2 = lead[_in(_codes(b, lead, 2), _SEP2)]
-        hit3 = lead[_in(_codes(b, lead, 3), _SEP3)]
-        for k in range(2):
-            isw[hit2 + k] = False
-        for k in range(3):
-            isw[hit3 + k] = False
-        np.minimum(low[tail_at:], 0x80, out=low[tail_at:])  # fold every non-ASCII byte
-    np.multiply(low, isw.view(np.uint8), out=low)  # bytes outside words: 0
-    return low, isw, order, offsets
+        esc = np.uint64(0)
+        flag = np.uint8(1 if hi else 0)
+    low = u | np.uint64(0x2020202020202020)
+    letter = (low + np.uint64(0x1F1F1F1F1F1F1F1F)) & ~(low + np.uint64(0x0505050505050505)) & ~esc & _H8
+    digit = (u + np.uint64(0x5050505050505050)) & ~(u + np.uint64(0x4646464646464646)) & ~esc & _H8
+    s1 = np.uint64(1)
+    s7 = np.uint64(7)
+    # (x << 1) - (x >> 7): 0xFF in the bytes whose high bit x has
+    fold = (low & ((letter << s1) - (letter >> s7))) | (u & ((digit << s1) - (digit >> s7)))
+    return fold, letter | digit, flag
 
 
-def _in(x: np.ndarray, table: np.ndarray) -> np.ndarray:
-    pos = np.minimum(np.searchsorted(table, x), len(table) - 1)
-    return table[pos] == x
+@njit(cache=True, nogil=True)
+def _classify(U, nq, json_mode, out, W, flags):  # type: ignore[no-untyped-def]
+    """:func:`_classify_one` for chunks 0 to ``nq``, independently (the compiler vectorizes it)."""
+    if nq:
+        out[0], W[0], flags[0] = _classify_one(U[0], np.uint64(0), json_mode)
+    for q in range(1, nq):
+        out[q], W[q], flags[q] = _classify_one(U[q], U[q - 1], json_mode)
 
 
-def word_keys(low: np.ndarray, isw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """A 64-bit key per word (a function of the word's first 8 bytes only) and the byte offset
-    where each word starts, from :func:`normalize`'s output (bytes outside words are 0)."""
-    starts = np.flatnonzero(isw[1:] > isw[:-1])  # padding: the buffer starts outside a word
-    # Unaligned 8-byte reads at every byte offset, shifted by one: v[i] reads low[i + 1 : i + 9].
-    v = np.ndarray(shape=(len(low) - 8,), dtype="<u8", buffer=low, offset=1, strides=(1,))
-    key = v[starts]
-    with np.errstate(over="ignore"):
+@njit(cache=True, nogil=True)
+def _cut(U, n, json_mode, fold_changers, ascii_fold, bmp, astral_cp, astral_cls, slot_pos, slot_cnt, out, W, flags, starts, odd, ends):  # type: ignore[no-untyped-def]
+    """Cut the bytes ``U`` (uint64 view, zero-padded; ``n`` real bytes: texts joined by 0xFF, or
+    JSON lines) into words, 8 bytes at a time.
+
+    Writes ``out``: the folded bytes (ASCII letters lowercased, bytes of non-ASCII word
+    characters 0x80, everything else 0), in place; ``starts``: the byte offset of each word's
+    first byte; ``ends``: the offset of each record's end byte; ``odd``: the records (in
+    order, once each) to cut again from their lowercased text (a case changer, unless
+    ``fold_changers``; in JSON a ``\\u`` escape of a word character, which the in-place layout
+    cannot hold). ``W``, ``flags``: scratch. Returns the number of words, of record ends and
+    of odd records."""
+    nq = (n + 7) >> 3
+    _classify(U, nq, json_mode, out, W, flags)
+    buf = U.view(np.uint8)
+    end_byte = _LINE_END if json_mode else _TEXT_END
+    n_ends = len(ends)
+    s7 = np.uint64(7)
+    s8 = np.uint64(8)
+    s56 = np.uint64(56)
+    nw = 0
+    r = 0
+    n_odd = 0
+    prev = np.uint64(0)  # 0x80 if the byte before this chunk is in a word
+    skip = 0  # bytes still to come that are outside words (a separator's tail, an escape's); -1: an escape's character
+    cont = 0  # bytes still to come that are a word character's tail
+    for q in range(nq):
+        f = flags[q]
+        # The plain reading holds if nothing spills over from the chunk before but what it assumed.
+        if not (f & 1) and cont == 0 and skip == (-1 if f & 4 else 0):
+            w = W[q]
+            st = w & ~((w << s8) | prev)
+            m = ((st >> s7) * _GATHER) >> s56
+            base = q << 3
+            at = m << 2
+            starts[nw] = base + slot_pos[at]
+            starts[nw + 1] = base + slot_pos[at + 1]
+            starts[nw + 2] = base + slot_pos[at + 2]
+            starts[nw + 3] = base + slot_pos[at + 3]
+            nw += slot_cnt[m]
+            prev = w >> s56
+            skip = -1 if f & 2 else 0
+            continue
+        # Byte by byte: non-ASCII characters, escapes, record ends.
+        folded = np.uint64(0)
+        in_word = prev != 0
+        for j in range(8):
+            p = (q << 3) + j
+            if p >= n:
+                break
+            b = buf[p]
+            f = 0
+            if skip == -1:  # the character of an escape whose backslash ended the last chunk
+                if b == 117 and _escapes_word(buf, n, p - 1, ascii_fold, bmp, astral_cp, astral_cls) and (n_odd == 0 or odd[n_odd - 1] != r):
+                    odd[n_odd] = r
+                    n_odd += 1
+                skip = 4 if b == 117 else 0
+            elif skip:
+                skip -= 1
+            elif cont:
+                cont -= 1
+                f = 0x80
+            elif b == end_byte:
+                if r < n_ends:
+                    ends[r] = p
+                r += 1
+            elif b >= 0x80:
+                k = 1
+                cp = -1
+                if b >= 0xF0 and p + 3 < n:
+                    k, cp = 4, ((b & 0x07) << 18) | ((buf[p + 1] & 0x3F) << 12) | ((buf[p + 2] & 0x3F) << 6) | (buf[p + 3] & 0x3F)
+                elif b >= 0xE0 and p + 2 < n:
+                    k, cp = 3, ((b & 0x0F) << 12) | ((buf[p + 1] & 0x3F) << 6) | (buf[p + 2] & 0x3F)
+                elif b >= 0xC0 and p + 1 < n:
+                    k, cp = 2, ((b & 0x1F) << 6) | (buf[p + 1] & 0x3F)
+                cls = _char_class(cp, bmp, astral_cp, astral_cls) if cp >= 0 else 0
+                if cls == 1:  # a separator
+                    skip = k - 1
+                else:
+                    if cls == 2 and not fold_changers and (n_odd == 0 or odd[n_odd - 1] != r):
+                        odd[n_odd] = r
+                        n_odd += 1
+                    f = 0x80
+                    cont = k - 1
+            elif json_mode and b == 92:  # a string escape
+                e = buf[p + 1] if p + 1 < n else 0
+                if e == 117:  # \uXXXX: in place only if it is not a word character
+                    if _escapes_word(buf, n, p, ascii_fold, bmp, astral_cp, astral_cls) and (n_odd == 0 or odd[n_odd - 1] != r):
+                        odd[n_odd] = r
+                        n_odd += 1
+                    skip = 5
+                else:  # \" \\ \/ \b \f \n \r \t: not word characters
+                    skip = 1
+            else:
+                f = ascii_fold[b]
+            if f:
+                folded |= np.uint64(f) << np.uint64(8 * j)
+                if not in_word:
+                    starts[nw] = p
+                    nw += 1
+                in_word = True
+            else:
+                in_word = False
+        out[q] = folded
+        prev = np.uint64(0x80) if in_word else np.uint64(0)
+    return nw, r, n_odd
+
+
+@njit(cache=True, nogil=True)
+def _keys(out, starts, nw, c, m, bloom, shift, hits):  # type: ignore[no-untyped-def]
+    """Running sums of the keys of the ``nw`` words: ``c[w + 1]`` = keys of words 0..w. A word's
+    key is a function of its first 8 folded bytes (the bytes after its end are 0 in ``out``).
+    Also the first words of the windows of ``m`` words that pass the filter ``bloom`` of
+    benchmark window heads (see :func:`_bloom`), in ``hits``; returns how many."""
+    one = np.uint64(1)
+    s7 = np.uint64(7)
+    s6 = np.uint64(6)
+    m63 = np.uint64(63)
+    total = np.uint64(0)
+    c[0] = total
+    n_hits = 0
+    for w in range(nw):
+        s = starts[w]
+        sh = np.uint64((s & 7) * 8)
+        q = s >> 3
+        x = (out[q] >> sh) | ((out[q + 1] << one) << (np.uint64(63) - sh))
         # Keep the bytes before the first zero byte (the word's end): the lowest byte flagged
-        # by the classic has-zero-byte test is exact. Longer words keep their first 8 bytes;
-        # two that agree on them share a key, which only costs a wasted candidate.
-        t = key - _ONES
-        m = ~key
-        t &= m
-        t &= _HIGHS
-        np.negative(t, out=m)
-        m &= t  # the lowest flagged bit, or 0
-        m >>= _S7
-        m -= _ONE  # ones below the first zero byte; all ones if the word fills the 8 bytes
-        key &= m
-        # Multiply (spreads the bytes to the top bits the bitmap reads), fold, multiply: sums of
-        # keys that are not linear in the bytes, so only the same words in another order (or a
-        # 64-bit accident) collide, which only costs a wasted candidate.
-        key *= _K1
-        key ^= key >> _S29
-        key *= _K2
-    starts += 1
-    return key, starts
+        # by the classic has-zero-byte test is exact.
+        t = (x - _L1) & ~x & _H8
+        t &= ~t + one
+        x &= (t >> s7) - one  # all ones if the word fills the 8 bytes
+        # Multiply (spreads the bytes to the top bits the filter reads), fold, multiply: sums
+        # of keys that are not linear in the bytes.
+        x *= _K1
+        x ^= x >> np.uint64(29)
+        x *= _K2
+        total += x
+        c[w + 1] = total
+        if w + 1 >= m:
+            h = total - c[w + 1 - m]
+            need = (one << (h & m63)) | (one << ((h >> s6) & m63))
+            if (bloom[h >> shift] & need) == need:  # most windows miss
+                hits[n_hits] = w + 1 - m
+                n_hits += 1
+    return n_hits
+
+
+@njit(cache=True, nogil=True)
+def _scan(U, n, json_mode, fold_changers, ascii_fold, bmp, astral_cp, astral_cls, slot_pos, slot_cnt, out, W, flags, starts, odd, ends, c, m, bloom, shift, hits):  # type: ignore[no-untyped-def]
+    """:func:`_cut` then :func:`_keys`, in one call. Returns the number of words, of record
+    ends, of odd records and of hits."""
+    nw, n_ends, n_odd = _cut(U, n, json_mode, fold_changers, ascii_fold, bmp, astral_cp, astral_cls, slot_pos, slot_cnt, out, W, flags, starts, odd, ends)
+    return nw, n_ends, n_odd, _keys(out, starts, nw, c, m, bloom, shift, hits)
+
+
+@njit(cache=True, nogil=True)
+def _bloom(keys: np.ndarray, shift: np.uint64) -> np.ndarray:
+    """A filter of the keys: bits ``h & 63`` and ``(h >> 6) & 63`` of word ``h >> shift``."""
+    out = np.zeros(1 << (64 - shift), dtype=np.uint64)
+    one = np.uint64(1)
+    m63 = np.uint64(63)
+    for h in keys:
+        out[h >> shift] |= (one << (h & m63)) | (one << ((h >> np.uint64(6)) & m63))
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _has(table: np.ndarray, x: np.uint64) -> bool:
+    j = np.searchsorted(table, x)
+    return j < len(table) and table[j] == x
+
+
+@njit(cache=True, nogil=True)
+def _confirm(c, starts, ends, nw, hits, n_hits, m, bits2, mask2, heads, full_n, full_off, full_keys, cand):  # type: ignore[no-untyped-def]
+    """Mark in ``cand`` the record of the first word of every window in ``hits`` whose key is
+    a benchmark window head (a second bitmap, on the key's low bits, then the sorted keys) and
+    whose full-length key (some length in ``full_n``) is a benchmark window."""
+    one = np.uint64(1)
+    for k in range(n_hits):
+        s = hits[k]
+        h = c[s + m] - c[s]
+        j = h & mask2
+        if not (bits2[j >> np.uint64(6)] >> (j & np.uint64(63))) & one:
+            continue
+        r = np.searchsorted(ends, starts[s])  # the record holding the window's first word
+        if cand[r] or not _has(heads, h):
+            continue
+        for t in range(len(full_n)):
+            e = s + full_n[t]
+            if e <= nw and _has(full_keys[full_off[t] : full_off[t + 1]], c[e] - c[s]):
+                cand[r] = 1
+                break
+
+
+class _Scratch:
+    """Arrays reused from batch to batch (fresh multi-megabyte arrays cost page faults)."""
+
+    def __init__(self) -> None:
+        self.size = 0
+        self.ends = np.zeros(1, dtype=np.int64)
+        self.n_ends = 0
+        self.n_hits = 0
+        self.get(1 << 16)
+
+    def get(self, n_bytes: int) -> _Scratch:
+        if n_bytes > self.size or self.size > max(4 * n_bytes, 16 << 20):  # grow (with room: batches vary), or shrink after a huge one
+            self.size = max(n_bytes + (n_bytes >> 3), 1 << 16)
+            chunks = (self.size >> 3) + 2
+            self.raw = np.zeros(chunks, dtype=np.uint64)
+            self.out = np.zeros(chunks, dtype=np.uint64)
+            self.W = np.zeros(chunks, dtype=np.uint64)
+            self.flags = np.zeros(chunks, dtype=np.uint8)
+            words = (self.size >> 1) + 8  # a word is at least one byte and a separator; + 4 slots of slack
+            self.starts = np.empty(words, dtype=np.int32 if self.size < 1 << 31 else np.int64)  # narrow: stored once a word
+            self.c = np.empty(words + 1, dtype=np.uint64)
+            self.hits = np.empty(words, dtype=np.int64)
+        return self
+
+
+_SCRATCH = _Scratch()
+_NO_BLOOM = np.zeros(1, dtype=np.uint64)
+
+
+def _cut_bytes(data: bytes, json_mode: bool, n_rec: int, fold_changers: bool = False, pf: Prefilter | None = None) -> tuple[_Scratch, int, np.ndarray]:
+    """Cut ``data`` (see :func:`_cut`) and key its words: the scratch arrays (``c``: the running
+    key sums, ``ends``/``n_ends``: the record ends; with a prefilter ``pf``, ``hits``/``n_hits``:
+    the windows its filter passed), the number of words, the odd records (sorted indices)."""
+    ws = _SCRATCH.get(len(data))
+    nq = (len(data) + 7) >> 3
+    raw = ws.raw.view(np.uint8)
+    raw[: len(data)] = np.frombuffer(data, dtype=np.uint8)  # an aligned copy, zero-padded
+    raw[len(data) : (nq + 1) * 8] = 0
+    ws.out[nq : nq + 2] = 0
+    odd = np.empty(n_rec + 1, dtype=np.int64)
+    ws.ends = np.empty(n_rec + 1, dtype=np.int64)
+    nw, ws.n_ends, n_odd, ws.n_hits = _scan(
+        ws.raw[: nq + 1], len(data), json_mode, fold_changers, *_tables(), _SLOT_POS, _SLOT_CNT, ws.out, ws.W, ws.flags, ws.starts, odd, ws.ends,
+        ws.c, pf.m if pf else 1 << 62, pf.bloom if pf else _NO_BLOOM, pf.bloom_shift if pf else np.uint64(63), ws.hits,
+    )
+    return ws, nw, odd[:n_odd].copy()
+
+
+def _cut_texts(texts: list[str], fold_changers: bool = False, pf: Prefilter | None = None) -> tuple[_Scratch, int, np.ndarray]:
+    """Words of ``texts``: the scratch arrays, the number of words, which texts hold a case changer."""
+    return _cut_bytes(bytes([_TEXT_END]).join([t.encode("utf-8", "surrogatepass") for t in texts]), False, len(texts), fold_changers, pf)
 
 
 def text_keys(texts: list[str]) -> list[np.ndarray]:
@@ -243,48 +458,20 @@ def text_keys(texts: list[str]) -> list[np.ndarray]:
     >>> a.tolist() == b.tolist()
     True
     """
-    low, isw, order, offsets = normalize(texts)
-    keys, starts = word_keys(low, isw)
-    bounds = np.searchsorted(starts, offsets)
-    out: list[np.ndarray] = [np.zeros(0, dtype=np.uint64)] * len(texts)
-    for slot, t in enumerate(order.tolist()):
-        out[t] = keys[bounds[slot] : bounds[slot + 1]].copy()
-    return out
+    ws, nw, odd = _cut_texts(texts)
+    if len(odd):  # rare: lowercase the texts holding a case changer, then cut again
+        texts = list(texts)
+        for i in odd.tolist():
+            texts[i] = texts[i].lower()
+        ws, nw, _ = _cut_texts(texts, fold_changers=True)
+    keys = np.diff(ws.c[: nw + 1])  # wraps modulo 2**64, as the sums did
+    bounds = np.concatenate([[0], np.searchsorted(ws.starts[:nw], ws.ends[: len(texts) - 1]), [nw]])
+    return [keys[bounds[t] : bounds[t + 1]].copy() for t in range(len(texts))]
 
 
 def _sorted_unique(x: np.ndarray) -> np.ndarray:
     x = np.sort(x.astype(np.uint64))
     return x[np.concatenate([[True], x[1:] != x[:-1]])] if len(x) else x
-
-
-class _Table:
-    """Sorted window keys of one length behind two bitmaps: a small one that stays in the
-    processor's cache (most windows stop there) and a large one on other bits of the key."""
-
-    def __init__(self, keys: np.ndarray) -> None:
-        self.keys = _sorted_unique(keys)
-        n = max(len(self.keys), 1)
-        small = int(min(20, max(12, math.ceil(math.log2(n * 6)))))
-        large = int(min(25, max(16, math.ceil(math.log2(n * 64)))))
-        self.shift1 = np.uint64(64 - small)
-        self.mask2 = np.uint64((1 << large) - 1)
-        self.bits1 = np.zeros(1 << small, dtype=bool)
-        self.bits1[self.keys >> self.shift1] = True
-        self.bits2 = np.zeros(1 << large, dtype=bool)
-        self.bits2[self.keys & self.mask2] = True
-
-    def hits(self, w: np.ndarray) -> np.ndarray:
-        """Indices of the windows ``w`` whose key is in the table."""
-        cand = np.flatnonzero(np.take(self.bits1, w >> self.shift1))
-        if not len(cand):
-            return cand
-        wc = w[cand]
-        keep = np.take(self.bits2, wc & self.mask2)
-        cand, wc = cand[keep], wc[keep]
-        if not len(cand):
-            return cand
-        pos = np.minimum(np.searchsorted(self.keys, wc), len(self.keys) - 1)
-        return cand[self.keys[pos] == wc]
 
 
 class Prefilter:
@@ -293,9 +480,10 @@ class Prefilter:
     ``windows`` maps a window length to the keys of the benchmark's windows of that length
     (the n-grams; the anchors of short parts), ``heads`` to the keys of their first ``m``
     words, ``m`` the shortest length. A corpus batch is looked up once, by its windows of
-    ``m`` words; only those found are checked at their full lengths. Built by
-    :meth:`contam.scan.ngram_index.NGramIndex.build` from the same item parts as the exact
-    index.
+    ``m`` words: a bitmap on the top bits of the key that stays in the processor's cache (most
+    windows stop there), a larger one on the low bits, the sorted keys; only windows found are
+    checked at their full lengths. Built by :meth:`contam.scan.ngram_index.NGramIndex.build`
+    from the same item parts as the exact index.
     """
 
     def __init__(self, windows: dict[int, np.ndarray], heads: dict[int, np.ndarray] | None = None) -> None:
@@ -303,7 +491,21 @@ class Prefilter:
         self.m = min(windows) if windows else 0
         self.full = {n: _sorted_unique(k) for n, k in windows.items()}
         head_keys = [(heads or {}).get(n, k) if n != self.m else k for n, k in windows.items()]
-        self.first = _Table(np.concatenate(head_keys)) if head_keys else None
+        self.heads = _sorted_unique(np.concatenate(head_keys)) if head_keys else np.zeros(0, dtype=np.uint64)
+        # Two filters: a small one that stays in the processor's cache (two bits of the 64-bit
+        # word the key's top bits pick: about 1 window in 40 passes), then a bitmap on the key's
+        # low bits (about 1 in 100 of those), then the sorted keys.
+        n = max(len(self.heads), 1)
+        small = int(min(21, max(12, math.ceil(math.log2(n * 12)))))
+        large = int(min(23, max(16, math.ceil(math.log2(n * 96)))))
+        self.bloom_shift = np.uint64(64 - (small - 6))
+        self.bloom = _bloom(self.heads, self.bloom_shift)
+        self.mask2 = np.uint64((1 << large) - 1)
+        self.bits2 = np.zeros(1 << (large - 6), dtype=np.uint64)
+        np.bitwise_or.at(self.bits2, (self.heads & self.mask2) >> np.uint64(6), np.uint64(1) << (self.heads & np.uint64(63)))
+        self.full_n = np.array(list(self.full), dtype=np.int64)
+        self.full_off = np.concatenate([[0], np.cumsum([len(k) for k in self.full.values()])]).astype(np.int64)
+        self.full_keys = np.concatenate(list(self.full.values())) if self.full else np.zeros(0, dtype=np.uint64)
 
     @classmethod
     def build(cls, parts: list[np.ndarray], n: int, anchors: list[tuple[int, int]], anchor_n: int) -> Prefilter:
@@ -334,30 +536,50 @@ class Prefilter:
     def keys(self) -> dict[int, np.ndarray]:
         return self.full
 
+    def _marked(self, texts: list[str] | None, n_rec: int, block: bytes = b"", fold_changers: bool = False) -> tuple[np.ndarray, np.ndarray, _Scratch]:
+        """Cut ``texts`` (or the JSON lines ``block``, ``n_rec`` its capacity for lines) and
+        look their windows up: a mask of the candidate records, the odd ones, the scratch."""
+        if texts is not None:
+            ws, nw, odd = _cut_texts(texts, fold_changers, self)
+        else:
+            ws, nw, odd = _cut_bytes(block, True, n_rec, pf=self)
+        cand = np.zeros(ws.n_ends + 1 if texts is None else n_rec + 1, dtype=np.uint8)  # + 1: words after the last line end
+        _confirm(ws.c, ws.starts, ws.ends[: ws.n_ends], nw, ws.hits, ws.n_hits, self.m, self.bits2, self.mask2, self.heads, self.full_n, self.full_off, self.full_keys, cand)
+        return cand, odd, ws
+
     def candidates(self, texts: list[str]) -> np.ndarray:
         """Sorted indices of the texts that may hold a benchmark n-gram or anchor."""
-        if not texts or self.first is None:
+        if not texts or not self.m:
             return np.zeros(0, dtype=np.int64)
-        low, isw, order, offsets = normalize(texts)
-        keys, starts = word_keys(low, isw)
-        if len(keys) < self.m:
-            return np.zeros(0, dtype=np.int64)
-        c = np.empty(len(keys) + 1, dtype=np.uint64)
-        c[0] = 0
-        np.cumsum(keys, out=c[1:])
-        with np.errstate(over="ignore"):
-            at = self.first.hits(c[self.m :] - c[: -self.m])
-            if not len(at):
-                return at
-            found = []
-            for n, table in self.full.items():
-                ok = at[at + n < len(c)]
-                w = c[ok + n] - c[ok]
-                found.append(ok[_in(w, table)])
-        first = np.concatenate(found)
-        if not len(first):
-            return first
-        # The text holding each hit window's first word. A window straddling two texts is never
-        # a hit of the exact scorer: naming its first text only wastes a candidate.
-        slot = np.searchsorted(offsets, starts[first], side="right") - 1
-        return np.unique(order[np.unique(slot)])
+        cand, odd, _ = self._marked(texts, len(texts))
+        cand = cand[: len(texts)]
+        if len(odd):  # rare: texts holding a case changer are cut again from their lowercase
+            redo = odd
+            lowered = [texts[i].lower() for i in redo.tolist()]
+            cand[redo] = self._marked(lowered, len(lowered), fold_changers=True)[0][: len(lowered)]
+        return np.flatnonzero(cand)
+
+    def candidates_jsonl(self, block: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Candidates among the lines of a block of raw JSON lines (each line's text taken to
+        be one of its JSON strings), cut from the raw bytes so the texts need not be decoded
+        and encoded again: the candidate lines, the lines to judge from their text instead
+        (:meth:`candidates_of_odd`), and the end of each line (the offset of its newline, or
+        of the block's end). Sound only for valid JSON lines: parse them before trusting it."""
+        cand, odd, ws = self._marked(None, len(block) + 1, block)
+        n_lines = ws.n_ends + (1 if block and not block.endswith(b"\n") else 0)
+        ends = ws.ends[:n_lines].copy()
+        if n_lines > ws.n_ends:  # the last line has no newline
+            ends[-1] = len(block)
+        found = np.flatnonzero(cand[:n_lines]) if self.m else np.zeros(0, dtype=np.int64)
+        return found, odd[odd < n_lines], ends
+
+    def candidates_of_odd(self, cand: np.ndarray, odd: np.ndarray, texts: list[str]) -> np.ndarray:
+        """:meth:`candidates_jsonl`'s candidates, with its odd lines (``texts``: every line's
+        text) judged from their text instead."""
+        if not len(odd):
+            return cand
+        mask = np.zeros(len(texts), dtype=np.uint8)
+        mask[cand] = 1
+        mask[odd] = 0
+        mask[odd[self.candidates([texts[i] for i in odd.tolist()])]] = 1
+        return np.flatnonzero(mask)
