@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
+from numba import njit
 
 from contam.data import Item
 from contam.errors import ConfigError
@@ -72,6 +72,32 @@ def idf(df: np.ndarray, n_items: int) -> np.ndarray:
     [4.62, 2.31, 0.01]
     """
     return np.log((n_items + 1) / np.maximum(df, 1)).astype(np.float64)
+
+
+@njit(cache=True, nogil=True)
+def _cover(win_hash, win_idf, tok, doc_hashes, n, skip):  # type: ignore[no-untyped-def]
+    """Per token of a part, the largest IDF of its windows (``n`` tokens each, window ``i``
+    covering tokens ``i`` to ``i + n - 1``) found in the sorted ``doc_hashes``; tokens in gaps of
+    at most ``skip`` between covered ones get their own weight ``tok``. Also which windows were
+    found. Compiled: called for every (document, part) pair that may reach the threshold."""
+    cov = np.zeros(len(tok))
+    matched = np.zeros(len(win_hash), dtype=np.bool_)
+    for i in range(len(win_hash)):
+        j = np.searchsorted(doc_hashes, win_hash[i])
+        if j < len(doc_hashes) and doc_hashes[j] == win_hash[i]:
+            matched[i] = True
+            w = win_idf[i]
+            for k in range(i, min(i + n, len(tok))):
+                if cov[k] < w:
+                    cov[k] = w
+    if skip:
+        last = -1  # the last token covered by a window (filled gaps lie behind it: never read again)
+        for t in range(len(tok)):
+            if cov[t] > 0:
+                if last >= 0 and 0 < t - last - 1 <= skip:
+                    cov[last + 1 : t] = tok[last + 1 : t]
+                last = t
+    return cov, matched
 
 
 class _ShortNorm(dict):  # type: ignore[type-arg]
@@ -273,19 +299,7 @@ class NGramIndex:
         ``doc_hashes`` (gaps of at most ``skip`` tokens between covered ones count as covered);
         also the mask of the part's windows that matched."""
         a, b = self._win_off[p], self._win_off[p + 1]
-        matched = in_sorted(self._win_hash[a:b], doc_hashes)  # doc_hashes: sorted (a slice of the sorted hashes)
-        tok = self._tok_w[p]
-        # cov[t] = the largest weight of the matched windows covering token t (windows t-n+1..t):
-        # one sliding maximum over the weights padded with n-1 zeros on each side.
-        padded = np.zeros(len(tok) + self.n - 1)
-        padded[self.n - 1 : self.n - 1 + b - a] = np.where(matched, self._win_idf[a:b], 0.0)
-        cov = sliding_window_view(padded, self.n).max(axis=1)
-        if self.skip:
-            covered = np.flatnonzero(cov > 0)
-            gaps = np.diff(covered) - 1
-            for g in np.flatnonzero((gaps > 0) & (gaps <= self.skip)):
-                lo, hi = covered[g] + 1, covered[g + 1]
-                cov[lo:hi] = tok[lo:hi]
+        cov, matched = _cover(self._win_hash[a:b], self._win_idf[a:b], self._tok_w[p], doc_hashes, self.n, self.skip)
         total = self._tok_total[p]
         return (float(cov.sum() / total) if total > 0 else 0.0), matched
 

@@ -420,6 +420,9 @@ class _Scratch:
             self.starts = np.empty(words, dtype=np.int32 if self.size < 1 << 31 else np.int64)  # narrow: stored once a word
             self.c = np.empty(words + 1, dtype=np.uint64)
             self.hits = np.empty(words, dtype=np.int64)
+            # Records (lines, texts) number at most one a byte, plus one.
+            self.odd = np.empty(self.size + 2, dtype=np.int64)
+            self.ends = np.empty(self.size + 2, dtype=np.int64)
         return self
 
 
@@ -437,13 +440,11 @@ def _cut_bytes(data: bytes, json_mode: bool, n_rec: int, fold_changers: bool = F
     raw[: len(data)] = np.frombuffer(data, dtype=np.uint8)  # an aligned copy, zero-padded
     raw[len(data) : (nq + 1) * 8] = 0
     ws.out[nq : nq + 2] = 0
-    odd = np.empty(n_rec + 1, dtype=np.int64)
-    ws.ends = np.empty(n_rec + 1, dtype=np.int64)
     nw, ws.n_ends, n_odd, ws.n_hits = _scan(
-        ws.raw[: nq + 1], len(data), json_mode, fold_changers, *_tables(), _SLOT_POS, _SLOT_CNT, ws.out, ws.W, ws.flags, ws.starts, odd, ws.ends,
+        ws.raw[: nq + 1], len(data), json_mode, fold_changers, *_tables(), _SLOT_POS, _SLOT_CNT, ws.out, ws.W, ws.flags, ws.starts, ws.odd[: n_rec + 1], ws.ends[: n_rec + 1],
         ws.c, pf.m if pf else 1 << 62, pf.bloom if pf else _NO_BLOOM, pf.bloom_shift if pf else np.uint64(63), ws.hits,
     )
-    return ws, nw, odd[:n_odd].copy()
+    return ws, nw, ws.odd[:n_odd].copy()
 
 
 def _cut_texts(texts: list[str], fold_changers: bool = False, pf: Prefilter | None = None) -> tuple[_Scratch, int, np.ndarray]:
