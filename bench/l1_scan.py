@@ -169,12 +169,16 @@ def main() -> int:
         if size >= scanner.config.batch_bytes:
             batches.append([])
             size = 0
+    # Untimed warm-up on 50 documents: the compiled kernels load once per process (the full run
+    # above pays it), which is no part of the throughput on the slice.
+    scanner.scan_batch(batches[0][:50])
     t0 = time.process_time()
     ours_flagged = sum(len(scanner.scan_batch(b)) for b in batches if b)
     ours_s = time.process_time() - t0
     # The same slice from its raw JSONL lines through the scan job's worker (parse, check, prefilter, score).
     _init_worker(scanner, "text", None, False, False, str(corpus))
     blocks = [b"".join(raw_lines[i : i + 2000]) for i in range(0, len(raw_lines), 2000)]
+    _work(("block", 1, b"".join(raw_lines[:50])))  # untimed warm-up, as above
     t0 = time.process_time()
     job_flagged = sum(len(_work(("block", 1, b))[0]) for b in blocks)
     job_s = time.process_time() - t0

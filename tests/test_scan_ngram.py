@@ -295,10 +295,10 @@ def test_prefilter_passes_every_document_the_exact_scorer_flags(items, scanner) 
     assert batch == [r.to_dict() for r in exact.scan(docs)]
 
 
-@pytest.mark.parametrize("config", [NGramConfig.llama2(), NGramConfig(n=6, min_words=10, parts=("question",)), NGramConfig(anchor_words=0)])
+@pytest.mark.parametrize("config", [NGramConfig.llama2(), NGramConfig(n=6, min_words=10, parts=("question",)), NGramConfig(anchor_words=0), NGramConfig(n=16, min_words=5)])
 def test_prefilter_superset_under_other_settings(items, config) -> None:
-    """Shorter n-grams than anchors, Llama-2 style skips, no anchors: the prefilter follows the
-    index it is built with."""
+    """Shorter n-grams than anchors, Llama-2 style skips, no anchors, n-grams much longer than
+    anchors (a head every 12th word): the prefilter follows the index it is built with."""
     rng = random.Random(12)
     chosen = rng.sample(items[:1319], 8) + rng.sample(items[1483:], 8)
     raw, _ = build_corpus(300, seed=13, items=chosen, parts=("question", "item"), edits=("verbatim", "light"))
@@ -309,6 +309,20 @@ def test_prefilter_superset_under_other_settings(items, config) -> None:
     flagged = {r.doc_id for r in without.scan(docs) if r.contaminated}
     assert flagged and flagged <= {docs[i].id for i in with_pf.prefilter.candidates([d.text for d in docs]).tolist()}
     assert [r.to_dict() for r in with_pf.scan(docs)] == [r.to_dict() for r in without.scan(docs)]
+
+
+def test_prefilter_finds_every_benchmark_ngram_at_every_offset(items) -> None:
+    """The prefilter keeps a head only every n - m + 1 words of a part: any single benchmark
+    n-gram, wherever it starts in its part, still makes its document a candidate (and the
+    window before it, one word short, does not need to)."""
+    scanner = NGramScanner(NGramConfig()).fit(items)
+    n = scanner.config.n
+    docs = []
+    for it in items[:40] + items[1319:1329] + items[1483:1493]:
+        words = normalized_words(it.question)
+        docs += [f"Notes {k}: " + " ".join(words[k : k + n]) + " (end)" for k in range(0, max(0, len(words) - n + 1), 1)]
+    assert len(docs) > 1000
+    assert scanner.prefilter.candidates(docs).tolist() == list(range(len(docs)))
 
 
 def test_case_changers_listed_for_this_unicode_version() -> None:

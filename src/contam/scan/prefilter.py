@@ -316,11 +316,10 @@ def _cut(U, n, json_mode, fold_changers, ascii_fold, bmp, astral_cp, astral_cls,
 def _keys(out, starts, nw, c, m, bloom, shift, hits):  # type: ignore[no-untyped-def]
     """Running sums of the keys of the ``nw`` words: ``c[w + 1]`` = keys of words 0..w. A word's
     key is a function of its first 8 folded bytes (the bytes after its end are 0 in ``out``).
-    Also the first words of the windows of ``m`` words that pass the filter ``bloom`` of
+    Also the first words of the windows of ``m`` words that pass the bitmap ``bloom`` of
     benchmark window heads (see :func:`_bloom`), in ``hits``; returns how many."""
     one = np.uint64(1)
     s7 = np.uint64(7)
-    s6 = np.uint64(6)
     m63 = np.uint64(63)
     total = np.uint64(0)
     c[0] = total
@@ -344,8 +343,7 @@ def _keys(out, starts, nw, c, m, bloom, shift, hits):  # type: ignore[no-untyped
         c[w + 1] = total
         if w + 1 >= m:
             h = total - c[w + 1 - m]
-            need = (one << (h & m63)) | (one << ((h >> s6) & m63))
-            if (bloom[h >> shift] & need) == need:  # most windows miss
+            if (bloom[h >> shift] >> (h & m63)) & one:  # most windows miss
                 hits[n_hits] = w + 1 - m
                 n_hits += 1
     return n_hits
@@ -361,12 +359,12 @@ def _scan(U, n, json_mode, fold_changers, ascii_fold, bmp, astral_cp, astral_cls
 
 @njit(cache=True, nogil=True)
 def _bloom(keys: np.ndarray, shift: np.uint64) -> np.ndarray:
-    """A filter of the keys: bits ``h & 63`` and ``(h >> 6) & 63`` of word ``h >> shift``."""
+    """A bitmap of the keys: bit ``h & 63`` of word ``h >> shift``."""
     out = np.zeros(1 << (64 - shift), dtype=np.uint64)
     one = np.uint64(1)
     m63 = np.uint64(63)
     for h in keys:
-        out[h >> shift] |= (one << (h & m63)) | (one << ((h >> np.uint64(6)) & m63))
+        out[h >> shift] |= one << (h & m63)
     return out
 
 
@@ -377,25 +375,24 @@ def _has(table: np.ndarray, x: np.uint64) -> bool:
 
 
 @njit(cache=True, nogil=True)
-def _confirm(c, starts, ends, nw, hits, n_hits, m, bits2, mask2, heads, full_n, full_off, full_keys, cand):  # type: ignore[no-untyped-def]
-    """Mark in ``cand`` the record of the first word of every window in ``hits`` whose key is
-    a benchmark window head (a second bitmap, on the key's low bits, then the sorted keys) and
-    whose full-length key (some length in ``full_n``) is a benchmark window."""
+def _confirm(c, starts, ends, nw, hits, n_hits, m, bits2, mask2, heads, full_n, full_back, full_off, full_keys, cand):  # type: ignore[no-untyped-def]
+    """For every window in ``hits`` whose key is a benchmark window head (a second bitmap, on the
+    key's low bits, then the sorted keys): the windows of each length in ``full_n`` that may
+    hold it (starting up to ``full_back`` words before it) and are benchmark windows; mark in
+    ``cand`` the record of each one's first word."""
     one = np.uint64(1)
     for k in range(n_hits):
         s = hits[k]
         h = c[s + m] - c[s]
         j = h & mask2
-        if not (bits2[j >> np.uint64(6)] >> (j & np.uint64(63))) & one:
-            continue
-        r = np.searchsorted(ends, starts[s])  # the record holding the window's first word
-        if cand[r] or not _has(heads, h):
+        if not (bits2[j >> np.uint64(6)] >> (j & np.uint64(63))) & one or not _has(heads, h):
             continue
         for t in range(len(full_n)):
-            e = s + full_n[t]
-            if e <= nw and _has(full_keys[full_off[t] : full_off[t + 1]], c[e] - c[s]):
-                cand[r] = 1
-                break
+            table = full_keys[full_off[t] : full_off[t + 1]]
+            for a in range(max(0, s - full_back[t]), s + 1):
+                e = a + full_n[t]
+                if e <= nw and _has(table, c[e] - c[a]):
+                    cand[np.searchsorted(ends, starts[a])] = 1  # the record holding the window's first word
 
 
 class _Scratch:
@@ -479,25 +476,26 @@ class Prefilter:
     """Window keys of the benchmark (n-grams and anchors) and the query over corpus batches.
 
     ``windows`` maps a window length to the keys of the benchmark's windows of that length
-    (the n-grams; the anchors of short parts), ``heads`` to the keys of their first ``m``
-    words, ``m`` the shortest length. A corpus batch is looked up once, by its windows of
-    ``m`` words: a bitmap on the top bits of the key that stays in the processor's cache (most
-    windows stop there), a larger one on the low bits, the sorted keys; only windows found are
-    checked at their full lengths. Built by :meth:`contam.scan.ngram_index.NGramIndex.build`
-    from the same item parts as the exact index.
+    (the n-grams; the anchors of short parts), ``heads`` to keys of windows of ``m`` words,
+    ``m`` the shortest length, such that every window of that length holds one of them within
+    its first ``back`` + 1 words (its first ``m`` words, by default). A corpus batch is looked
+    up once, by its windows of ``m`` words: a filter that stays in the processor's cache (most
+    windows stop there), a bitmap on the low bits of the key, the sorted keys; around the windows
+    found, windows of the full lengths are checked. Built by
+    :meth:`contam.scan.ngram_index.NGramIndex.build` from the same item parts as the exact index.
     """
 
-    def __init__(self, windows: dict[int, np.ndarray], heads: dict[int, np.ndarray] | None = None) -> None:
+    def __init__(self, windows: dict[int, np.ndarray], heads: dict[int, np.ndarray] | None = None, back: dict[int, int] | None = None) -> None:
         windows = {n: k for n, k in windows.items() if len(k)}
         self.m = min(windows) if windows else 0
         self.full = {n: _sorted_unique(k) for n, k in windows.items()}
         head_keys = [(heads or {}).get(n, k) if n != self.m else k for n, k in windows.items()]
         self.heads = _sorted_unique(np.concatenate(head_keys)) if head_keys else np.zeros(0, dtype=np.uint64)
-        # Two filters: a small one that stays in the processor's cache (two bits of the 64-bit
-        # word the key's top bits pick: about 1 window in 40 passes), then a bitmap on the key's
-        # low bits (about 1 in 100 of those), then the sorted keys.
+        # Two bitmaps: a small one on the key's top bits that stays in the processor's cache
+        # (about 1 window in 50 passes), then a larger one on its low bits (about 1 in 100 of
+        # those), then the sorted keys.
         n = max(len(self.heads), 1)
-        small = int(min(21, max(12, math.ceil(math.log2(n * 12)))))
+        small = int(min(21, max(12, math.ceil(math.log2(n * 48)))))
         large = int(min(23, max(16, math.ceil(math.log2(n * 96)))))
         self.bloom_shift = np.uint64(64 - (small - 6))
         self.bloom = _bloom(self.heads, self.bloom_shift)
@@ -505,6 +503,7 @@ class Prefilter:
         self.bits2 = np.zeros(1 << (large - 6), dtype=np.uint64)
         np.bitwise_or.at(self.bits2, (self.heads & self.mask2) >> np.uint64(6), np.uint64(1) << (self.heads & np.uint64(63)))
         self.full_n = np.array(list(self.full), dtype=np.int64)
+        self.full_back = np.array([(back or {}).get(n, 0) for n in self.full], dtype=np.int64)
         self.full_off = np.concatenate([[0], np.cumsum([len(k) for k in self.full.values()])]).astype(np.int64)
         self.full_keys = np.concatenate(list(self.full.values())) if self.full else np.zeros(0, dtype=np.uint64)
 
@@ -520,18 +519,25 @@ class Prefilter:
         np.cumsum(words, out=c[1:])
         windows: dict[int, list[np.ndarray]] = {}
         heads: dict[int, list[np.ndarray]] = {}
+        back = {n: n - m}
         with np.errstate(over="ignore"):
             if len(words) >= n:
                 # Windows of n words that lie inside one part, all parts at once.
                 owner = np.repeat(np.arange(len(parts)), lens)
                 g = np.flatnonzero(owner[: len(words) - n + 1] == owner[n - 1 :])
                 windows[n] = [c[g + n] - c[g]]
-                heads[n] = [c[g + m] - c[g]]
+                # Heads: the windows of m words at every (n - m + 1)-th word of a part of at
+                # least n words. An n-gram's first n - m + 1 words hold exactly one of those
+                # starts, so a corpus n-gram equal to a benchmark one holds one head (at most
+                # n - m words after its start), and a sixth of the keys keep the filter small.
+                h = np.flatnonzero(owner[: len(words) - m + 1] == owner[m - 1 :])
+                h = h[((h - start[owner[h]]) % (n - m + 1) == 0) & (lens[owner[h]] >= n)]
+                heads[n] = [c[h + m] - c[h]]
             if anchors:
                 g = np.array([start[p] + off for p, off in anchors], dtype=np.int64)
                 windows.setdefault(anchor_n, []).append(c[g + anchor_n] - c[g])
                 heads.setdefault(anchor_n, []).append(c[g + m] - c[g])
-        return cls({k: np.concatenate(v) for k, v in windows.items()}, {k: np.concatenate(v) for k, v in heads.items()})
+        return cls({k: np.concatenate(v) for k, v in windows.items()}, {k: np.concatenate(v) for k, v in heads.items()}, back)
 
     @property
     def keys(self) -> dict[int, np.ndarray]:
@@ -545,7 +551,7 @@ class Prefilter:
         else:
             ws, nw, odd = _cut_bytes(block, True, n_rec, pf=self)
         cand = np.zeros(ws.n_ends + 1 if texts is None else n_rec + 1, dtype=np.uint8)  # + 1: words after the last line end
-        _confirm(ws.c, ws.starts, ws.ends[: ws.n_ends], nw, ws.hits, ws.n_hits, self.m, self.bits2, self.mask2, self.heads, self.full_n, self.full_off, self.full_keys, cand)
+        _confirm(ws.c, ws.starts, ws.ends[: ws.n_ends], nw, ws.hits, ws.n_hits, self.m, self.bits2, self.mask2, self.heads, self.full_n, self.full_back, self.full_off, self.full_keys, cand)
         return cand, odd, ws
 
     def candidates(self, texts: list[str]) -> np.ndarray:
