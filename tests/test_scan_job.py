@@ -124,6 +124,22 @@ def test_bad_input_is_atomic_or_counted(demo, items, tmp_path) -> None:
     assert s["flagged"] == len(truth)
 
 
+def test_lines_that_only_parse_joined_are_bad_input(demo, items, tmp_path) -> None:
+    """The job parses a clean block as one JSON array (newlines read as commas). Lines that
+    are no JSON value alone but make one together, as many values as lines, are still bad
+    input, at the line where they are."""
+    corpus, truth = demo
+    lines = corpus.read_bytes().splitlines(keepends=True)
+    tricky = b'{"id": "a", "text": "alpha beta", "b": [{}\n{}], "c": {}}\n{"id": "b", "text": "beta"}, {"id": "c", "text": "gamma"}\n'
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(b"".join(lines[:120]) + tricky + b"".join(lines[120:]))
+    with pytest.raises(InputError, match=r"bad.jsonl:121: not valid JSON"):
+        run_scan(bad, items, tmp_path / "out")
+    s = run_scan(bad, items, tmp_path / "out2", skip_bad=True)
+    assert s["bad_input"]["reasons"] == {"not valid JSON": 3} and s["documents"] == len(lines)
+    assert s["flagged"] == len(truth)
+
+
 def test_huge_document_and_config_errors(items, tmp_path) -> None:
     big = tmp_path / "big.jsonl"
     item = load_benchmark("gsm8k")[5]

@@ -227,6 +227,7 @@ def test_prefilter_keys_are_a_function_of_the_exact_words(texts) -> None:
 def _line_keys(block: bytes) -> tuple[list[list[int]], set[int]]:
     """The word keys the prefilter cuts from each raw JSON line, and the lines it leaves to their text."""
     ws, nw, odd = _cut_bytes(block, True, len(block) + 1)
+    assert not ws.split  # valid lines: each ends outside any JSON value
     keys = np.diff(ws.c[: nw + 1]).tolist()
     line = np.searchsorted(ws.ends[: ws.n_ends], ws.starts[:nw]).tolist()
     out: list[list[int]] = [[] for _ in range(ws.n_ends + 1)]

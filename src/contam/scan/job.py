@@ -25,7 +25,7 @@ import os
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, replace
+from dataclasses import asdict
 from operator import itemgetter
 from pathlib import Path
 from typing import Any
@@ -76,6 +76,8 @@ def run_scan(
     """
     config = config or NGramConfig()
     if thresholds is not None:
+        from dataclasses import replace
+
         config = replace(config, threshold=max(min(float(thresholds.token), 1.0), 1e-6))
     out_dir = ensure_dir(out)  # fail on an unwritable folder before any work
     if not str(corpus).startswith("hf:"):
@@ -265,19 +267,23 @@ def _parse_block(
         # below redoes the block line by line with the exact messages. With a prefilter, it
         # cuts the raw bytes first (sound once every line has parsed) and finds the line ends.
         picked = None
-        if prefilter is not None:
-            cand, odd, ends = prefilter.candidates_jsonl(block)
-            firsts = np.empty(len(ends), dtype=np.int64)
-            firsts[:1] = 0
-            firsts[1:] = ends[:-1] + 1
-            # Slices of a memoryview, in C-level loops: no copies, no per-line Python code.
-            line_views = map(memoryview(block).__getitem__, map(slice, firsts.tolist(), ends.tolist()))
-        else:
-            lines = block.split(b"\n")
-            if not lines[-1]:
-                lines.pop()  # the block ends with a newline: no line after it
         try:
-            fast_recs = list(map(_fast_loads, line_views if prefilter is not None else lines))
+            if prefilter is not None:
+                cand, odd, ends, one_value_each = prefilter.candidates_jsonl(block)
+                if not one_value_each:  # some line ends inside a JSON value: it cannot parse alone
+                    raise ValueError("a line ends inside a value")
+                # Every line ends outside any JSON value, so a raw newline can stand for the comma
+                # of one JSON array: one parse for the block. As many values as lines then means
+                # one value a line, each parsed whole (else the loop below says which is bad).
+                body = block[:-1] if block.endswith(b"\n") else block
+                fast_recs = _fast_loads(b"".join((b"[", body.replace(b"\n", b","), b"]")))
+                if len(fast_recs) != len(ends):
+                    raise ValueError("not one value a line")
+            else:
+                lines = block.split(b"\n")
+                if not lines[-1]:
+                    lines.pop()  # the block ends with a newline: no line after it
+                fast_recs = list(map(_fast_loads, lines))
             fast_texts = list(map(itemgetter(tf), fast_recs))
         except (ValueError, KeyError, TypeError, IndexError):
             fast_texts = []
@@ -547,10 +553,6 @@ def _hierarchy_scan(
     hconfig = HierarchyConfig(levels=levels, token=config)
     if thresholds is not None:
         hconfig = hconfig.with_thresholds(thresholds)
-    elif getattr(embedder, "semantic_threshold", None) is not None:
-        # The paper's τ2 = 0.75 is a MiniLM/mpnet cosine; an embedder whose cosines run higher
-        # (the static one) brings its own calibrated default, used unless thresholds are given.
-        hconfig = replace(hconfig, semantic=replace(hconfig.semantic, threshold=embedder.semantic_threshold, rule="sim"))  # type: ignore[union-attr]
     hierarchy = Hierarchy(hconfig, embedder=embedder).fit(items)
     _STATE.update(text_field=text_field, skip_bad=skip_bad)
 

@@ -135,6 +135,10 @@ def _slot_tables() -> tuple[np.ndarray, np.ndarray]:
 
 
 _SLOT_POS, _SLOT_CNT = _slot_tables()
+#: For each 8-bit mask of quotes: the bytes after an odd number of them (inside a string, if
+#: the chunk starts outside one); and the number of bits of each byte value.
+_QUOTE_PARITY = np.array([sum(1 << k for k in range(8) if bin(m & ((1 << k) - 1)).count("1") % 2) for m in range(256)], dtype=np.int64)
+_BIT_COUNT = np.array([bin(m).count("1") for m in range(256)], dtype=np.int64)
 
 
 @njit(cache=True, nogil=True)
@@ -202,10 +206,16 @@ def _classify(U, nq, json_mode, out, W, flags):  # type: ignore[no-untyped-def]
         out[0], W[0], flags[0] = _classify_one(U[0], np.uint64(0), json_mode)
     for q in range(1, nq):
         out[q], W[q], flags[q] = _classify_one(U[q], U[q - 1], json_mode)
+    if json_mode:  # flag 8: a quote or bracket (JSON nesting), in a loop of its own (vectorized too)
+        for q in range(nq):
+            u = U[q]
+            low = u | np.uint64(0x2020202020202020)  # { and [ read 0x7b, } and ] read 0x7d
+            nest = _zero_bytes(u ^ np.uint64(0x2222222222222222)) | _zero_bytes(low ^ np.uint64(0x7B7B7B7B7B7B7B7B)) | _zero_bytes(low ^ np.uint64(0x7D7D7D7D7D7D7D7D))
+            flags[q] |= np.uint8(8 if nest else 0)
 
 
 @njit(cache=True, nogil=True)
-def _cut(U, n, json_mode, fold_changers, ascii_fold, bmp, astral_cp, astral_cls, slot_pos, slot_cnt, out, W, flags, starts, odd, ends):  # type: ignore[no-untyped-def]
+def _cut(U, n, json_mode, fold_changers, ascii_fold, bmp, astral_cp, astral_cls, slot_pos, slot_cnt, quote_parity, bit_count, out, W, flags, starts, odd, ends):  # type: ignore[no-untyped-def]
     """Cut the bytes ``U`` (uint64 view, zero-padded; ``n`` real bytes: texts joined by 0xFF, or
     JSON lines) into words, 8 bytes at a time.
 
@@ -215,7 +225,8 @@ def _cut(U, n, json_mode, fold_changers, ascii_fold, bmp, astral_cp, astral_cls,
     order, once each) to cut again from their lowercased text (a case changer, unless
     ``fold_changers``; in JSON a ``\\u`` escape of a word character, which the in-place layout
     cannot hold). ``W``, ``flags``: scratch. Returns the number of words, of record ends and
-    of odd records."""
+    of odd records, and in JSON whether some line ends inside a value (a string, object or
+    array left open: then lines are not one value each)."""
     nq = (n + 7) >> 3
     _classify(U, nq, json_mode, out, W, flags)
     buf = U.view(np.uint8)
@@ -230,10 +241,27 @@ def _cut(U, n, json_mode, fold_changers, ascii_fold, bmp, astral_cp, astral_cls,
     prev = np.uint64(0)  # 0x80 if the byte before this chunk is in a word
     skip = 0  # bytes still to come that are outside words (a separator's tail, an escape's); -1: an escape's character
     cont = 0  # bytes still to come that are a word character's tail
+    # JSON nesting, to tell whether every line is one value: depth of objects and arrays, inside
+    # a string, and whether some line ended inside a value.
+    depth = 0
+    in_str = False
+    split = False
     for q in range(nq):
         f = flags[q]
         # The plain reading holds if nothing spills over from the chunk before but what it assumed.
         if not (f & 1) and cont == 0 and skip == (-1 if f & 4 else 0):
+            if f & 8:
+                u = U[q]
+                esc = np.uint64(0x80) if f & 4 else np.uint64(0)
+                esc |= _zero_bytes(u ^ np.uint64(0x5C5C5C5C5C5C5C5C)) << s8
+                low = u | np.uint64(0x2020202020202020)
+                qm = ((((_zero_bytes(u ^ np.uint64(0x2222222222222222)) & ~esc) >> s7) * _GATHER) >> s56)
+                om = (((_zero_bytes(low ^ np.uint64(0x7B7B7B7B7B7B7B7B)) >> s7) * _GATHER) >> s56)
+                cm = (((_zero_bytes(low ^ np.uint64(0x7D7D7D7D7D7D7D7D)) >> s7) * _GATHER) >> s56)
+                outside = ~(quote_parity[qm] ^ (0xFF if in_str else 0)) & 0xFF  # bytes outside strings
+                depth += bit_count[om & outside] - bit_count[cm & outside]
+                if bit_count[qm] & 1:
+                    in_str = not in_str
             w = W[q]
             st = w & ~((w << s8) | prev)
             m = ((st >> s7) * _GATHER) >> s56
@@ -270,6 +298,13 @@ def _cut(U, n, json_mode, fold_changers, ascii_fold, bmp, astral_cp, astral_cls,
                 if r < n_ends:
                     ends[r] = p
                 r += 1
+                split |= depth != 0 or in_str
+            elif json_mode and b == 34:
+                in_str = not in_str
+            elif json_mode and not in_str and (b | 0x20) == 0x7B:
+                depth += 1
+            elif json_mode and not in_str and (b | 0x20) == 0x7D:
+                depth -= 1
             elif b >= 0x80:
                 k = 1
                 cp = -1
@@ -309,7 +344,7 @@ def _cut(U, n, json_mode, fold_changers, ascii_fold, bmp, astral_cp, astral_cls,
                 in_word = False
         out[q] = folded
         prev = np.uint64(0x80) if in_word else np.uint64(0)
-    return nw, r, n_odd
+    return nw, r, n_odd, split or depth != 0 or in_str
 
 
 @njit(cache=True, nogil=True)
@@ -350,11 +385,11 @@ def _keys(out, starts, nw, c, m, bloom, shift, hits):  # type: ignore[no-untyped
 
 
 @njit(cache=True, nogil=True)
-def _scan(U, n, json_mode, fold_changers, ascii_fold, bmp, astral_cp, astral_cls, slot_pos, slot_cnt, out, W, flags, starts, odd, ends, c, m, bloom, shift, hits):  # type: ignore[no-untyped-def]
+def _scan(U, n, json_mode, fold_changers, ascii_fold, bmp, astral_cp, astral_cls, slot_pos, slot_cnt, quote_parity, bit_count, out, W, flags, starts, odd, ends, c, m, bloom, shift, hits):  # type: ignore[no-untyped-def]
     """:func:`_cut` then :func:`_keys`, in one call. Returns the number of words, of record
-    ends, of odd records and of hits."""
-    nw, n_ends, n_odd = _cut(U, n, json_mode, fold_changers, ascii_fold, bmp, astral_cp, astral_cls, slot_pos, slot_cnt, out, W, flags, starts, odd, ends)
-    return nw, n_ends, n_odd, _keys(out, starts, nw, c, m, bloom, shift, hits)
+    ends, of odd records, whether a line ends inside a JSON value, and the number of hits."""
+    nw, n_ends, n_odd, split = _cut(U, n, json_mode, fold_changers, ascii_fold, bmp, astral_cp, astral_cls, slot_pos, slot_cnt, quote_parity, bit_count, out, W, flags, starts, odd, ends)
+    return nw, n_ends, n_odd, split, _keys(out, starts, nw, c, m, bloom, shift, hits)
 
 
 @njit(cache=True, nogil=True)
@@ -403,6 +438,7 @@ class _Scratch:
         self.ends = np.zeros(1, dtype=np.int64)
         self.n_ends = 0
         self.n_hits = 0
+        self.split = False
         self.get(1 << 16)
 
     def get(self, n_bytes: int) -> _Scratch:
@@ -437,8 +473,8 @@ def _cut_bytes(data: bytes, json_mode: bool, n_rec: int, fold_changers: bool = F
     raw[: len(data)] = np.frombuffer(data, dtype=np.uint8)  # an aligned copy, zero-padded
     raw[len(data) : (nq + 1) * 8] = 0
     ws.out[nq : nq + 2] = 0
-    nw, ws.n_ends, n_odd, ws.n_hits = _scan(
-        ws.raw[: nq + 1], len(data), json_mode, fold_changers, *_tables(), _SLOT_POS, _SLOT_CNT, ws.out, ws.W, ws.flags, ws.starts, ws.odd[: n_rec + 1], ws.ends[: n_rec + 1],
+    nw, ws.n_ends, n_odd, ws.split, ws.n_hits = _scan(
+        ws.raw[: nq + 1], len(data), json_mode, fold_changers, *_tables(), _SLOT_POS, _SLOT_CNT, _QUOTE_PARITY, _BIT_COUNT, ws.out, ws.W, ws.flags, ws.starts, ws.odd[: n_rec + 1], ws.ends[: n_rec + 1],
         ws.c, pf.m if pf else 1 << 62, pf.bloom if pf else _NO_BLOOM, pf.bloom_shift if pf else np.uint64(63), ws.hits,
     )
     return ws, nw, ws.odd[:n_odd].copy()
@@ -566,19 +602,20 @@ class Prefilter:
             cand[redo] = self._marked(lowered, len(lowered), fold_changers=True)[0][: len(lowered)]
         return np.flatnonzero(cand)
 
-    def candidates_jsonl(self, block: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def candidates_jsonl(self, block: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
         """Candidates among the lines of a block of raw JSON lines (each line's text taken to
         be one of its JSON strings), cut from the raw bytes so the texts need not be decoded
         and encoded again: the candidate lines, the lines to judge from their text instead
-        (:meth:`candidates_of_odd`), and the end of each line (the offset of its newline, or
-        of the block's end). Sound only for valid JSON lines: parse them before trusting it."""
+        (:meth:`candidates_of_odd`), the end of each line (the offset of its newline, or of the
+        block's end), and whether every line ends outside any JSON value (string, object,
+        array). Sound only for valid JSON lines: parse them before trusting it."""
         cand, odd, ws = self._marked(None, len(block) + 1, block)
         n_lines = ws.n_ends + (1 if block and not block.endswith(b"\n") else 0)
         ends = ws.ends[:n_lines].copy()
         if n_lines > ws.n_ends:  # the last line has no newline
             ends[-1] = len(block)
         found = np.flatnonzero(cand[:n_lines]) if self.m else np.zeros(0, dtype=np.int64)
-        return found, odd[odd < n_lines], ends
+        return found, odd[odd < n_lines], ends, not ws.split
 
     def candidates_of_odd(self, cand: np.ndarray, odd: np.ndarray, texts: list[str]) -> np.ndarray:
         """:meth:`candidates_jsonl`'s candidates, with its odd lines (``texts``: every line's
