@@ -22,11 +22,21 @@ The folding: ASCII letters are lowercased and every byte of a non-ASCII characte
 :func:`find_case_changers` (the Kelvin sign lowercases to ASCII ``k``, a dotted capital I to two
 characters): a text holding one is lowercased by ``str.lower`` and cut again.
 
-One compiled pass (numba) does the cutting, folding, keying and the first lookups, over a
-batch of texts or straight over raw JSON lines: there it decodes the string escapes
-(``\\n``, ``\\"``, ``\\u00e9``, surrogate pairs) as the JSON parser does, and the words of a
-record's text field are then a run of the words of its line (the quotes around the string are
-separators; keys and other fields only add windows, which can only add candidates).
+One compiled pass (numba, 8 bytes at a time) does the cutting, folding, keying and the first
+lookups, over a batch of texts or straight over the raw bytes of JSON lines, so the texts
+are never encoded again. There a line's words are read in place: the escapes ``\\n``,
+``\\"``, ``\\t``, ... are two bytes outside words, as the characters they stand for are, and so
+is a ``\\u`` escape of a separator; a line with a ``\\u`` escape of a word character (which
+the in-place layout cannot hold) is cut again from its parsed text. The words of a record's
+text field are then a run of the words of its line (the quotes around the string are
+separators; keys and other fields only add windows, which can only add candidates). The pass
+also tells whether every line ends outside any JSON value, which lets the scan job parse a
+block of lines as one JSON array.
+
+Only the benchmark windows' heads (their first ``m`` words, ``m`` the shortest window length)
+are looked up, and for the n-grams only the heads every ``n - m + 1`` words of a part: an
+n-gram's first ``n - m + 1`` words hold exactly one of those, so a corpus n-gram equal to a
+benchmark one still holds a head, and the bitmaps stay small enough for the processor's cache.
 
 >>> from contam.data import load_benchmark
 >>> from contam.scan.ngram import NGramConfig, NGramScanner
@@ -37,9 +47,9 @@ separators; keys and other fields only add windows, which can only add candidate
 [1]
 >>> import json
 >>> block = "".join(json.dumps({"id": i, "text": t}) + "\\n" for i, t in enumerate(texts)).encode()
->>> cand, odd, ends = pf.candidates_jsonl(block)
->>> cand.tolist(), odd.tolist(), len(ends)
-([1], [], 2)
+>>> cand, odd, ends, one_value_each = pf.candidates_jsonl(block)
+>>> cand.tolist(), odd.tolist(), len(ends), one_value_each
+([1], [], 2, True)
 """
 
 from __future__ import annotations
