@@ -25,7 +25,7 @@ import os
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, replace
+from dataclasses import asdict
 from operator import itemgetter
 from pathlib import Path
 from typing import Any
@@ -76,6 +76,8 @@ def run_scan(
     """
     config = config or NGramConfig()
     if thresholds is not None:
+        from dataclasses import replace
+
         config = replace(config, threshold=max(min(float(thresholds.token), 1.0), 1e-6))
     out_dir = ensure_dir(out)  # fail on an unwritable folder before any work
     if not str(corpus).startswith("hf:"):
@@ -273,8 +275,14 @@ def _parse_block(
                 # Every line ends outside any JSON value, so a raw newline can stand for the comma
                 # of one JSON array: one parse for the block. As many values as lines then means
                 # one value a line, each parsed whole (else the loop below says which is bad).
-                body = block[:-1] if block.endswith(b"\n") else block
-                fast_recs = _fast_loads(b"".join((b"[", body.replace(b"\n", b","), b"]")))
+                joined = bytearray(len(block) + 2)  # "[" + the lines + "]", one copy
+                joined[0], joined[-1] = 0x5B, 0x5D
+                joined[1:-1] = block
+                commas = np.frombuffer(joined, dtype=np.uint8)
+                commas[ends[ends < len(block)] + 1] = 0x2C  # the newlines, found by the prefilter's pass
+                if block.endswith(b"\n"):
+                    commas[len(block)] = 0x20  # no value after the last line
+                fast_recs = _fast_loads(joined)
                 if len(fast_recs) != len(ends):
                     raise ValueError("not one value a line")
             else:
@@ -551,10 +559,6 @@ def _hierarchy_scan(
     hconfig = HierarchyConfig(levels=levels, token=config)
     if thresholds is not None:
         hconfig = hconfig.with_thresholds(thresholds)
-    elif getattr(embedder, "semantic_threshold", None) is not None:
-        # The paper's τ2 = 0.75 is a MiniLM/mpnet cosine; an embedder whose cosines run higher
-        # (the static one) brings its own calibrated default, used unless thresholds are given.
-        hconfig = replace(hconfig, semantic=replace(hconfig.semantic, threshold=embedder.semantic_threshold, rule="sim"))  # type: ignore[union-attr]
     hierarchy = Hierarchy(hconfig, embedder=embedder).fit(items)
     _STATE.update(text_field=text_field, skip_bad=skip_bad)
 
