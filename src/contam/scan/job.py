@@ -25,7 +25,7 @@ import os
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterator
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from operator import itemgetter
 from pathlib import Path
 from typing import Any
@@ -76,8 +76,6 @@ def run_scan(
     """
     config = config or NGramConfig()
     if thresholds is not None:
-        from dataclasses import replace
-
         config = replace(config, threshold=max(min(float(thresholds.token), 1.0), 1e-6))
     out_dir = ensure_dir(out)  # fail on an unwritable folder before any work
     if not str(corpus).startswith("hf:"):
@@ -559,6 +557,10 @@ def _hierarchy_scan(
     hconfig = HierarchyConfig(levels=levels, token=config)
     if thresholds is not None:
         hconfig = hconfig.with_thresholds(thresholds)
+    elif getattr(embedder, "semantic_threshold", None) is not None:
+        # The paper's τ2 = 0.75 is a MiniLM/mpnet cosine; an embedder whose cosines run higher
+        # (the static one) brings its own calibrated default, used unless thresholds are given.
+        hconfig = replace(hconfig, semantic=replace(hconfig.semantic, threshold=embedder.semantic_threshold, rule="sim"))  # type: ignore[union-attr]
     hierarchy = Hierarchy(hconfig, embedder=embedder).fit(items)
     _STATE.update(text_field=text_field, skip_bad=skip_bad)
 
