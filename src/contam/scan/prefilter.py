@@ -103,7 +103,7 @@ def find_case_changers() -> str:
     return "".join(out)
 
 
-_WORD, _SEP, _CHANGER = 0, 1, 2
+_SEP, _CHANGER = 1, 2  # character classes in the tables below (0: a word character)
 
 
 @functools.cache
