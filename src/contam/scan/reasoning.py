@@ -249,11 +249,13 @@ def weighted_jaccard(a: Counter[str], b: Counter[str]) -> float:
 
 
 def ngram_counter(seq: Sequence[str], n_max: int, weight_by_n: bool = True) -> Counter[str]:
-    """All 1..n_max-grams of ``seq``, an n-gram weighing ``n`` (longer shared runs count more)."""
+    """All 1..n_max-grams of ``seq``, an n-gram weighing ``n`` (longer shared runs count more).
+    Each length is counted by ``Counter``'s C loop (this runs for every step of every trace)."""
     c: Counter[str] = Counter()
     for n in range(1, n_max + 1):
-        for i in range(len(seq) - n + 1):
-            c["\x1f".join(seq[i : i + n])] += n if weight_by_n else 1
+        grams = seq if n == 1 else ["\x1f".join(seq[i : i + n]) for i in range(len(seq) - n + 1)]
+        for g, v in Counter(grams).items():
+            c[g] += v * (n if weight_by_n else 1)
     return c
 
 
@@ -267,27 +269,19 @@ def _step_words(step: Step) -> list[str]:
     return out
 
 
-def _ngram_weights(seq: Sequence[str], n_max: int) -> Counter[str]:
-    """:func:`ngram_counter` with ``weight_by_n``, counted with ``Counter``'s C loop per n."""
-    c: Counter[str] = Counter(seq) if n_max >= 1 else Counter()
-    for n in range(2, n_max + 1):
-        for g, v in Counter(["\x1f".join(seq[i : i + n]) for i in range(len(seq) - n + 1)]).items():
-            c[g] += n * v
-    return c
-
-
 Features = tuple[Counter[str], list[Counter[str]], Counter[str]]
 #: Key → column id for struct n-grams, step word n-grams and arguments.
 _Vocabs = tuple[dict[str, int], dict[str, int], dict[str, int]]
 
 
 def _features_and_tokens(steps: Sequence[Step], config: ReasoningConfig) -> tuple[Features, list[str]]:
-    """:meth:`ReasoningScorer.features` and :func:`feature_tokens` in one pass (the step words,
-    the costliest part, are found once)."""
+    """The features eq. 4 compares (struct n-grams, per-step word n-grams, argument multiset) and
+    the flat tokens of the sparse shortlist index, in one pass: the step words, the costliest
+    part, are found once. :meth:`ReasoningScorer.features` and :func:`feature_tokens` are its halves."""
     words = [_step_words(s) for s in steps]
     kinds = [s.kind for s in steps]
-    struct = _ngram_weights(kinds, config.struct_n)
-    per_step = [_ngram_weights(w, config.step_n) for s, w in zip(steps, words, strict=True) if s.kind != "answer"]
+    struct = ngram_counter(kinds, config.struct_n)
+    per_step = [ngram_counter(w, config.step_n) for s, w in zip(steps, words, strict=True) if s.kind != "answer"]
     args: Counter[str] = Counter()
     toks = ["k:" + k for k in kinds] + ["kk:" + a + ">" + b for a, b in pairwise(kinds)]
     for s, w in zip(steps, words, strict=True):
@@ -315,15 +309,7 @@ class ReasoningScorer:
 
     def features(self, steps: Sequence[Step]) -> Features:
         """Pre-computed (struct n-grams, per-step word n-grams, argument multiset) of a trace."""
-        cfg = self.config
-        struct = ngram_counter([s.kind for s in steps], cfg.struct_n)
-        per_step = [ngram_counter(_step_words(s), cfg.step_n) for s in steps if s.kind != "answer"]
-        args: Counter[str] = Counter()
-        for s in steps:
-            args.update("n:" + n for n in s.numbers)
-            args.update("o:" + o for o in s.operands)
-            args.update("e:" + e for e in s.entities)
-        return struct, per_step, args
+        return _features_and_tokens(steps, self.config)[0]
 
     def similarity(self, a: Sequence[Step], b: Sequence[Step]) -> ReasoningSim:
         return self.similarity_features(self.features(a), self.features(b))
@@ -349,12 +335,7 @@ def _aligned_step_sim(a: list[Counter[str]], b: list[Counter[str]]) -> float:
 
 def feature_tokens(steps: Sequence[Step]) -> list[str]:
     """Flat tokens for the sparse shortlist index: step kinds, kind bigrams, numbers, operand pairs, entities."""
-    kinds = [s.kind for s in steps]
-    toks = ["k:" + k for k in kinds] + ["kk:" + a + ">" + b for a, b in pairwise(kinds)]
-    for s in steps:
-        toks += ["n:" + n for n in s.numbers] + ["o:" + o for o in s.operands] + ["e:" + e for e in s.entities]
-        toks += ["w:" + w for w in _step_words(s)]
-    return toks
+    return _features_and_tokens(steps, ReasoningConfig())[1]
 
 
 @dataclass(frozen=True)
