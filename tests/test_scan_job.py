@@ -109,6 +109,32 @@ def test_json_escapes_and_odd_unicode_scan_as_without_prefilter(items, tmp_path,
     assert {r["line"] for r in rows} == injected and fast["documents"] == slow["documents"] == 1200
 
 
+def test_checked_blocks_parse_only_the_lines_the_scorer_needs(items, tmp_path, monkeypatch) -> None:
+    """Blocks whose every line the compiled check passes (nested metadata, raw UTF-8, blank
+    lines) are not parsed whole: only candidate and odd lines reach the JSON parser, and the
+    flags are those of the exact scorer on every document."""
+    import contam.scan.job as job
+
+    docs, truth = build_corpus(800, seed=5, items=load_benchmark("gsm8k")[:10] + load_benchmark("mmlu")[:10])
+    lines = []
+    for k, d in enumerate(docs):
+        d["meta"] = {"n": [k, 2.5e-3, None, True], "tags": ["web", "naïve"], "empty": {}}
+        lines.append(json.dumps(d, ensure_ascii=False))
+        if k % 97 == 0:
+            lines.append("  \t ")  # blank lines are skipped, and still counted as lines
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    parsed = []
+    real_loads = job._fast_loads
+    monkeypatch.setattr(job, "_fast_loads", lambda b: parsed.append(len(b)) or real_loads(b))
+    cfg = NGramConfig(batch_bytes=64 << 10)
+    fast = run_scan(corpus, items, tmp_path / "fast", config=cfg)
+    assert 0 < sum(parsed) < corpus.stat().st_size / 10  # candidate lines only, not whole blocks
+    slow = run_scan(corpus, items, tmp_path / "slow", config=NGramConfig(batch_bytes=64 << 10, prefilter=False))
+    assert (tmp_path / "fast" / "flags.jsonl").read_bytes() == (tmp_path / "slow" / "flags.jsonl").read_bytes()
+    assert fast["documents"] == slow["documents"] == 800 and fast["flagged"] == len(truth)
+
+
 def test_bad_input_is_atomic_or_counted(demo, items, tmp_path) -> None:
     corpus, truth = demo
     bad = tmp_path / "bad.jsonl"

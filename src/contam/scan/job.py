@@ -34,6 +34,7 @@ import numpy as np
 
 from contam.data import BadInputStats, Item, load_benchmarks, read_documents
 from contam.data.items import Document
+from contam.data.jsonl_check import BLANK, CLEAN
 from contam.data.loaders import MAX_RECORD_BYTES, _base_suffix, _check_readable, _get, _open_binary
 from contam.errors import ConfigError, ContamError, InputError
 from contam.outputs import dumps_line, ensure_dir, write_json
@@ -267,7 +268,15 @@ def _parse_block(
         picked = None
         try:
             if prefilter is not None:
-                cand, odd, ends, one_value_each = prefilter.candidates_jsonl(block)
+                cand, odd, ends, one_value_each, status = prefilter.candidates_jsonl(block, field=tf, max_line_bytes=MAX_RECORD_BYTES)
+                n_clean = int(np.count_nonzero(status == CLEAN))
+                if n_clean and n_clean + int(np.count_nonzero(status == BLANK)) == len(ends):
+                    # Every line checked in the compiled pass (a JSON object whose text field is a
+                    # string with something to scan; or blank): only the lines the exact scorer or
+                    # the odd-line rule needs are parsed.
+                    counts["documents"] += n_clean
+                    make_checked, picked = _checked_lines(block, ends, cand, odd, first_line, prefilter)
+                    return [], make_checked, picked
                 if not one_value_each:  # some line ends inside a JSON value: it cannot parse alone
                     raise ValueError("a line ends inside a value")
                 # Every line ends outside any JSON value, so a raw newline can stand for the comma
@@ -344,6 +353,29 @@ def _parse_block(
         return Document(id=str(key) if key is not None else str(line_of[i]), text=texts[i], source=src, line=line_of[i])
 
     return texts, make, None
+
+
+def _checked_lines(block: bytes, ends: np.ndarray, cand: np.ndarray, odd: np.ndarray, first_line: int, prefilter: Prefilter) -> tuple[Callable[[int], Document], np.ndarray]:
+    """For a block whose every line the compiled check passed: parse only the candidate and odd
+    lines, and return the function making the Document of a line and the candidate lines."""
+    src, tf, idf = _STATE["source"], _STATE["text_field"], _STATE["id_field"]
+    recs: dict[int, dict[str, Any]] = {}
+    for i in np.union1d(cand, odd).tolist():
+        start = int(ends[i - 1]) + 1 if i else 0
+        recs[i] = _fast_loads(block[start : int(ends[i])])
+    picked = cand
+    if len(odd):
+        texts = [""] * len(ends)
+        for i in odd.tolist():
+            texts[i] = recs[i][tf]
+        picked = prefilter.candidates_of_odd(cand, odd, texts)
+
+    def make(i: int) -> Document:
+        rec = recs[i]
+        key = _get(rec, idf) if idf else rec.get("id")
+        return Document(id=str(key) if key is not None else str(first_line + i), text=rec[tf], source=src, line=first_line + i)
+
+    return make, picked
 
 
 _BAD = object()

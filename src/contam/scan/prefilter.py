@@ -47,9 +47,9 @@ benchmark one still holds a head, and the bitmaps stay small enough for the proc
 [1]
 >>> import json
 >>> block = "".join(json.dumps({"id": i, "text": t}) + "\\n" for i, t in enumerate(texts)).encode()
->>> cand, odd, ends, one_value_each = pf.candidates_jsonl(block)
->>> cand.tolist(), odd.tolist(), len(ends), one_value_each
-([1], [], 2, True)
+>>> found = pf.candidates_jsonl(block, field="text")
+>>> found.candidates.tolist(), found.odd.tolist(), len(found.ends), found.one_value_each, found.status.tolist()
+([1], [], 2, True, [1, 1])
 """
 
 from __future__ import annotations
@@ -58,10 +58,12 @@ import ctypes
 import functools
 import math
 import unicodedata
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
 
+from contam.data.jsonl_check import check_lines
 from contam.scan.hashing import SEPARATORS
 
 _K1 = np.uint64(0x9E3779B97F4A7C15)
@@ -518,6 +520,16 @@ def _sorted_unique(x: np.ndarray) -> np.ndarray:
     return x[np.concatenate([[True], x[1:] != x[:-1]])] if len(x) else x
 
 
+class JsonlCandidates(NamedTuple):
+    """What :meth:`Prefilter.candidates_jsonl` finds in a block of JSON lines."""
+
+    candidates: np.ndarray  #: the lines that may hold a benchmark n-gram or anchor
+    odd: np.ndarray  #: the lines to judge from their parsed text instead
+    ends: np.ndarray  #: the offset of each line's newline (or of the block's end)
+    one_value_each: bool  #: no line ends inside a JSON value
+    status: np.ndarray | None  #: each line's :mod:`contam.data.jsonl_check` status, when a field was given
+
+
 class Prefilter:
     """Window keys of the benchmark (n-grams and anchors) and the query over corpus batches.
 
@@ -612,20 +624,25 @@ class Prefilter:
             cand[redo] = self._marked(lowered, len(lowered), fold_changers=True)[0][: len(lowered)]
         return np.flatnonzero(cand)
 
-    def candidates_jsonl(self, block: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
+    def candidates_jsonl(self, block: bytes, field: str | None = None, max_line_bytes: int = 1 << 62) -> JsonlCandidates:
         """Candidates among the lines of a block of raw JSON lines (each line's text taken to
         be one of its JSON strings), cut from the raw bytes so the texts need not be decoded
         and encoded again: the candidate lines, the lines to judge from their text instead
         (:meth:`candidates_of_odd`), the end of each line (the offset of its newline, or of the
         block's end), and whether every line ends outside any JSON value (string, object,
-        array). Sound only for valid JSON lines: parse them before trusting it."""
+        array). Sound only for valid JSON lines: parse them before trusting it, or pass the
+        text ``field`` to have each line checked in the same call
+        (:func:`contam.data.jsonl_check.check_lines`: ``status``)."""
         cand, odd, ws = self._marked(None, len(block) + 1, block)
         n_lines = ws.n_ends + (1 if block and not block.endswith(b"\n") else 0)
         ends = ws.ends[:n_lines].copy()
         if n_lines > ws.n_ends:  # the last line has no newline
             ends[-1] = len(block)
         found = np.flatnonzero(cand[:n_lines]) if self.m else np.zeros(0, dtype=np.int64)
-        return found, odd[odd < n_lines], ends, not ws.split
+        status = None
+        if field is not None:  # the block is still in the scratch words, zero-padded
+            status = check_lines(ws.raw[: ((len(block) + 7) >> 3) + 1], ends, field, max_line_bytes)
+        return JsonlCandidates(found, odd[odd < n_lines], ends, not ws.split, status)
 
     def candidates_of_odd(self, cand: np.ndarray, odd: np.ndarray, texts: list[str]) -> np.ndarray:
         """:meth:`candidates_jsonl`'s candidates, with its odd lines (``texts``: every line's
