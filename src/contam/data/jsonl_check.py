@@ -365,3 +365,18 @@ def check_jsonl(block: bytes, field: str = "text", max_bytes: int = 1 << 62) -> 
     if block and not block.endswith(b"\n"):
         ends = np.append(ends, len(block))
     return check_lines(U, ends, field, max_bytes)
+
+
+@njit(cache=True, nogil=True)
+def _count_byte(data: np.ndarray, value: int) -> int:
+    n = 0
+    for b in data:
+        n += b == value
+    return n
+
+
+def count_lines(data: bytes | bytearray | memoryview | np.ndarray) -> int:
+    """The number of newline bytes in ``data`` (a compiled loop: several times faster than
+    ``bytes.count``, which the reader of a big corpus calls once per block)."""
+    arr = data if isinstance(data, np.ndarray) else np.frombuffer(data, dtype=np.uint8)
+    return int(_count_byte(arr, 10))

@@ -34,7 +34,7 @@ import numpy as np
 
 from contam.data import BadInputStats, Item, load_benchmarks, read_documents
 from contam.data.items import Document
-from contam.data.jsonl_check import BLANK, CLEAN
+from contam.data.jsonl_check import BLANK, CLEAN, count_lines
 from contam.data.loaders import MAX_RECORD_BYTES, _base_suffix, _check_readable, _get, _open_binary
 from contam.errors import ConfigError, ContamError, InputError
 from contam.outputs import dumps_line, ensure_dir, write_json
@@ -166,6 +166,7 @@ def run_scan(
         "bad_input": stats.to_dict(),
         "seconds": round(wall, 3),
         "cpu_seconds": round(cpu, 3),
+        "setup_cpu_seconds": round(counts.pop("setup_cpu_ms", 0) / 1000, 3),
         "mb_per_s": round(counts["bytes"] / 1e6 / wall, 2) if wall > 0 else None,
         "workers": counts["workers"] or 1,
         "resumed_at_line": counts["resumed_at_line"] or None,
@@ -423,11 +424,11 @@ def _ranges(p: Path, batch_bytes: int, start_line: int, start_offset: int) -> It
                 if not got:
                     break
                 if pos + got >= size:  # the last range
-                    end, n_lines = size, int(np.count_nonzero(data[:got] == 10)) + int(data[got - 1] != 10)
+                    end, n_lines = size, count_lines(data[:got]) + int(buf[got - 1] != 10)
                 else:
                     last = buf.rfind(b"\n", 0, got)
                     if last >= 0:
-                        end, n_lines = pos + last + 1, int(np.count_nonzero(data[: last + 1] == 10))
+                        end, n_lines = pos + last + 1, count_lines(data[: last + 1])
                     else:  # one line longer than the buffer: find its end
                         f.seek(pos + got)
                         rest = f.readline()
@@ -525,6 +526,7 @@ def _token_scan(
     skip_bad: bool, keep_all: bool, workers: int, stats: BadInputStats, counts: Counter[str], start_line: int = 1, start_offset: int = 0,
 ) -> Iterator[tuple[list[DocResult], int, int]]:
     """Results chunk by chunk, in corpus order, with where the next chunk starts (for checkpoints)."""
+    cpu0 = time.process_time()
     scanner = NGramScanner(config).fit(items)
     keep_freed_memory()  # the reader's 2 MB blocks too
     src = str(corpus)
@@ -534,6 +536,11 @@ def _token_scan(
     if size < PARALLEL_MIN_BYTES and not workers:
         n_workers = 1
     args = (scanner, text_field, id_field, skip_bad, keep_all, src)
+    if config.prefilter and not keep_all:
+        # Load the compiled kernels once here, so the forked workers inherit them instead of
+        # each loading them from numba's cache again.
+        scanner.prefilter.candidates_jsonl(b'{"text": "warm up"}\n', field="text")
+    counts["setup_cpu_ms"] += int((time.process_time() - cpu0) * 1000)  # the index and the kernels, once a run
     tasks = _tasks(src, text_field, id_field, skip_bad, stats, config.batch_bytes, start_line, start_offset)
     pool = None
     if n_workers > 1:
