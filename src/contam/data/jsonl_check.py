@@ -245,14 +245,15 @@ def _line(U: np.ndarray, buf: np.ndarray, start: int, end: int, field: np.ndarra
         if p >= end:
             return UNSURE
         b = buf[p]
+        closer = 125 if stack[depth - 1] == 123 else 93
+        if b == closer and (need == 0 or need == 3 or need == 4):  # an object or array ends (empty, or after a value)
+            depth -= 1
+            p += 1
+            if depth == 0:
+                break
+            need = 4
+            continue
         if need == 0 or need == 1:
-            if b == 125 and need == 0:
-                depth -= 1
-                p += 1
-                if depth == 0:
-                    break
-                need = 4
-                continue
             if b != 34:
                 return UNSURE
             k0 = p + 1
@@ -285,13 +286,6 @@ def _line(U: np.ndarray, buf: np.ndarray, start: int, end: int, field: np.ndarra
             else:
                 need = 2
             continue
-        if need == 3 and b == 93:
-            depth -= 1
-            p += 1
-            if depth == 0:
-                break
-            need = 4
-            continue
         if need == 2 or need == 3:
             if b == 34:
                 p, _ = _string(U, buf, p + 1, end, space)
@@ -313,18 +307,11 @@ def _line(U: np.ndarray, buf: np.ndarray, start: int, end: int, field: np.ndarra
             if p < 0:
                 return UNSURE
             continue
-        # need == 4: after a value
-        top = stack[depth - 1]
-        if b == 44:  # ,
-            p += 1
-            need = 1 if top == 123 else 2
-        elif (b == 125 and top == 123) or (b == 93 and top == 91):
-            depth -= 1
-            p += 1
-            if depth == 0:
-                break
-        else:
+        # need == 4: after a value, a comma (the closer was taken above)
+        if b != 44:
             return UNSURE
+        p += 1
+        need = 1 if closer == 125 else 2
     if _ws(buf, p, end) != end:
         return UNSURE
     return CLEAN if n_field == 1 and field_ok else UNSURE
