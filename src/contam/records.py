@@ -23,11 +23,34 @@ from typing import Any, ClassVar, TypeVar
 R = TypeVar("R", bound="Record")
 
 
+#: Types returned as they are (exact types: subclasses, numpy scalars among them, take the
+#: general path). Checked first because most values in a record are such leaves.
+_LEAVES = frozenset({str, int, float, bool, type(None)})
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _field_names(cls: type) -> tuple[str, ...]:
+    """The names of ``dataclasses.fields(cls)``, cached: ``fields`` rebuilds its tuple on every
+    call, and serialising a scan's results calls it for every record."""
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = tuple(f.name for f in dataclasses.fields(cls))
+    return names
+
+
 def _to_plain(value: Any) -> Any:
+    t = type(value)
+    # Fast paths for the exact builtin types (same output as the general chain below).
+    if t in _LEAVES:
+        return value
+    if t is tuple or t is list:
+        return [v if type(v) in _LEAVES else _to_plain(v) for v in value]
+    if t is dict:
+        return {str(k): v if type(v) in _LEAVES else _to_plain(v) for k, v in value.items()}
     if isinstance(value, Record):
         return value.to_dict()
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _to_plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        return {name: _to_plain(getattr(value, name)) for name in _field_names(t)}
     if isinstance(value, dict):
         return {str(k): _to_plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -71,7 +94,11 @@ class Record:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain, JSON-serialisable data (nested records become dicts, tuples lists)."""
-        return {f.name: _to_plain(getattr(self, f.name)) for f in dataclasses.fields(self)}  # type: ignore[arg-type]
+        out: dict[str, Any] = {}
+        for name in _field_names(type(self)):
+            v = getattr(self, name)
+            out[name] = v if type(v) in _LEAVES else _to_plain(v)
+        return out
 
     @classmethod
     def from_dict(cls: type[R], data: dict[str, Any]) -> R:
