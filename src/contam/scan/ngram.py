@@ -27,16 +27,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
 from rapidfuzz import fuzz
+from rapidfuzz.distance import LCSseq
 
 from contam.data import Document, Item
 from contam.errors import ConfigError
 from contam.scan.exact import lcs_ratio
 from contam.scan.flags import DocResult, Evidence, Flag
-from contam.scan.hashing import WORD_RE, text_words, window_hashes, word_hashes
+from contam.scan.hashing import WORD_RE, window_hashes, word_hashes, word_spans
 from contam.scan.ngram_index import PART_NAMES, NGramIndex, in_sorted, unique
 from contam.scan.prefilter import Prefilter
 
@@ -192,40 +194,44 @@ class NGramScanner:
     ) -> dict[int, list[Flag]]:
         idx = self._fitted()
         cfg = self.config
+        # ``pos`` ascends (lookup keeps the windows' order), so hits come grouped by document.
         hit_doc = doc_of_word[pos]
-        order = np.argsort(hit_doc, kind="stable")
-        hit, pos, hit_doc = hit[order], pos[order], hit_doc[order]
-        bounds = np.flatnonzero(np.diff(hit_doc)) + 1
+        cuts = [0, *(np.flatnonzero(np.diff(hit_doc)) + 1).tolist(), len(hit)]
+        seam_threshold = max(cfg.threshold, cfg.seam_threshold)
         out: dict[int, list[Flag]] = {}
-        for sl in np.split(np.arange(len(hit)), bounds):
-            d = int(hit_doc[sl[0]])
-            doc_hashes = idx.hashes[unique(hit[sl])]
+        for lo, hi in pairwise(cuts):
+            d = int(hit_doc[lo])
+            doc_u = unique(hit[lo:hi])
+            doc_hashes = idx.hashes[doc_u]
+            # item -> part name -> (coverage, n-gram index of each matched window of the part)
             by_item: dict[int, dict[str, tuple[float, np.ndarray]]] = {}
-            for p, k in idx.candidate_parts(unique(hit[sl])):
-                if not idx.may_reach(p, k, cfg.threshold):
-                    continue
+            for p in idx.reachable_parts(doc_u, cfg.threshold):
                 cov, matched = idx.coverage(p, doc_hashes)
-                if cov >= (cfg.threshold if idx.part_kind[p] != 2 else max(cfg.threshold, cfg.seam_threshold)):
-                    by_item.setdefault(int(idx.part_item[p]), {})[PART_NAMES[idx.part_kind[p]]] = (cov, idx.part_windows(p)[matched])
+                kind = int(idx.part_kind[p])
+                if cov >= (cfg.threshold if kind != 2 else seam_threshold):
+                    by_item.setdefault(int(idx.part_item[p]), {})[PART_NAMES[kind]] = (cov, idx.window_ngrams(p)[matched])
             if not by_item:
                 continue
-            local_hits = (hit[sl], pos[sl] - word_start[d])
+            local_hits = (hit[lo:hi], pos[lo:hi] - word_start[d])
             out[d] = [self._ngram_flag(docs[d], d, item, parts, local_hits) for item, parts in by_item.items()]
         return out
 
-    def _ngram_flag(self, doc: Document, doc_index: int, item_idx: int, parts: dict[str, tuple[float, np.ndarray]], local_hits: tuple) -> Flag:
+    def _ngram_flag(
+        self, doc: Document, doc_index: int, item_idx: int, parts: dict[str, tuple[float, np.ndarray]], local_hits: tuple[np.ndarray, np.ndarray]
+    ) -> Flag:
         idx = self._fitted()
         item = idx.items[item_idx]
         best = max(parts, key=lambda k: (parts[k][0], k == "question"))
         # The question and anything of the answer (its own n-grams or the seam into it): the whole item.
         part = "item" if "question" in parts and ("answer" in parts or "seam" in parts) else best
         spans = self._spans.get(doc_index)
-        hit_u, hit_pos = local_hits
-        hashes_by_u = idx.hashes[hit_u]
+        hit_u, hit_pos = local_hits  # n-gram index and word position (ascending, distinct) of the document's hits
         evidence: list[Evidence] = []
-        for name, (_, matched_hashes) in parts.items():
-            sel = in_sorted(hashes_by_u, np.sort(matched_hashes))
-            evidence.extend(_runs(doc.text, spans, unique(hit_pos[sel]), self.config.n, name, idx.weight_of(matched_hashes)))
+        for name, (_, matched_u) in parts.items():
+            distinct = unique(matched_u)
+            # The hits on the part's matched n-grams; their positions are already sorted and distinct.
+            starts = hit_pos[in_sorted(hit_u, distinct)]
+            evidence.extend(_runs(doc.text, spans, starts, self.config.n, name, float(idx.hash_idf[distinct].sum())))
         evidence.sort(key=lambda e: e.doc_span or (0, 0))
         scores = {f"coverage_{k}": round(v[0], 4) for k, v in parts.items()}
         scores["coverage"] = round(parts[best][0], 4)
@@ -251,6 +257,10 @@ class NGramScanner:
         out: dict[int, list[Flag]] = {}
         seen: set[tuple[int, int]] = set()
         spans_of = self._spans.get
+        # A ratio below both bounds used below is only compared and loses, so rapidfuzz may stop
+        # early there (it returns 0; at or above the cutoff, the same ratio as without one). A
+        # hair under the bound, so that rounding never cuts a ratio right at it.
+        near_cutoff = max(0.0, min(cfg.near_exact, cfg.lcs_threshold - 0.05) * 100.0 - 1e-3)
 
         for p, start, at in idx.anchor_hits(ha, fa):
             # The document holding the anchor window (where the part would start may lie before
@@ -270,9 +280,13 @@ class NGramScanner:
                 a, b = max(0, start - lo - 2), min(hi - lo - 1, end - lo + 1)
                 if b < a:
                     continue
-                window = " ".join(w.lower() for w in WORD_RE.findall(docs[d].text, spans[a][0], spans[b][1]))
+                # Lowercasing the joined words is lowercasing each word (the spaces end every word).
+                window = " ".join(WORD_RE.findall(docs[d].text, spans[a][0], spans[b][1])).lower()
                 part_norm = " ".join(idx.short_norm[p])
-                near = fuzz.partial_ratio(part_norm, window) / 100.0
+                if near_cutoff and _near_bound(part_norm, window) < near_cutoff:
+                    near = 0.0  # what partial_ratio with the cutoff returns, found without its search
+                else:
+                    near = fuzz.partial_ratio(part_norm, window, score_cutoff=near_cutoff) / 100.0
                 if near >= cfg.near_exact:
                     kind, score = "near_exact", near
                 else:
@@ -303,7 +317,7 @@ class NGramScanner:
 
 
 class _ArraySpans:
-    """Word spans of an ASCII document, straight from the fast path's byte offsets."""
+    """Word spans of a document as two arrays (ASCII: straight from the fast path's byte offsets)."""
 
     def __init__(self, starts: np.ndarray, ends: np.ndarray) -> None:
         self.starts, self.ends = starts, ends
@@ -329,37 +343,49 @@ class _SpanSource:
                 a, b = self.word_start[d], self.word_start[d + 1]
                 self.cache[d] = _ArraySpans(self.starts[a:b] - self.offsets[d], self.ends[a:b] - self.offsets[d])
             else:
-                self.cache[d] = text_words(text)
+                self.cache[d] = _ArraySpans(*word_spans(text))
         return self.cache[d]
 
 
 def _runs(text: str, spans: Any, starts: np.ndarray, n: int, part: str, weight: float) -> list[Evidence]:
-    """Merge matched windows (word starts) into runs of words and give their character spans."""
+    """Merge matched windows (word starts, ascending) into runs of words and give their
+    character spans; the part's matched ``weight`` is shared out by windows."""
     if len(starts) == 0 or not spans:
         return []
-    out: list[Evidence] = []
     first = starts.tolist()  # Python ints: iterating a numpy array makes a scalar object per element
-    run_a, run_b = first[0], first[0] + n - 1
-    total = len(first)
+    per = weight / max(len(first), 1)
+    runs: list[tuple[int, int]] = []
+    run_a = first[0]
+    run_b = run_a + n - 1
     for s in first[1:]:
-        if s <= run_b + 1:
-            run_b = max(run_b, s + n - 1)
-        else:
-            out.append(_evidence(text, spans, run_a, run_b, part))
-            run_a, run_b = s, s + n - 1
-    out.append(_evidence(text, spans, run_a, run_b, part))
-    per = weight / max(total, 1)
-    return [Evidence(kind=e.kind, text=e.text, doc_span=e.doc_span, part=e.part, weight=round(per * e.weight, 4)) for e in out]
+        if s > run_b + 1:
+            runs.append((run_a, run_b))
+            run_a = s
+        run_b = s + n - 1  # starts ascend, so the latest window ends last
+    runs.append((run_a, run_b))
+    return [_evidence(text, spans, a, b, part, per) for a, b in runs]
 
 
-def _evidence(text: str, spans: Any, a: int, b: int, part: str) -> Evidence:
+def _evidence(text: str, spans: Any, a: int, b: int, part: str, per_window: float) -> Evidence:
     b = min(b, len(spans) - 1)
     s0, s1 = spans[a][0], spans[b][1]
     snippet = text[s0:s1]
     if len(snippet) > 1000:
         snippet = snippet[:1000] + "…"
-    # ``weight`` temporarily holds the number of windows in the run; _runs rescales it.
-    return Evidence(kind="ngram", text=snippet, doc_span=(s0, s1), part=part, weight=float(b - a + 1))
+    return Evidence(kind="ngram", text=snippet, doc_span=(s0, s1), part=part, weight=round(per_window * float(b - a + 1), 4))
+
+
+def _near_bound(a: str, b: str) -> float:
+    """An upper bound of ``fuzz.partial_ratio(a, b)`` in one bit-parallel LCS (~50x cheaper).
+
+    Every alignment partial_ratio scores is ``200 l / (|x| + |w|)`` for the shorter string ``x``
+    and a substring ``w`` of the other, where ``l``, the longest common subsequence of ``x``
+    and ``w``, is at most ``|w|`` and at most ``L = LCSseq(a, b)``: so at most
+    ``200 L / (min(|a|, |b|) + L)``.
+    """
+    common = LCSseq.similarity(a, b)
+    shorter = min(len(a), len(b))
+    return 200.0 * common / (shorter + common) if shorter else 100.0
 
 
 def _clean(doc: Document) -> DocResult:

@@ -100,6 +100,27 @@ def _cover(win_hash, win_idf, tok, doc_hashes, n, skip):  # type: ignore[no-unty
     return cov, matched
 
 
+@njit(cache=True, nogil=True)
+def _count_parts(u, post_off, post_part, n_parts):  # type: ignore[no-untyped-def]
+    """The parts (ascending) in the postings of the unique hash indices ``u``, and how many of
+    ``u`` each one holds: ``unique(post_part[gathered postings], counts=True)`` in one pass."""
+    counts = np.zeros(n_parts, dtype=np.int64)
+    total = 0
+    for x in u:
+        total += post_off[x + 1] - post_off[x]
+    seen = np.empty(total, dtype=np.int64)
+    m = 0
+    for x in u:
+        for j in range(post_off[x], post_off[x + 1]):
+            p = post_part[j]
+            if counts[p] == 0:
+                seen[m] = p
+                m += 1
+            counts[p] += 1
+    parts = np.sort(seen[:m])
+    return parts, counts[parts]
+
+
 class _ShortNorm(dict):  # type: ignore[type-arg]
     """Short part -> its normalised words, worked out on first use: only parts with an anchor
     hit in some document are ever compared whole."""
@@ -280,13 +301,17 @@ class NGramIndex:
 
     def candidate_parts(self, u: np.ndarray) -> Iterator[tuple[int, int]]:
         """Parts sharing n-grams ``u`` (unique hash indices), with how many they share."""
-        lo, hi = self._post_off[u], self._post_off[u + 1]
-        lens = hi - lo
-        if not lens.sum():
-            return iter(())
-        gather = np.repeat(lo - np.concatenate([[0], np.cumsum(lens)[:-1]]), lens) + np.arange(lens.sum())
-        parts, counts = unique(self._post_part[gather], counts=True)
+        parts, counts = _count_parts(u, self._post_off, self._post_part, self.n_parts)
         return zip(parts.tolist(), counts.tolist(), strict=True)
+
+    def reachable_parts(self, u: np.ndarray, threshold: float) -> list[int]:
+        """The parts, ascending, sharing n-grams ``u`` (unique hash indices) in enough number
+        that they may reach ``threshold``: :meth:`may_reach` over all candidates at once."""
+        parts, k = _count_parts(u, self._post_off, self._post_part, self.n_parts)
+        windows = k * self._max_rep[parts]
+        # Same arithmetic as may_reach (integers, then one float64 product on each side).
+        reach = (windows * self.n + (windows + 1) * self.skip) * self._max_w[parts]
+        return parts[reach >= threshold * self._tok_total[parts]].tolist()
 
     def may_reach(self, p: int, k: int, threshold: float) -> bool:
         """Cheap upper bound: can ``k`` shared distinct n-grams cover ``threshold`` of part ``p``?"""
@@ -305,6 +330,10 @@ class NGramIndex:
 
     def part_windows(self, p: int) -> np.ndarray:
         return self._win_hash[self._win_off[p] : self._win_off[p + 1]]
+
+    def window_ngrams(self, p: int) -> np.ndarray:
+        """Index (into :attr:`hashes`) of the n-gram of each of part ``p``'s windows."""
+        return self._win_u[self._win_off[p] : self._win_off[p + 1]]
 
     def weight_of(self, hashes: np.ndarray) -> float:
         u = np.searchsorted(self.hashes, unique(hashes))
