@@ -62,6 +62,22 @@ def test_parallel_output_is_deterministic(items, tmp_path) -> None:
     assert (tmp_path / "one" / "flags.jsonl").read_bytes() == (tmp_path / "two" / "flags.jsonl").read_bytes()
 
 
+def test_bad_input_in_a_worker_process(demo, items, tmp_path) -> None:
+    """An error raised in a worker process reaches the caller as the same one-line error, with
+    the file and line; under skip_bad the workers' counts add up."""
+    corpus, truth = demo
+    lines = corpus.read_bytes().splitlines(keepends=True)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(b"".join(lines[:170]) + b'{"id": "y"}\n' + b"".join(lines[170:]))
+    cfg = NGramConfig(batch_bytes=16 << 10)  # many blocks, spread over both workers
+    with pytest.raises(InputError, match=r"bad.jsonl:171: field 'text': text field is missing"):
+        run_scan(bad, items, tmp_path / "out", config=cfg, workers=2)
+    assert not (tmp_path / "out" / "flags.jsonl").exists()
+    s = run_scan(bad, items, tmp_path / "out", config=cfg, workers=2, skip_bad=True)
+    assert s["workers"] == 2 and s["bad_input"]["reasons"] == {"missing field 'text'": 1}
+    assert s["documents"] == 200 and s["flagged"] == len(truth)
+
+
 def test_compressed_and_csv_corpora(demo, items, tmp_path) -> None:
     corpus, truth = demo
     gz = tmp_path / "c.jsonl.gz"
