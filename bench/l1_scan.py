@@ -2,16 +2,19 @@
 
 Builds a >= 1 GB JSONL corpus of web-like text (real paragraphs: GitHub issues, stdlib
 docstrings, license texts) with real GSM8K test, HumanEval and MMLU items injected verbatim
-and lightly edited at known lines, scans it with ``contam.scan.job.run_scan`` on every core
-against GSM8K test + HumanEval + the five MMLU subjects, and prints MB/s per core, peak RSS and
-recall. On a 50 MB slice it times the datatrove-style baseline (word n-gram tuples in a Python
-set) and the same scanner on one core, and prints the ratio: on parsed texts, and from the raw
-JSONL lines (the baseline's ``json.loads`` per line against the scan job's worker).
+and lightly edited at known lines, and scans it with ``contam.scan.job.run_scan`` against GSM8K
+test + HumanEval + the five MMLU subjects: on every core and on one core, each run in a fresh
+process (index building and kernel loading included). Prints MB/s per core, MB per
+CPU-second, peak RSS and recall. On a 50 MB slice it times the datatrove-style baseline (word
+n-gram tuples in a Python set, after ``json.loads`` of each line) and the same scanner on one
+core, and prints the ratios: on parsed texts, from the raw JSONL, and for the full runs.
+Everything is measured ``--repeat`` times, interleaved, and reported as medians with ranges
+(the project's VM varies by tens of percent from run to run).
 
 Targets (issue 2): >= 30 MB/s per core, >= 20x the baseline, peak RSS < 1.5 GB, 100% recall of
 verbatim injections.
 
-    .venv/bin/python bench/l1_scan.py [--gb 1.0] [--keep DIR]
+    .venv/bin/python bench/l1_scan.py [--gb 1.0] [--repeat 3] [--keep DIR]
 """
 
 from __future__ import annotations
@@ -21,8 +24,9 @@ import json
 import os
 import random
 import re
-import resource
 import shutil
+import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -32,7 +36,7 @@ from pathlib import Path
 from contam.data import Document, load_benchmark
 from contam.data.webtext import inject, paragraphs
 from contam.scan.exact import item_parts
-from contam.scan.job import _init_worker, _work, run_scan
+from contam.scan.job import _init_worker, _work
 from contam.scan.ngram import NGramConfig, NGramScanner
 from contam.scan.prefilter import keep_freed_memory
 
@@ -93,11 +97,43 @@ def baseline(items: list, docs: list[str], n: int) -> tuple[float, float, int]:
     return time.process_time() - t0, build_s, flagged
 
 
+# One full run in a fresh interpreter (so it builds the index and loads the compiled kernels
+# itself: setup included), timed around run_scan (imports excluded); prints a JSON line.
+_FULL_RUN = """
+import json, os, resource, sys, time
+os.environ["CONTAM_PROGRESS"] = "0"
+from contam.scan.job import run_scan
+c0, t0 = time.process_time(), time.perf_counter()
+s = run_scan(sys.argv[1], sys.argv[3].split(","), sys.argv[2], workers=int(sys.argv[4]))
+wall, parent = time.perf_counter() - t0, time.process_time() - c0
+ch = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(json.dumps({"wall": wall, "parent": parent, "workers": ch.ru_utime + ch.ru_stime, "setup": s["setup_cpu_seconds"], "flagged": s["flagged"],
+                  "rss_parent": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "rss_worker": ch.ru_maxrss / 1024}))
+"""
+
+
+def full_run(corpus: Path, out: Path, workers: int) -> dict:
+    proc = subprocess.run([sys.executable, "-c", _FULL_RUN, str(corpus), str(out), ",".join(BENCHMARKS), str(workers)], check=True, capture_output=True, text=True)
+    r = json.loads(proc.stdout)
+    r["cpu"] = r["parent"] + r["workers"]
+    return r
+
+
+def med(values: list[float]) -> float:
+    return statistics.median(values)
+
+
+def spread(values: list[float], fmt: str = ".1f") -> str:
+    """The median and the range of repeated measurements."""
+    return f"{med(values):{fmt}} ({min(values):{fmt}}-{max(values):{fmt}})"
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--gb", type=float, default=1.0, help="corpus size in GB (1e9 bytes)")
     ap.add_argument("--slice-mb", type=float, default=50.0, help="size of the baseline slice")
     ap.add_argument("--every", type=int, default=500, help="inject an item every N documents")
+    ap.add_argument("--repeat", type=int, default=3, help="measure everything this many times (interleaved) and print medians and ranges")
     ap.add_argument("--keep", type=Path, default=None, help="build the corpus here and keep it")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
@@ -106,26 +142,20 @@ def main() -> int:
     tmp.mkdir(parents=True, exist_ok=True)
     corpus = tmp / "corpus.jsonl"
     cores = os.cpu_count() or 1
-    print(f"machine: {cores} cores, Python {sys.version.split()[0]}; corpus in {tmp}")
+    print(f"machine: {cores} cores, Python {sys.version.split()[0]}; corpus in {tmp}; {args.repeat} repeats, medians (ranges)")
     t0 = time.perf_counter()
     truth = build(corpus, int(args.gb * 1e9), args.seed, args.every)
     size = corpus.stat().st_size
+    mb = size / 1e6
     print(f"built {size / 1e9:.2f} GB, {len(truth):,} injections in {time.perf_counter() - t0:.0f} s")
 
-    # -- the full scan on every core --------------------------------------------------------
-    cpu0 = time.process_time()
-    ch0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.perf_counter()
-    summary = run_scan(corpus, BENCHMARKS, tmp / "scan", workers=cores)
-    wall = time.perf_counter() - t0
-    ch1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    parent_cpu = time.process_time() - cpu0
-    worker_cpu = ch1.ru_utime + ch1.ru_stime - ch0.ru_utime - ch0.ru_stime
-    cpu = parent_cpu + worker_cpu
-    parent_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    child_rss = ch1.ru_maxrss / 1024
+    # -- full runs, every core and one core, each in a fresh process ---------------------------
+    runs: dict[int, list[dict]] = {cores: [], 1: []}
+    for _ in range(args.repeat):
+        for w in runs:
+            runs[w].append(full_run(corpus, tmp / f"scan{w}", w))
     found: dict[int, set[str]] = {}
-    with open(tmp / "scan" / "flags.jsonl", encoding="utf-8") as fh:
+    with open(tmp / f"scan{cores}" / "flags.jsonl", encoding="utf-8") as fh:
         for raw in fh:
             r = json.loads(raw)
             found[r["line"]] = {f["item_id"] for f in r["flags"]}
@@ -135,14 +165,18 @@ def main() -> int:
         recall[edit] = sum(t["item_id"] in found.get(t["line"], ()) for t in sel) / max(len(sel), 1)
     injected = {t["line"] for t in truth}
     false_docs = sum(1 for line in found if line not in injected)
-    mb = size / 1e6
-    print(f"scan: {mb:,.0f} MB in {wall:.1f} s wall = {mb / wall:.1f} MB/s on {cores} workers"
-          f" = {mb / wall / cores:.1f} MB/s per core (wall); {cpu:.1f} CPU-s = {mb / cpu:.1f} MB/s per CPU-second")
-    print(f"CPU split: parent (read, index, write) {parent_cpu:.1f} s, workers (parse, scan) {worker_cpu:.1f} s = {mb / worker_cpu:.1f} MB/s per worker CPU-second")
-    print(f"peak RSS: parent {parent_rss:.0f} MB, largest worker {child_rss:.0f} MB, total <= {parent_rss + cores * child_rss:.0f} MB")
-    print(f"recall: verbatim {100 * recall['verbatim']:.2f}% of {sum(t['edit'] == 'verbatim' for t in truth)}, "
+    every, one = runs[cores], runs[1]
+    print(f"scan on {cores} workers: {mb:,.0f} MB in {spread([r['wall'] for r in every], '.2f')} s wall = {spread([mb / r['wall'] / cores for r in every])} MB/s per core (wall);"
+          f" {spread([r['cpu'] for r in every], '.2f')} CPU-s = {spread([mb / r['cpu'] for r in every])} MB/s per CPU-second")
+    print(f"  CPU split: parent (read, index, write) {spread([r['parent'] for r in every], '.2f')} s of which setup (index, loading the compiled kernels)"
+          f" {spread([r['setup'] for r in every], '.2f')} s; workers (check, prefilter, score) {spread([r['workers'] for r in every], '.2f')} s")
+    print(f"  peak RSS: parent {max(r['rss_parent'] for r in every):.0f} MB, largest worker {max(r['rss_worker'] for r in every):.0f} MB,"
+          f" total <= {max(r['rss_parent'] + cores * r['rss_worker'] for r in every):.0f} MB")
+    print(f"  recall: verbatim {100 * recall['verbatim']:.2f}% of {sum(t['edit'] == 'verbatim' for t in truth)}, "
           f"light edits {100 * recall['light']:.2f}% of {sum(t['edit'] == 'light' for t in truth)}; "
-          f"flagged documents without an injection: {false_docs}; summary flagged {summary['flagged']:,}")
+          f"flagged documents without an injection: {false_docs}; flagged {sorted({r['flagged'] for r in every + one})}")
+    print(f"scan on one core: {spread([r['cpu'] for r in one], '.2f')} CPU-s = {spread([mb / r['cpu'] for r in one])} MB/s per CPU-second,"
+          f" of which setup {spread([r['setup'] for r in one], '.2f')} s; peak RSS {max(r['rss_parent'] for r in one):.0f} MB")
 
     # -- baseline vs ours on one core, same 50 MB slice ---------------------------------------
     raw_lines: list[bytes] = []
@@ -153,15 +187,14 @@ def main() -> int:
             got += len(raw)
             if got >= args.slice_mb * 1e6:
                 break
-    t0 = time.process_time()
-    docs = [json.loads(raw)["text"] for raw in raw_lines]  # the baseline's reader: json.loads per line
-    parse_s = time.process_time() - t0
-    slice_mb = sum(len(d.encode("utf-8")) for d in docs) / 1e6
     raw_mb = got / 1e6
     items = [it for b in BENCHMARKS for it in load_benchmark(b)]
-    base_s, base_build_s, base_flagged = baseline(items, docs, 13)
     scanner = NGramScanner(NGramConfig()).fit(items)
     keep_freed_memory()  # as the scan job's workers do
+    _init_worker(scanner, "text", None, False, False, str(corpus))
+    blocks = [b"".join(raw_lines[i : i + 2000]) for i in range(0, len(raw_lines), 2000)]
+    docs = [json.loads(raw)["text"] for raw in raw_lines]
+    slice_mb = sum(len(d.encode("utf-8")) for d in docs) / 1e6
     documents = [Document(id=str(i), text=t) for i, t in enumerate(docs)]
     batches: list[list[Document]] = [[]]
     size = 0
@@ -171,28 +204,40 @@ def main() -> int:
         if size >= scanner.config.batch_bytes:
             batches.append([])
             size = 0
-    # Untimed warm-up on 50 documents: the compiled kernels load once per process (the full run
-    # above pays it), which is no part of the throughput on the slice.
+    # Untimed warm-up: the compiled kernels load once per process (the full runs above pay it),
+    # which is no part of the throughput on the slice.
     scanner.scan_batch(batches[0][:50])
-    t0 = time.process_time()
-    ours_flagged = sum(len(scanner.scan_batch(b)) for b in batches if b)
-    ours_s = time.process_time() - t0
-    # The same slice from its raw JSONL lines through the scan job's worker (parse, check, prefilter, score).
-    _init_worker(scanner, "text", None, False, False, str(corpus))
-    blocks = [b"".join(raw_lines[i : i + 2000]) for i in range(0, len(raw_lines), 2000)]
-    _work(("block", 1, b"".join(raw_lines[:50])))  # untimed warm-up, as above
-    t0 = time.process_time()
-    job_flagged = sum(len(_work(("block", 1, b))[0]) for b in blocks)
-    job_s = time.process_time() - t0
-    print(f"baseline (Python set of word 13-gram tuples): {slice_mb:.0f} MB in {base_s:.1f} CPU-s = {slice_mb / base_s:.2f} MB/s, {base_flagged} documents with a shared 13-gram")
-    print(f"ours, one core, same slice: {ours_s:.2f} CPU-s = {slice_mb / ours_s:.1f} MB/s, {ours_flagged} flagged")
-    setup = summary["setup_cpu_seconds"]
-    print(f"ratio (one core): {base_s / ours_s:.1f}x; full run per CPU-second vs baseline: {(mb / cpu) / (slice_mb / base_s):.1f}x"
-          f" (our setup included: {setup:.2f} CPU-s for the index and loading the compiled kernels; the baseline's index, {base_build_s:.2f} CPU-s, is not);"
-          f" without either setup: {(mb / (cpu - setup)) / (slice_mb / base_s):.1f}x")
-    print(f"with JSON parsing, same slice ({raw_mb:.0f} MB of JSONL): baseline json.loads + scan {parse_s + base_s:.2f} CPU-s = {raw_mb / (parse_s + base_s):.2f} MB/s;"
-          f" ours (the job's worker on 2,000-line blocks) {job_s:.2f} CPU-s = {raw_mb / job_s:.1f} MB/s, {job_flagged} flagged; ratio {(parse_s + base_s) / job_s:.1f}x;"
-          f" full run per CPU-second vs this baseline: {(mb / cpu) / (raw_mb / (parse_s + base_s)):.1f}x")
+    _work(("block", 1, b"".join(raw_lines[:50])))
+    t = {"parse": [], "base": [], "build": [], "ours": [], "job": []}
+    for _ in range(args.repeat):
+        t0 = time.process_time()
+        docs = [json.loads(raw)["text"] for raw in raw_lines]  # the baseline's reader: json.loads per line
+        t["parse"].append(time.process_time() - t0)
+        base_s, build_s, base_flagged = baseline(items, docs, 13)
+        t["base"].append(base_s)
+        t["build"].append(build_s)
+        t0 = time.process_time()
+        ours_flagged = sum(len(scanner.scan_batch(b)) for b in batches if b)
+        t["ours"].append(time.process_time() - t0)
+        # The same slice from its raw JSONL lines through the scan job's worker (check, prefilter, score).
+        t0 = time.process_time()
+        job_flagged = sum(len(_work(("block", 1, b))[0]) for b in blocks)
+        t["job"].append(time.process_time() - t0)
+    base_rate = slice_mb / med(t["base"])
+    base_json_rate = raw_mb / med([a + b for a, b in zip(t["parse"], t["base"], strict=True)])
+    print(f"baseline (Python set of word 13-gram tuples), one core, {slice_mb:.0f} MB of text: {spread(t['base'], '.2f')} CPU-s = {base_rate:.2f} MB/s"
+          f" (its index, not counted: {med(t['build']):.2f} CPU-s); {base_flagged} documents with a shared 13-gram;"
+          f" with json.loads of the {raw_mb:.0f} MB of JSONL: {base_json_rate:.2f} MB/s")
+    print(f"ours on the same slice, one core: parsed text {spread(t['ours'], '.3f')} CPU-s = {slice_mb / med(t['ours']):.1f} MB/s, {ours_flagged} flagged;"
+          f" raw JSONL through the job's worker (2,000-line blocks) {spread(t['job'], '.3f')} CPU-s = {raw_mb / med(t['job']):.1f} MB/s, {job_flagged} flagged")
+    print("ratios to the baseline (medians):")
+    print(f"  same slice, one core: {(slice_mb / med(t['ours'])) / base_rate:.1f}x on parsed text,"
+          f" {(raw_mb / med(t['job'])) / base_json_rate:.1f}x from raw JSONL")
+    print(f"  full run per CPU-second, setup included (the baseline's index is not): {(mb / med([r['cpu'] for r in every])) / base_json_rate:.1f}x on {cores} workers,"
+          f" {(mb / med([r['cpu'] for r in one])) / base_json_rate:.1f}x on one core")
+    print(f"  full run per CPU-second, setup excluded on both sides: {(mb / med([r['cpu'] - r['setup'] for r in every])) / base_json_rate:.1f}x on {cores} workers,"
+          f" {(mb / med([r['cpu'] - r['setup'] for r in one])) / base_json_rate:.1f}x on one core")
+    print(f"  full run per core (wall) on {cores} workers: {(mb / med([r['wall'] for r in every]) / cores) / base_json_rate:.1f}x")
     if args.keep is None:
         shutil.rmtree(tmp, ignore_errors=True)
     return 0
