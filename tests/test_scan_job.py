@@ -75,7 +75,34 @@ def test_bad_input_in_a_worker_process(demo, items, tmp_path) -> None:
     assert not (tmp_path / "out" / "flags.jsonl").exists()
     s = run_scan(bad, items, tmp_path / "out", config=cfg, workers=2, skip_bad=True)
     assert s["workers"] == 2 and s["bad_input"]["reasons"] == {"missing field 'text'": 1}
+    assert s["bad_input"]["examples"] == [f"{bad}:171: field 'text': text field is missing"]
     assert s["documents"] == 200 and s["flagged"] == len(truth)
+
+
+def test_blocks_numbered_by_their_workers_keep_corpus_line_numbers(items, tmp_path) -> None:
+    """The reader hands out byte ranges without counting lines; each worker numbers its block
+    from 1 and the parent renumbers it: line numbers, and the ids of records without one (their
+    line number), are those of the corpus, across blocks, workers, blank and very long lines."""
+    docs, truth = build_corpus(900, seed=13, items=load_benchmark("gsm8k")[:15] + load_benchmark("humaneval")[:15])
+    long_line = {"text": "filler words without any benchmark text " * 5000}  # 200 kB: longer than a block
+    lines = []
+    for k, d in enumerate(docs):
+        lines.append(json.dumps({"text": d["text"]}))  # no id field: the line number is the id
+        if k in (100, 500):
+            lines += ["", json.dumps(long_line)]
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    want = {}
+    for t in truth:  # the corpus line of each injected document, after the inserted lines
+        want[t.line + 2 * sum(t.line - 1 > k for k in (100, 500))] = t.item_id
+    for workers in (1, 2):
+        out = tmp_path / f"w{workers}"
+        s = run_scan(corpus, items, out, config=NGramConfig(batch_bytes=64 << 10), workers=workers)
+        rows = [json.loads(x) for x in _lines(out / "flags.jsonl")]
+        assert s["documents"] == 902 and {r["line"] for r in rows} == set(want)
+        for r in rows:
+            assert r["doc_id"] == str(r["line"]) and {f["doc_id"] for f in r["flags"]} == {str(r["line"])}
+            assert want[r["line"]] in {f["item_id"] for f in r["flags"]}
 
 
 def test_compressed_and_csv_corpora(demo, items, tmp_path) -> None:

@@ -7,6 +7,7 @@ everything else is a bug and stays a traceback.
 from __future__ import annotations
 
 from os import PathLike
+from typing import Any
 
 
 class ContamError(Exception):
@@ -38,6 +39,10 @@ class InputError(ContamError):
         self.field = field
         super().__init__(self._render())
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Keep path, line and field across processes (the default pickling keeps only the text).
+        return _input_error, (self.message, self.path, self.line, self.field)
+
     def _render(self) -> str:
         where = ""
         if self.path is not None:
@@ -46,6 +51,10 @@ class InputError(ContamError):
             where = f"line {self.line}: "
         what = f"field {self.field!r}: " if self.field else ""
         return f"{where}{what}{self.message}"
+
+
+def _input_error(message: str, path: str | None, line: int | None, field: str | None) -> InputError:
+    return InputError(message, path=path, line=line, field=field)
 
 
 class ConfigError(ContamError):

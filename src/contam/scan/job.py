@@ -18,6 +18,7 @@ when the same scan is run again; bad input or settings leave ``out`` as it was.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import multiprocessing as mp
@@ -214,15 +215,21 @@ _STATE: dict[str, Any] = {}
 
 def _init_worker(scanner: NGramScanner, text_field: str, id_field: str | None, skip_bad: bool, keep_all: bool, source: str) -> None:
     keep_freed_memory()
-    _STATE.update(scanner=scanner, text_field=text_field, id_field=id_field, skip_bad=skip_bad, keep_all=keep_all, source=source)
+    _STATE.update(scanner=scanner, text_field=text_field, id_field=id_field, skip_bad=skip_bad, keep_all=keep_all, source=source, line_ids=set(), errors=[])
 
 
-def _work(task: tuple[str, int, Any]) -> tuple[list[DocResult], dict[str, Any], Counter[str]]:
-    """Parse (a block of raw JSONL lines) or take (documents) one chunk and scan it."""
+def _work(task: tuple[str, int | None, Any]) -> tuple[list[DocResult], dict[str, Any], Counter[str], _Shift | None]:
+    """Parse (a block of raw JSONL lines) or take (documents) one chunk and scan it. A byte
+    range comes without its first line's number (the reader does not count lines): its lines
+    are numbered from 1 and the returned :class:`_Shift` lets the parent renumber them."""
     cpu0 = time.process_time()
     kind, first_line, payload = task
+    _STATE["line_ids"], _STATE["errors"] = set(), []
+    relative = first_line is None
     if kind == "range":
         kind, payload = "block", _read_range(_STATE["source"], *payload)
+    if relative:
+        first_line = 1
     stats = BadInputStats()
     counts: Counter[str] = Counter()
     scanner: NGramScanner = _STATE["scanner"]
@@ -240,14 +247,47 @@ def _work(task: tuple[str, int, Any]) -> tuple[list[DocResult], dict[str, Any], 
         else:
             docs = _check_docs(payload, stats, counts)
         results = scanner.scan_batch(docs, keep_all=_STATE["keep_all"]) if docs else []
+    shift = None
+    if relative:
+        n_lines = counts.pop("lines", 0) or count_lines(payload) + (bool(payload) and not payload.endswith(b"\n"))
+        shift = _Shift(n_lines, _STATE["line_ids"], _STATE["errors"])
+    counts.pop("lines", None)
     counts["worker_cpu_ms"] += int((time.process_time() - cpu0) * 1000)
-    return results, stats.to_dict(), counts
+    return results, stats.to_dict(), counts, shift
+
+
+class _Shift:
+    """What the parent needs to renumber a block whose lines a worker numbered from 1: its
+    number of lines, the lines whose id is their number, the errors behind the examples."""
+
+    def __init__(self, n_lines: int, line_ids: set[int], errors: list[InputError]) -> None:
+        self.n_lines, self.line_ids, self.errors = n_lines, line_ids, errors
+
+    def apply(self, results: list[DocResult], stats: dict[str, Any], base: int) -> list[DocResult]:
+        """``results`` and ``stats`` with line ``k`` of the block as line ``base + k - 1``."""
+        out = []
+        for r in results:
+            line = r.line + base - 1
+            if r.line in self.line_ids:
+                doc_id = str(line)
+                r = replace(r, doc_id=doc_id, line=line, flags=tuple(replace(f, doc_id=doc_id) for f in r.flags))
+            else:
+                r = replace(r, line=line)
+            out.append(r)
+        stats["examples"] = [str(_shifted(e, base)) for e in self.errors]
+        return out
+
+
+def _shifted(err: InputError, base: int) -> InputError:
+    return InputError(err.message, path=err.path, line=err.line + base - 1 if err.line is not None else None, field=err.field)
 
 
 def _reject(err: InputError, reason: str, stats: BadInputStats) -> None:
     if not _STATE["skip_bad"]:
         raise err
     stats.add(err, reason)
+    if len(_STATE["errors"]) < 5:  # the examples, to renumber with the block (see _Shift)
+        _STATE["errors"].append(err)
 
 
 def _parse_block(
@@ -276,6 +316,7 @@ def _parse_block(
                     # string with something to scan; or blank): only the lines the exact scorer or
                     # the odd-line rule needs are parsed.
                     counts["documents"] += n_clean
+                    counts["lines"] = len(ends)
                     make_checked, picked = _checked_lines(block, ends, cand, odd, first_line, prefilter)
                     return [], make_checked, picked
                 if not one_value_each:  # some line ends inside a JSON value: it cannot parse alone
@@ -308,7 +349,7 @@ def _parse_block(
 
             def make_fast(i: int) -> Document:
                 key = _get(fast_recs[i], idf) if idf else fast_recs[i].get("id")
-                return Document(id=str(key) if key is not None else str(first_line + i), text=fast_texts[i], source=src, line=first_line + i)
+                return _document(key, fast_texts[i], first_line + i)
 
             return fast_texts, make_fast, picked
     lines = block.split(b"\n")
@@ -351,15 +392,24 @@ def _parse_block(
 
     def make(i: int) -> Document:
         key = _get(recs[i], idf) if idf else recs[i].get("id")
-        return Document(id=str(key) if key is not None else str(line_of[i]), text=texts[i], source=src, line=line_of[i])
+        return _document(key, texts[i], line_of[i])
 
     return texts, make, None
+
+
+def _document(key: Any, text: str, line: int) -> Document:
+    """The Document of a corpus line; without an id its line number is its id (noted, so the
+    parent can renumber a block the worker numbered from 1)."""
+    if key is None:
+        _STATE["line_ids"].add(line)
+        return Document(id=str(line), text=text, source=_STATE["source"], line=line)
+    return Document(id=str(key), text=text, source=_STATE["source"], line=line)
 
 
 def _checked_lines(block: bytes, ends: np.ndarray, cand: np.ndarray, odd: np.ndarray, first_line: int, prefilter: Prefilter) -> tuple[Callable[[int], Document], np.ndarray]:
     """For a block whose every line the compiled check passed: parse only the candidate and odd
     lines, and return the function making the Document of a line and the candidate lines."""
-    src, tf, idf = _STATE["source"], _STATE["text_field"], _STATE["id_field"]
+    tf, idf = _STATE["text_field"], _STATE["id_field"]
     recs: dict[int, dict[str, Any]] = {}
     for i in np.union1d(cand, odd).tolist():
         start = int(ends[i - 1]) + 1 if i else 0
@@ -374,7 +424,7 @@ def _checked_lines(block: bytes, ends: np.ndarray, cand: np.ndarray, odd: np.nda
     def make(i: int) -> Document:
         rec = recs[i]
         key = _get(rec, idf) if idf else rec.get("id")
-        return Document(id=str(key) if key is not None else str(first_line + i), text=rec[tf], source=src, line=first_line + i)
+        return _document(key, rec[tf], first_line + i)
 
     return make, picked
 
@@ -409,34 +459,45 @@ def _check_docs(docs: list[Document], stats: BadInputStats, counts: Counter[str]
     return out
 
 
-def _ranges(p: Path, batch_bytes: int, start_line: int, start_offset: int) -> Iterator[tuple[tuple[str, int, Any], int, int, int]]:
-    """Byte ranges of about ``batch_bytes`` ending at line ends, from a plain file: the reader
-    only counts line ends (into one reused buffer), each worker reads its own range."""
-    buf = bytearray(batch_bytes)
-    view, data = memoryview(buf), np.frombuffer(buf, dtype=np.uint8)
+def _ranges(p: Path, batch_bytes: int, start_offset: int) -> Iterator[tuple[tuple[str, None, Any], int, None, int]]:
+    """Byte ranges of about ``batch_bytes`` ending at line ends, from a plain file. The reader
+    only looks for a line end near each boundary (it reads no more than that): each worker
+    reads its own range and counts its lines."""
     try:
         with open(p, "rb", buffering=0) as f:
-            size = os.fstat(f.fileno()).st_size
-            pos, first = start_offset, start_line
+            fd = f.fileno()
+            size = os.fstat(fd).st_size
+            pos = start_offset
             while pos < size:
-                f.seek(pos)
-                got = f.readinto(view)
-                if not got:
-                    break
-                if pos + got >= size:  # the last range
-                    end, n_lines = size, count_lines(data[:got]) + int(buf[got - 1] != 10)
-                else:
-                    last = buf.rfind(b"\n", 0, got)
-                    if last >= 0:
-                        end, n_lines = pos + last + 1, count_lines(data[: last + 1])
-                    else:  # one line longer than the buffer: find its end
-                        f.seek(pos + got)
-                        rest = f.readline()
-                        end, n_lines = pos + got + len(rest), 1
-                yield ("range", first, (pos, end)), end - pos, first + n_lines, end
-                pos, first = end, first + n_lines
+                end = min(pos + batch_bytes, size)
+                if end < size:
+                    end = _line_end(fd, pos, end, size)
+                yield ("range", None, (pos, end)), end - pos, None, end
+                pos = end
     except OSError as e:
         raise InputError(f"cannot read: {e.strerror or e}", path=p) from None
+
+
+def _line_end(fd: int, pos: int, stop: int, size: int) -> int:
+    """The end (after its newline) of the last line ending in ``pos..stop``, or if none does,
+    of the line running past ``stop``."""
+    near = min(stop - pos, 1 << 16)
+    last = os.pread(fd, near, stop - near).rfind(b"\n")
+    if last >= 0:
+        return stop - near + last + 1
+    at = stop  # no line end in the last 64 KiB: look back further, then forward
+    back = os.pread(fd, stop - near - pos, pos).rfind(b"\n") if stop - near > pos else -1
+    if back >= 0:
+        return pos + back + 1
+    while at < size:
+        chunk = os.pread(fd, 1 << 20, at)
+        if not chunk:
+            break
+        nl = chunk.find(b"\n")
+        if nl >= 0:
+            return at + nl + 1
+        at += len(chunk)
+    return size
 
 
 def _read_range(path: str, pos: int, end: int) -> bytes:
@@ -471,8 +532,9 @@ def _blocks(fh: Any, size: int) -> Iterator[bytes]:
 
 def _tasks(
     corpus: str, text_field: str, id_field: str | None, skip_bad: bool, stats: BadInputStats, batch_bytes: int, start_line: int = 1, start_offset: int = 0,
-) -> Iterator[tuple[tuple[str, int, list[Any]], int, int, int]]:
-    """Chunks of the corpus: ``(task, input bytes, next line, next byte offset)``, from ``start_line``."""
+) -> Iterator[tuple[tuple[str, int | None, Any], int, int | None, int]]:
+    """Chunks of the corpus: ``(task, input bytes, next line, next byte offset)``, from ``start_line``
+    (the next line is None after a byte range: its worker counts its lines)."""
     p = Path(corpus)
     if not str(corpus).startswith("hf:") and p.is_file() and _base_suffix(p) in (".jsonl", ".ndjson", ""):
         try:
@@ -482,7 +544,7 @@ def _tasks(
         compressed = p.name.lower().endswith((".gz", ".zst", ".zstd"))
         if not compressed and hasattr(os, "pread"):  # POSIX: workers read their own ranges
             fh.close()
-            yield from _ranges(p, batch_bytes, start_line, start_offset)
+            yield from _ranges(p, batch_bytes, start_offset)
             return
         with fh:
             offset, first = 0, 1
@@ -549,14 +611,15 @@ def _token_scan(
     try:
         with make_progress() as prog:
             bar = prog.add_task(f"scanning {Path(src).name}", total=size if plain else None, completed=start_offset if plain else 0)
-            pending: deque[tuple[Any, int, int, int]] = deque()
+            pending: deque[tuple[Any, int, int | None, int]] = deque()
+            line = [start_line]
             for task, nbytes, next_line, next_offset in tasks:
-                pending.append(((pool.submit(task) if pool else _work(task)), nbytes, next_line, next_offset))
+                pending.append(((pool.submit(task) if pool else functools.partial(_work, task)), nbytes, next_line, next_offset))
                 # Bounded read-ahead keeps memory flat whatever the corpus size.
                 while pending and (len(pending) > 2 * n_workers or not pool):
-                    yield from _collect(pending.popleft(), stats, counts, prog, bar)
+                    yield from _collect(pending.popleft(), stats, counts, prog, bar, line)
             while pending:
-                yield from _collect(pending.popleft(), stats, counts, prog, bar)
+                yield from _collect(pending.popleft(), stats, counts, prog, bar, line)
     finally:
         if pool is not None:
             pool.close()
@@ -601,7 +664,7 @@ class _Reply:
     def __init__(self, conn: Any) -> None:
         self.conn = conn
 
-    def get(self) -> tuple[list[DocResult], dict[str, Any], Counter[str]]:
+    def get(self) -> tuple[list[DocResult], dict[str, Any], Counter[str], _Shift | None]:
         try:
             ok, value = self.conn.recv()
         except (EOFError, OSError):
@@ -629,9 +692,22 @@ def _serve(conn: Any, args: tuple[Any, ...]) -> None:
         conn.send(reply)
 
 
-def _collect(entry: tuple[Any, int, int, int], stats: BadInputStats, counts: Counter[str], prog: Any, bar: Any) -> Iterator[tuple[list[DocResult], int, int]]:
+def _collect(
+    entry: tuple[Any, int, int | None, int], stats: BadInputStats, counts: Counter[str], prog: Any, bar: Any, line: list[int],
+) -> Iterator[tuple[list[DocResult], int, int]]:
+    """The results of the oldest block; ``line[0]``: the number of its first line (then of the next block's)."""
     handle, nbytes, next_line, next_offset = entry
-    results, st, c = handle.get() if isinstance(handle, _Reply) else handle
+    base = line[0]
+    try:
+        results, st, c, shift = handle.get() if isinstance(handle, _Reply) else handle()
+    except InputError as e:
+        if next_line is None:  # a byte range, numbered from 1 by the worker
+            raise _shifted(e, base) from None
+        raise
+    if shift is not None:
+        results = shift.apply(results, st, base)
+        next_line = base + shift.n_lines
+    line[0] = next_line
     counts.update(c)
     stats.skipped += st["skipped"]
     for k, v in st["reasons"].items():
