@@ -79,6 +79,28 @@ def test_bad_input_in_a_worker_process(demo, items, tmp_path) -> None:
     assert s["documents"] == 200 and s["flagged"] == len(truth)
 
 
+def test_a_dead_worker_is_a_clear_error(items, tmp_path) -> None:
+    import os
+    import signal
+
+    from contam.errors import ContamError
+    from contam.scan.job import WorkerDied, _Workers
+    from contam.scan.ngram import NGramScanner
+
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text(json.dumps({"text": "hello"}) + "\n", encoding="utf-8")
+    workers = _Workers(2, (NGramScanner().fit(items), "text", None, False, False, str(corpus)))
+    try:
+        assert workers.submit(("range", None, (0, corpus.stat().st_size))).get()[2]["documents"] == 1
+        os.kill(workers.procs[1].pid, signal.SIGKILL)
+        workers.procs[1].join()
+        with pytest.raises(ContamError, match=r"worker process died.*resume"):
+            workers.submit(("range", None, (0, corpus.stat().st_size))).get()
+        assert issubclass(WorkerDied, ContamError)
+    finally:
+        workers.close()
+
+
 def test_blocks_numbered_by_their_workers_keep_corpus_line_numbers(items, tmp_path) -> None:
     """The reader hands out byte ranges without counting lines; each worker numbers its block
     from 1 and the parent renumbers it: line numbers, and the ids of records without one (their

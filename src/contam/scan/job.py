@@ -138,6 +138,8 @@ def run_scan(
                     })  # fmt: skip
             fh.flush()
             os.fsync(fh.fileno())
+    except WorkerDied:
+        raise  # not the input's fault: the checkpoint stays, and the same scan resumes from it
     except ContamError:
         # Bad input or settings: the run cannot be resumed as is, so leave nothing behind.
         for p in (partial, state_path):
@@ -644,10 +646,13 @@ class _Workers:
             self.conns.append(mine)
             self.procs.append(proc)
 
-    def submit(self, task: tuple[str, int, Any]) -> _Reply:
+    def submit(self, task: tuple[str, int | None, Any]) -> _Reply:
         conn = self.conns[self.sent % len(self.conns)]
         self.sent += 1
-        conn.send(task)
+        try:
+            conn.send(task)
+        except OSError:
+            raise WorkerDied() from None
         return _Reply(conn)
 
     def close(self) -> None:
@@ -656,6 +661,13 @@ class _Workers:
         for proc, conn in zip(self.procs, self.conns, strict=True):
             proc.join()
             conn.close()
+
+
+class WorkerDied(ContamError):
+    """A worker process of the scan died (killed, or out of memory)."""
+
+    def __init__(self) -> None:
+        super().__init__("a scan worker process died (killed, or out of memory?); run the same scan again to resume from its last checkpoint")
 
 
 class _Reply:
@@ -668,7 +680,7 @@ class _Reply:
         try:
             ok, value = self.conn.recv()
         except (EOFError, OSError):
-            raise RuntimeError("a scan worker process died (killed, or out of memory?)") from None
+            raise WorkerDied() from None
         if not ok:
             raise value
         return value
