@@ -28,7 +28,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from itertools import pairwise
-from typing import Any
 
 import numpy as np
 from rapidfuzz import fuzz
@@ -39,7 +38,7 @@ from contam.errors import ConfigError
 from contam.scan.exact import lcs_ratio
 from contam.scan.flags import DocResult, Evidence, Flag
 from contam.scan.hashing import WORD_RE, window_hashes, word_hashes, word_spans
-from contam.scan.ngram_index import PART_NAMES, NGramIndex, in_sorted, unique
+from contam.scan.ngram_index import PART_NAMES, NGramIndex, match_runs, unique
 from contam.scan.prefilter import Prefilter
 
 
@@ -228,10 +227,9 @@ class NGramScanner:
         hit_u, hit_pos = local_hits  # n-gram index and word position (ascending, distinct) of the document's hits
         evidence: list[Evidence] = []
         for name, (_, matched_u) in parts.items():
-            distinct = unique(matched_u)
-            # The hits on the part's matched n-grams; their positions are already sorted and distinct.
-            starts = hit_pos[in_sorted(hit_u, distinct)]
-            evidence.extend(_runs(doc.text, spans, starts, self.config.n, name, float(idx.hash_idf[distinct].sum())))
+            # The hits on the part's matched n-grams (their positions ascend), merged into runs.
+            distinct, run_a, run_b, windows = match_runs(hit_u, hit_pos, matched_u, self.config.n)
+            evidence.extend(_runs(doc.text, spans, run_a.tolist(), run_b.tolist(), windows, name, float(idx.hash_idf[distinct].sum())))
         evidence.sort(key=lambda e: e.doc_span or (0, 0))
         scores = {f"coverage_{k}": round(v[0], 4) for k, v in parts.items()}
         scores["coverage"] = round(parts[best][0], 4)
@@ -255,33 +253,45 @@ class NGramScanner:
         idx = self._fitted()
         cfg = self.config
         out: dict[int, list[Flag]] = {}
-        seen: set[tuple[int, int]] = set()
+        parts, starts, at = idx.anchor_hit_arrays(ha, fa)
+        if not len(parts):
+            return out
+        # Python ints throughout the loop: indexing numpy arrays per hit makes a scalar object each time.
+        # The document holding the anchor window (where the part would start may lie before
+        # it: then it is compared from the document's start), so a document's result does
+        # not depend on its neighbours in the batch.
+        hit_doc = doc_of_word[at].tolist()
+        bounds = word_start.tolist()
+        seen: set[tuple[int, int]] = set()  # (document, part) pairs flagged
+        # (document, part, start) comparisons that failed: the outcome depends on nothing else,
+        # so another anchor of the part implying the same start would only fail again.
+        failed: set[tuple[int, int, int]] = set()
         spans_of = self._spans.get
+        thresholds = {"exact": 1.0, "near_exact": cfg.near_exact, "lcs": cfg.lcs_threshold}
         # A ratio below both bounds used below is only compared and loses, so rapidfuzz may stop
         # early there (it returns 0; at or above the cutoff, the same ratio as without one). A
         # hair under the bound, so that rounding never cuts a ratio right at it.
         near_cutoff = max(0.0, min(cfg.near_exact, cfg.lcs_threshold - 0.05) * 100.0 - 1e-3)
 
-        for p, start, at in idx.anchor_hits(ha, fa):
-            # The document holding the anchor window (where the part would start may lie before
-            # it: then it is compared from the document's start), so a document's result does
-            # not depend on its neighbours in the batch.
-            d = int(doc_of_word[at])
+        for p, start, d in zip(parts.tolist(), starts.tolist(), hit_doc, strict=True):
             if (d, p) in seen:
                 continue
-            part_wh = idx.short_words[p]
-            lo, hi = word_start[d], word_start[d + 1]
-            start = max(start, int(lo))
-            end = start + len(part_wh)
-            if start >= lo and end <= hi and np.array_equal(wh[start:end], part_wh):
+            lo, hi = bounds[d], bounds[d + 1]
+            start = max(start, lo)
+            if (d, p, start) in failed:
+                continue
+            key = idx.short_key(p)
+            end = start + len(key) // 8  # 8 bytes per word hash
+            if end <= hi and wh[start:end].tobytes() == key:
                 kind, score, a, b = "exact", 1.0, start - lo, end - lo - 1
             else:
                 spans = spans_of(d)
                 a, b = max(0, start - lo - 2), min(hi - lo - 1, end - lo + 1)
                 if b < a:
+                    failed.add((d, p, start))
                     continue
                 # Lowercasing the joined words is lowercasing each word (the spaces end every word).
-                window = " ".join(WORD_RE.findall(docs[d].text, spans[a][0], spans[b][1])).lower()
+                window = " ".join(WORD_RE.findall(docs[d].text, spans.start(a), spans.end(b))).lower()
                 part_norm = " ".join(idx.short_norm[p])
                 if near_cutoff and _near_bound(part_norm, window) < near_cutoff:
                     near = 0.0  # what partial_ratio with the cutoff returns, found without its search
@@ -294,17 +304,18 @@ class NGramScanner:
                     # rules the (pure-Python, quadratic) substring search out.
                     lcs = lcs_ratio(part_norm, window) if near >= cfg.lcs_threshold - 0.05 else 0.0
                     if lcs < cfg.lcs_threshold:
+                        failed.add((d, p, start))
                         continue
                     kind, score = "lcs", lcs
             seen.add((d, p))
             spans = spans_of(d)
             item = idx.items[int(idx.part_item[p])]
             name = PART_NAMES[idx.part_kind[p]]
-            s0, s1 = spans[a][0], spans[b][1]
+            s0, s1 = spans.start(a), spans.end(b)
             ev = Evidence(kind=kind, text=docs[d].text[s0:s1][:1000], doc_span=(s0, s1), item_span=None, part=name, weight=score)
             out.setdefault(d, []).append(
                 Flag(
-                    doc_id=docs[d].id, item_id=item.id, level="token", score=score, threshold={"exact": 1.0, "near_exact": cfg.near_exact, "lcs": cfg.lcs_threshold}[kind],
+                    doc_id=docs[d].id, item_id=item.id, level="token", score=score, threshold=thresholds[kind],
                     part=name, benchmark=item.benchmark, scores={kind: round(score, 4)}, evidence=(ev,),
                 )
             )
@@ -317,16 +328,26 @@ class NGramScanner:
 
 
 class _ArraySpans:
-    """Word spans of a document as two arrays (ASCII: straight from the fast path's byte offsets)."""
+    """Word spans of a document: words ``base`` to ``base + length - 1`` of two arrays, moved
+    by ``-shift`` (ASCII: straight from the batch's byte offsets, without copying them)."""
 
-    def __init__(self, starts: np.ndarray, ends: np.ndarray) -> None:
-        self.starts, self.ends = starts, ends
+    def __init__(self, starts: np.ndarray, ends: np.ndarray, base: int = 0, shift: int = 0, length: int | None = None) -> None:
+        self.starts, self.ends, self.base, self.shift = starts, ends, base, shift
+        self.length = len(starts) if length is None else length
 
     def __len__(self) -> int:
-        return len(self.starts)
+        return self.length
+
+    def start(self, i: int) -> int:
+        """Where word ``i`` (0 <= i < len) starts."""
+        return int(self.starts[self.base + i]) - self.shift
+
+    def end(self, i: int) -> int:
+        """Where word ``i`` (0 <= i < len) ends."""
+        return int(self.ends[self.base + i]) - self.shift
 
     def __getitem__(self, i: int) -> tuple[int, int]:
-        return int(self.starts[i]), int(self.ends[i])
+        return self.start(i), self.end(i)
 
 
 class _SpanSource:
@@ -334,41 +355,31 @@ class _SpanSource:
 
     def __init__(self, docs: list[Document], starts: np.ndarray, ends: np.ndarray, word_start: np.ndarray, offsets: np.ndarray) -> None:
         self.docs, self.starts, self.ends, self.word_start, self.offsets = docs, starts, ends, word_start, offsets
-        self.cache: dict[int, Any] = {}
+        self.cache: dict[int, _ArraySpans] = {}
 
-    def get(self, d: int) -> Any:
+    def get(self, d: int) -> _ArraySpans:
         if d not in self.cache:
             text = self.docs[d].text
             if text.isascii():  # lowercasing kept every character at its place
-                a, b = self.word_start[d], self.word_start[d + 1]
-                self.cache[d] = _ArraySpans(self.starts[a:b] - self.offsets[d], self.ends[a:b] - self.offsets[d])
+                a, b = int(self.word_start[d]), int(self.word_start[d + 1])
+                self.cache[d] = _ArraySpans(self.starts, self.ends, a, int(self.offsets[d]), b - a)
             else:
                 self.cache[d] = _ArraySpans(*word_spans(text))
         return self.cache[d]
 
 
-def _runs(text: str, spans: Any, starts: np.ndarray, n: int, part: str, weight: float) -> list[Evidence]:
-    """Merge matched windows (word starts, ascending) into runs of words and give their
-    character spans; the part's matched ``weight`` is shared out by windows."""
-    if len(starts) == 0 or not spans:
+def _runs(text: str, spans: _ArraySpans, run_a: list[int], run_b: list[int], windows: int, part: str, weight: float) -> list[Evidence]:
+    """Evidence for runs of matched words (:func:`~contam.scan.ngram_index.match_runs`) with their
+    character spans; the part's matched ``weight`` is shared out by ``windows``."""
+    if not windows or not spans:
         return []
-    first = starts.tolist()  # Python ints: iterating a numpy array makes a scalar object per element
-    per = weight / max(len(first), 1)
-    runs: list[tuple[int, int]] = []
-    run_a = first[0]
-    run_b = run_a + n - 1
-    for s in first[1:]:
-        if s > run_b + 1:
-            runs.append((run_a, run_b))
-            run_a = s
-        run_b = s + n - 1  # starts ascend, so the latest window ends last
-    runs.append((run_a, run_b))
-    return [_evidence(text, spans, a, b, part, per) for a, b in runs]
+    per = weight / windows
+    return [_evidence(text, spans, a, b, part, per) for a, b in zip(run_a, run_b, strict=True)]
 
 
-def _evidence(text: str, spans: Any, a: int, b: int, part: str, per_window: float) -> Evidence:
+def _evidence(text: str, spans: _ArraySpans, a: int, b: int, part: str, per_window: float) -> Evidence:
     b = min(b, len(spans) - 1)
-    s0, s1 = spans[a][0], spans[b][1]
+    s0, s1 = spans.start(a), spans.end(b)
     snippet = text[s0:s1]
     if len(snippet) > 1000:
         snippet = snippet[:1000] + "…"

@@ -121,6 +121,35 @@ def _count_parts(u, post_off, post_part, n_parts):  # type: ignore[no-untyped-de
     return parts, counts[parts]
 
 
+@njit(cache=True, nogil=True)
+def match_runs(hit_u, hit_pos, matched_u, n):  # type: ignore[no-untyped-def]
+    """The hits (n-gram index ``hit_u``, word position ``hit_pos``, ascending) on the n-grams
+    ``matched_u``, merged into runs of words: windows of ``n`` words that overlap or touch join
+    one run. Returns the distinct n-grams of ``matched_u`` (sorted), the runs' first and last
+    words and the number of windows. Compiled: one call per flagged part instead of a handful
+    of numpy calls and a Python loop.
+
+    >>> u, a, b, k = match_runs(np.array([4, 9, 4, 7]), np.array([0, 2, 20, 30]), np.array([9, 4, 9]), 3)
+    >>> u.tolist(), a.tolist(), b.tolist(), k
+    ([4, 9], [0, 20], [4, 22], 3)
+    """
+    distinct = np.unique(matched_u)
+    run_a = np.empty(len(hit_u), dtype=np.int64)
+    run_b = np.empty(len(hit_u), dtype=np.int64)
+    m = 0
+    windows = 0
+    for i in range(len(hit_u)):
+        j = np.searchsorted(distinct, hit_u[i])
+        if j < len(distinct) and distinct[j] == hit_u[i]:
+            s = hit_pos[i]
+            if m == 0 or s > run_b[m - 1] + 1:
+                run_a[m] = s
+                m += 1
+            run_b[m - 1] = s + n - 1  # positions ascend, so the latest window ends last
+            windows += 1
+    return distinct, run_a[:m], run_b[:m], windows
+
+
 class _ShortNorm(dict):  # type: ignore[type-arg]
     """Short part -> its normalised words, worked out on first use: only parts with an anchor
     hit in some document are ever compared whole."""
@@ -159,6 +188,7 @@ class NGramIndex:
         # Short parts (fewer than anchor_words words): anchor hash -> (part, offset in the part).
         self.short_words: dict[int, np.ndarray] = {}
         self.short_norm: dict[int, list[str]] = _ShortNorm()
+        self._short_bytes: dict[int, bytes] = {}  # filled by short_key, on first use
         self._anchor_hash = np.zeros(0, dtype=np.uint64)
         self._anchor_part = np.zeros(0, dtype=np.int32)
         self._anchor_off = np.zeros(0, dtype=np.int64)
@@ -342,13 +372,31 @@ class NGramIndex:
     def anchor_hits(self, h: np.ndarray, first: np.ndarray) -> Iterator[tuple[int, int, int]]:
         """``(part, word index where the part would start, word index of the anchor)`` for
         corpus windows equal to an anchor."""
+        parts, starts, at = self.anchor_hit_arrays(h, first)
+        yield from zip(parts.tolist(), starts.tolist(), at.tolist(), strict=True)
+
+    def anchor_hit_arrays(self, h: np.ndarray, first: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`anchor_hits` as three arrays (same hits, same order), computed without a
+        Python loop over the hits."""
+        empty = np.zeros(0, dtype=np.int64)
         cand = np.flatnonzero(self._anchor_bits[h >> np.uint64(44)])
         if not len(cand):
-            return
+            return empty, empty, empty
         hit = cand[in_sorted(h[cand], self._anchor_sorted)]
-        lo = np.searchsorted(self._anchor_sorted, h[hit]).tolist()
-        hi = np.searchsorted(self._anchor_sorted, h[hit], side="right").tolist()
-        for a, b, f in zip(lo, hi, first[hit].tolist(), strict=True):
-            for j in self._anchor_order[a:b].tolist():
-                yield int(self._anchor_part[j]), int(f - self._anchor_off[j]), int(f)
+        lo = np.searchsorted(self._anchor_sorted, h[hit])
+        count = np.searchsorted(self._anchor_sorted, h[hit], side="right") - lo
+        # Each hit window, repeated once per anchor with its hash, and those anchors in
+        # ``_anchor_order`` order: rank k of the group is the k-th after ``lo``.
+        which = np.repeat(np.arange(len(hit)), count)
+        rank = np.arange(len(which)) - np.repeat(np.cumsum(count) - count, count)
+        j = self._anchor_order[lo[which] + rank]
+        at = first[hit][which].astype(np.int64)
+        return self._anchor_part[j].astype(np.int64), at - self._anchor_off[j], at
 
+    def short_key(self, p: int) -> bytes:
+        """Short part ``p``'s word hashes as bytes: comparing bytes is several times cheaper than
+        ``np.array_equal`` on arrays this small (equal bytes, equal arrays: same dtype)."""
+        key = self._short_bytes.get(p)
+        if key is None:
+            key = self._short_bytes[p] = self.short_words[p].tobytes()
+        return key
