@@ -27,6 +27,8 @@ import functools
 import numpy as np
 from numba import njit
 
+from contam.data.swar import GATHER, H8, L1, zero_bytes
+
 UNSURE, CLEAN, BLANK = 0, 1, 2
 #: Nesting deeper than this is left to the parser.
 MAX_DEPTH = 64
@@ -34,14 +36,10 @@ MAX_DEPTH = 64
 #: more digits than this, is left to the parser.
 MAX_EXPONENT_DIGITS = 6
 
-_H8 = np.uint64(0x8080808080808080)
-_L1 = np.uint64(0x0101010101010101)
 _QUOTES = np.uint64(0x2222222222222222)
 _BACKSLASHES = np.uint64(0x5C5C5C5C5C5C5C5C)
 _SPACES = np.uint64(0x2020202020202020)
-_CONTROL = np.uint64(0x2020202020202020)  # (u - this) & ~u has a high bit set iff some byte of u is < 0x20
 _TOP3 = np.uint64(0xE0E0E0E0E0E0E0E0)  # a byte with none of these bits is a control byte (< 0x20)
-_GATHER = np.uint64(0x0102040810204080)  # moves the high bit of byte k to bit k of the top byte
 #: The lowest set bit of each byte value (for 0: 8).
 _LOWEST = np.array([8] + [(m & -m).bit_length() - 1 for m in range(1, 256)], dtype=np.int64)
 
@@ -51,12 +49,6 @@ def space_table() -> np.ndarray:
     """1 for each character of the Basic Multilingual Plane that ``str.isspace`` calls a space
     (none outside it is)."""
     return np.fromiter((chr(c).isspace() for c in range(0x10000)), dtype=np.uint8, count=0x10000)
-
-
-@njit(cache=True, nogil=True)
-def _zero_bytes(x: np.uint64) -> np.uint64:
-    m7 = np.uint64(0x7F7F7F7F7F7F7F7F)
-    return ~(((x & m7) + m7) | x | m7)
 
 
 @njit(cache=True, nogil=True)
@@ -89,15 +81,16 @@ def _string(U: np.ndarray, buf: np.ndarray, p: int, end: int, space: np.ndarray)
             sh = np.uint64((p & 7) * 8)
             q = p >> 3
             u = (U[q] >> sh) | ((U[q + 1] << one) << (np.uint64(63) - sh))
-            # Yes or no first (the classic has-zero-byte tests: exact as a whole, cheaper).
+            # Yes or no first (the classic borrow tests, exact as a whole and cheaper; with
+            # _SPACES: some byte below 0x20).
             xq = u ^ _QUOTES
             xb = u ^ _BACKSLASHES
-            if not ((u | ((u - _CONTROL) & ~u) | ((xq - _L1) & ~xq) | ((xb - _L1) & ~xb)) & _H8):
+            if not ((u | ((u - _SPACES) & ~u) | ((xq - L1) & ~xq) | ((xb - L1) & ~xb)) & H8):
                 nonspace |= u != _SPACES
                 p += 8
                 continue
-            special = (u & _H8) | _zero_bytes(u & _TOP3) | _zero_bytes(xq) | _zero_bytes(xb)
-            k = _LOWEST[((special >> s7) * _GATHER) >> np.uint64(56)]
+            special = (u & H8) | zero_bytes(u & _TOP3) | zero_bytes(xq) | zero_bytes(xb)
+            k = _LOWEST[((special >> s7) * GATHER) >> np.uint64(56)]
             if k:
                 nonspace |= ((u ^ _SPACES) & ((one << np.uint64(8 * k)) - one)) != 0
                 p += k
@@ -353,17 +346,3 @@ def check_jsonl(block: bytes, field: str = "text", max_bytes: int = 1 << 62) -> 
         ends = np.append(ends, len(block))
     return check_lines(U, ends, field, max_bytes)
 
-
-@njit(cache=True, nogil=True)
-def _count_byte(data: np.ndarray, value: int) -> int:
-    n = 0
-    for b in data:
-        n += b == value
-    return n
-
-
-def count_lines(data: bytes | bytearray | memoryview | np.ndarray) -> int:
-    """The number of newline bytes in ``data`` (a compiled loop: several times faster than
-    ``bytes.count``, which the reader of a big corpus calls once per block)."""
-    arr = data if isinstance(data, np.ndarray) else np.frombuffer(data, dtype=np.uint8)
-    return int(_count_byte(arr, 10))

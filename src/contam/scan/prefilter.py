@@ -64,6 +64,7 @@ import numpy as np
 from numba import njit
 
 from contam.data.jsonl_check import check_lines
+from contam.data.swar import GATHER, H8, L1, zero_bytes
 from contam.scan.hashing import SEPARATORS
 
 _K1 = np.uint64(0x9E3779B97F4A7C15)
@@ -129,11 +130,6 @@ def _tables() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     return (ascii_fold, bmp, np.array([cp for cp, _ in astral], dtype=np.int64), np.array([k for _, k in astral], dtype=np.uint8))
 
 
-_H8 = np.uint64(0x8080808080808080)
-_L1 = np.uint64(0x0101010101010101)
-_GATHER = np.uint64(0x0102040810204080)  # moves the high bit of each byte to one bit of the top byte
-
-
 def _slot_tables() -> tuple[np.ndarray, np.ndarray]:
     """For each 8-bit mask of word starts in 8 bytes: the start offsets, at 4 * mask (at most 4:
     a start follows a byte outside words, so masks with more never occur), and how many."""
@@ -178,13 +174,6 @@ def _escapes_word(buf: np.ndarray, n: int, at: int, ascii_fold: np.ndarray, bmp:
 
 
 @njit(cache=True, nogil=True)
-def _zero_bytes(x: np.uint64) -> np.uint64:
-    """The high bit of every zero byte of ``x`` (exact, unlike the borrow trick)."""
-    m7 = np.uint64(0x7F7F7F7F7F7F7F7F)
-    return ~(((x & m7) + m7) | x | m7)
-
-
-@njit(cache=True, nogil=True)
 def _classify_one(u: np.uint64, before: np.uint64, json_mode: bool) -> tuple[np.uint64, np.uint64, np.uint8]:
     """One chunk of 8 bytes ``u`` (``before``: the chunk before it) read as plain ASCII: its
     folded bytes, its word bytes (high bits), and flags: 1 if it needs the byte loop instead
@@ -192,18 +181,18 @@ def _classify_one(u: np.uint64, before: np.uint64, json_mode: bool) -> tuple[np.
     2 if it ends with a backslash (taken to escape the next chunk's first byte), 4 if the
     chunk before does. No byte below 0x80 carries into the next when 0x1f, 0x05, 0x50 or 0x46
     is added."""
-    hi = u & _H8
+    hi = u & H8
     if json_mode:
-        bs = _zero_bytes(u ^ np.uint64(0x5C5C5C5C5C5C5C5C))
-        esc = (bs << np.uint64(8)) | ((_zero_bytes(before ^ np.uint64(0x5C5C5C5C5C5C5C5C)) >> np.uint64(63)) << np.uint64(7))  # bytes an escape swallows
-        bad = hi | _zero_bytes(u ^ np.uint64(0x0A0A0A0A0A0A0A0A)) | (bs & esc) | (_zero_bytes(u ^ np.uint64(0x7575757575757575)) & esc)
+        bs = zero_bytes(u ^ np.uint64(0x5C5C5C5C5C5C5C5C))
+        esc = (bs << np.uint64(8)) | ((zero_bytes(before ^ np.uint64(0x5C5C5C5C5C5C5C5C)) >> np.uint64(63)) << np.uint64(7))  # bytes an escape swallows
+        bad = hi | zero_bytes(u ^ np.uint64(0x0A0A0A0A0A0A0A0A)) | (bs & esc) | (zero_bytes(u ^ np.uint64(0x7575757575757575)) & esc)
         flag = np.uint8(1 if bad else 0) | np.uint8(2 if bs >> np.uint64(63) else 0) | np.uint8(4 if esc & np.uint64(0x80) else 0)
     else:
         esc = np.uint64(0)
         flag = np.uint8(1 if hi else 0)
     low = u | np.uint64(0x2020202020202020)
-    letter = (low + np.uint64(0x1F1F1F1F1F1F1F1F)) & ~(low + np.uint64(0x0505050505050505)) & ~esc & _H8
-    digit = (u + np.uint64(0x5050505050505050)) & ~(u + np.uint64(0x4646464646464646)) & ~esc & _H8
+    letter = (low + np.uint64(0x1F1F1F1F1F1F1F1F)) & ~(low + np.uint64(0x0505050505050505)) & ~esc & H8
+    digit = (u + np.uint64(0x5050505050505050)) & ~(u + np.uint64(0x4646464646464646)) & ~esc & H8
     s1 = np.uint64(1)
     s7 = np.uint64(7)
     # (x << 1) - (x >> 7): 0xFF in the bytes whose high bit x has
@@ -222,7 +211,7 @@ def _classify(U, nq, json_mode, out, W, flags):  # type: ignore[no-untyped-def]
         for q in range(nq):
             u = U[q]
             low = u | np.uint64(0x2020202020202020)  # { and [ read 0x7b, } and ] read 0x7d
-            nest = _zero_bytes(u ^ np.uint64(0x2222222222222222)) | _zero_bytes(low ^ np.uint64(0x7B7B7B7B7B7B7B7B)) | _zero_bytes(low ^ np.uint64(0x7D7D7D7D7D7D7D7D))
+            nest = zero_bytes(u ^ np.uint64(0x2222222222222222)) | zero_bytes(low ^ np.uint64(0x7B7B7B7B7B7B7B7B)) | zero_bytes(low ^ np.uint64(0x7D7D7D7D7D7D7D7D))
             flags[q] |= np.uint8(8 if nest else 0)
 
 
@@ -265,18 +254,18 @@ def _cut(U, n, json_mode, fold_changers, ascii_fold, bmp, astral_cp, astral_cls,
             if f & 8:
                 u = U[q]
                 esc = np.uint64(0x80) if f & 4 else np.uint64(0)
-                esc |= _zero_bytes(u ^ np.uint64(0x5C5C5C5C5C5C5C5C)) << s8
+                esc |= zero_bytes(u ^ np.uint64(0x5C5C5C5C5C5C5C5C)) << s8
                 low = u | np.uint64(0x2020202020202020)
-                qm = ((((_zero_bytes(u ^ np.uint64(0x2222222222222222)) & ~esc) >> s7) * _GATHER) >> s56)
-                om = (((_zero_bytes(low ^ np.uint64(0x7B7B7B7B7B7B7B7B)) >> s7) * _GATHER) >> s56)
-                cm = (((_zero_bytes(low ^ np.uint64(0x7D7D7D7D7D7D7D7D)) >> s7) * _GATHER) >> s56)
+                qm = ((((zero_bytes(u ^ np.uint64(0x2222222222222222)) & ~esc) >> s7) * GATHER) >> s56)
+                om = (((zero_bytes(low ^ np.uint64(0x7B7B7B7B7B7B7B7B)) >> s7) * GATHER) >> s56)
+                cm = (((zero_bytes(low ^ np.uint64(0x7D7D7D7D7D7D7D7D)) >> s7) * GATHER) >> s56)
                 outside = ~(quote_parity[qm] ^ (0xFF if in_str else 0)) & 0xFF  # bytes outside strings
                 depth += bit_count[om & outside] - bit_count[cm & outside]
                 if bit_count[qm] & 1:
                     in_str = not in_str
             w = W[q]
             st = w & ~((w << s8) | prev)
-            m = ((st >> s7) * _GATHER) >> s56
+            m = ((st >> s7) * GATHER) >> s56
             base = q << 3
             at = m << 2
             starts[nw] = base + slot_pos[at]
@@ -378,7 +367,7 @@ def _keys(out, starts, nw, c, m, bloom, shift, hits):  # type: ignore[no-untyped
         x = (out[q] >> sh) | ((out[q + 1] << one) << (np.uint64(63) - sh))
         # Keep the bytes before the first zero byte (the word's end): the lowest byte flagged
         # by the classic has-zero-byte test is exact.
-        t = (x - _L1) & ~x & _H8
+        t = (x - L1) & ~x & H8
         t &= ~t + one
         x &= (t >> s7) - one  # all ones if the word fills the 8 bytes
         # Multiply (spreads the bytes to the top bits the filter reads), fold, multiply: sums
