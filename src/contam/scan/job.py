@@ -35,7 +35,7 @@ import numpy as np
 
 from contam.data import BadInputStats, Item, load_benchmarks, read_documents
 from contam.data.items import Document
-from contam.data.jsonl_check import BLANK, CLEAN, count_lines
+from contam.data.jsonl_check import BLANK, CLEAN
 from contam.data.loaders import MAX_RECORD_BYTES, _base_suffix, _check_readable, _get, _open_binary
 from contam.errors import ConfigError, ContamError, InputError
 from contam.outputs import dumps_line, ensure_dir, write_json
@@ -232,28 +232,25 @@ def _work(task: tuple[str, int | None, Any]) -> tuple[list[DocResult], dict[str,
         kind, payload = "block", _read_range(_STATE["source"], *payload)
     if relative:
         first_line = 1
+    n_lines = 0  # known for blocks; a byte range is always a block
     stats = BadInputStats()
     counts: Counter[str] = Counter()
     scanner: NGramScanner = _STATE["scanner"]
     if kind == "block" and not _STATE["keep_all"] and scanner.config.prefilter:
         # Only the prefilter's candidates become Documents and reach the exact scorer.
-        texts, make, picked = _parse_block(payload, first_line, stats, counts, scanner.prefilter)
+        texts, make, picked, n_lines = _parse_block(payload, first_line, stats, counts, scanner.prefilter)
         if picked is None:
             picked = scanner.prefilter.candidates(texts) if texts else np.zeros(0, dtype=np.int64)
         docs = [make(i) for i in picked.tolist()]
         results = scanner.scan_batch(docs, prefiltered=True) if docs else []
     else:
         if kind == "block":
-            texts, make, _ = _parse_block(payload, first_line, stats, counts)
+            texts, make, _, n_lines = _parse_block(payload, first_line, stats, counts)
             docs = [make(i) for i in range(len(texts))]
         else:
             docs = _check_docs(payload, stats, counts)
         results = scanner.scan_batch(docs, keep_all=_STATE["keep_all"]) if docs else []
-    shift = None
-    if relative:
-        n_lines = counts.pop("lines", 0) or count_lines(payload) + (bool(payload) and not payload.endswith(b"\n"))
-        shift = _Shift(n_lines, _STATE["line_ids"], _STATE["errors"])
-    counts.pop("lines", None)
+    shift = _Shift(n_lines, _STATE["line_ids"], _STATE["errors"]) if relative else None
     counts["worker_cpu_ms"] += int((time.process_time() - cpu0) * 1000)
     return results, stats.to_dict(), counts, shift
 
@@ -294,10 +291,11 @@ def _reject(err: InputError, reason: str, stats: BadInputStats) -> None:
 
 def _parse_block(
     block: bytes, first_line: int, stats: BadInputStats, counts: Counter[str], prefilter: Prefilter | None = None,
-) -> tuple[list[str], Callable[[int], Document], np.ndarray | None]:
+) -> tuple[list[str], Callable[[int], Document], np.ndarray | None, int]:
     """The texts of a block of raw JSONL lines, with the loader's checks and messages, a
-    function making the Document of the i-th text (only candidates need one), and with a
-    ``prefilter`` the candidates when the block was clean (else None: the caller asks)."""
+    function making the Document of the i-th text (only candidates need one), with a
+    ``prefilter`` the candidates when the block was clean (else None: the caller asks), and
+    the block's number of lines."""
     src, tf, idf = _STATE["source"], _STATE["text_field"], _STATE["id_field"]
     simple = "." not in tf
     texts: list[str] = []
@@ -318,9 +316,8 @@ def _parse_block(
                     # string with something to scan; or blank): only the lines the exact scorer or
                     # the odd-line rule needs are parsed.
                     counts["documents"] += n_clean
-                    counts["lines"] = len(ends)
                     make_checked, picked = _checked_lines(block, ends, cand, odd, first_line, prefilter)
-                    return [], make_checked, picked
+                    return [], make_checked, picked, len(ends)
                 if not one_value_each:  # some line ends inside a JSON value: it cannot parse alone
                     raise ValueError("a line ends inside a value")
                 # Every line ends outside any JSON value, so a raw newline can stand for the comma
@@ -353,7 +350,7 @@ def _parse_block(
                 key = _get(fast_recs[i], idf) if idf else fast_recs[i].get("id")
                 return _document(key, fast_texts[i], first_line + i)
 
-            return fast_texts, make_fast, picked
+            return fast_texts, make_fast, picked, len(fast_recs)
     lines = block.split(b"\n")
     if lines and not lines[-1]:
         lines.pop()  # the block ends with a newline: no line after it
@@ -396,7 +393,7 @@ def _parse_block(
         key = _get(recs[i], idf) if idf else recs[i].get("id")
         return _document(key, texts[i], line_of[i])
 
-    return texts, make, None
+    return texts, make, None, len(lines)
 
 
 def _document(key: Any, text: str, line: int) -> Document:
@@ -614,14 +611,16 @@ def _token_scan(
         with make_progress() as prog:
             bar = prog.add_task(f"scanning {Path(src).name}", total=size if plain else None, completed=start_offset if plain else 0)
             pending: deque[tuple[Any, int, int | None, int]] = deque()
-            line = [start_line]
+            line = start_line  # the first line of the oldest pending block
             for task, nbytes, next_line, next_offset in tasks:
                 pending.append(((pool.submit(task) if pool else functools.partial(_work, task)), nbytes, next_line, next_offset))
                 # Bounded read-ahead keeps memory flat whatever the corpus size.
                 while pending and (len(pending) > 2 * n_workers or not pool):
-                    yield from _collect(pending.popleft(), stats, counts, prog, bar, line)
+                    results, line, offset = _collect(pending.popleft(), stats, counts, prog, bar, line)
+                    yield results, line, offset
             while pending:
-                yield from _collect(pending.popleft(), stats, counts, prog, bar, line)
+                results, line, offset = _collect(pending.popleft(), stats, counts, prog, bar, line)
+                yield results, line, offset
     finally:
         if pool is not None:
             pool.close()
@@ -705,11 +704,10 @@ def _serve(conn: Any, args: tuple[Any, ...]) -> None:
 
 
 def _collect(
-    entry: tuple[Any, int, int | None, int], stats: BadInputStats, counts: Counter[str], prog: Any, bar: Any, line: list[int],
-) -> Iterator[tuple[list[DocResult], int, int]]:
-    """The results of the oldest block; ``line[0]``: the number of its first line (then of the next block's)."""
+    entry: tuple[Any, int, int | None, int], stats: BadInputStats, counts: Counter[str], prog: Any, bar: Any, base: int,
+) -> tuple[list[DocResult], int, int]:
+    """The results of the oldest block (its first line is ``base``), the next block's first line and byte offset."""
     handle, nbytes, next_line, next_offset = entry
-    base = line[0]
     try:
         results, st, c, shift = handle.get() if isinstance(handle, _Reply) else handle()
     except InputError as e:
@@ -719,14 +717,14 @@ def _collect(
     if shift is not None:
         results = shift.apply(results, st, base)
         next_line = base + shift.n_lines
-    line[0] = next_line
     counts.update(c)
     stats.skipped += st["skipped"]
     for k, v in st["reasons"].items():
         stats.reasons[k] = stats.reasons.get(k, 0) + v
     stats.examples.extend(st["examples"][: max(0, 5 - len(stats.examples))])
     prog.advance(bar, nbytes)
-    yield results, next_line, next_offset
+    assert next_line is not None  # a byte range's worker always reports its lines
+    return results, next_line, next_offset
 
 
 # -- semantic / reasoning levels (helper module contam.scan.hierarchy) ------------------------
