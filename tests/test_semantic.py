@@ -144,3 +144,9 @@ def test_static_embedder_finds_paraphrases_at_its_own_threshold() -> None:
     assert hit[:15].all() and not hit[15:].any()
     # Same texts, same vectors: nothing random in a static table.
     assert np.array_equal(emb.embed(paras), emb.embed(paras))
+    # The cascade takes the embedder's own default when given no config (the CLI does the same).
+    from contam.scan.hierarchy import Hierarchy, HierarchyConfig
+
+    assert (Hierarchy(embedder=emb).config.semantic.threshold, Hierarchy(embedder=emb).config.semantic.rule) == (0.93, "sim")
+    assert HierarchyConfig.for_embedder(emb, semantic=SemanticConfig()).semantic.threshold == 0.75
+    assert Hierarchy().config.semantic.threshold == 0.75

@@ -129,6 +129,19 @@ class HierarchyConfig:
         tok = self.token.threshold if self.token is not None else 0.5
         return Thresholds(tok, self.semantic.threshold, self.reasoning.threshold, self.semantic.rule)
 
+    @classmethod
+    def for_embedder(cls, embedder: Any, **fields: Any) -> HierarchyConfig:
+        """The settings ``fields`` with the semantic level's defaults for ``embedder``. The paper's
+        τ2 = 0.75 (rule ``sim+cluster+anomaly``) is a MiniLM/mpnet cosine; an embedder whose
+        cosines run higher (the static one) brings its own calibrated default
+        (``semantic_threshold``, rule ``sim``), kept unless ``fields`` sets ``semantic``.
+        :class:`Hierarchy` uses it when given no config."""
+        config = cls(**fields)
+        own = getattr(embedder, "semantic_threshold", None)
+        if own is not None and "semantic" not in fields:
+            config = replace(config, semantic=replace(config.semantic, threshold=own, rule="sim"))
+        return config
+
     def with_thresholds(self, t: Thresholds) -> HierarchyConfig:
         """A copy using calibrated thresholds."""
         from contam.scan.ngram import NGramConfig
@@ -201,7 +214,7 @@ class Hierarchy:
         cliff: BenchmarkCheck | None = None,
         trace_model: Any | None = None,
     ) -> None:
-        self.config = config or HierarchyConfig()
+        self.config = config or HierarchyConfig.for_embedder(embedder)
         self.embedder = embedder
         self.cliff = cliff
         #: A LanguageModel that writes a chain of thought for texts without one (Algorithm 1's

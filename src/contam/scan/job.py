@@ -742,13 +742,9 @@ def _hierarchy_scan(
         from contam.models import load_embedder
 
         embedder = load_embedder(embedder_spec)
-    hconfig = HierarchyConfig(levels=levels, token=config)
+    hconfig = HierarchyConfig.for_embedder(embedder, levels=levels, token=config)
     if thresholds is not None:
         hconfig = hconfig.with_thresholds(thresholds)
-    elif getattr(embedder, "semantic_threshold", None) is not None:
-        # The paper's τ2 = 0.75 is a MiniLM/mpnet cosine; an embedder whose cosines run higher
-        # (the static one) brings its own calibrated default, used unless thresholds are given.
-        hconfig = replace(hconfig, semantic=replace(hconfig.semantic, threshold=embedder.semantic_threshold, rule="sim"))  # type: ignore[union-attr]
     hierarchy = Hierarchy(hconfig, embedder=embedder).fit(items)
     _STATE.update(text_field=text_field, skip_bad=skip_bad)
 
