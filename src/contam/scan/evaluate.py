@@ -29,6 +29,7 @@ from contam.records import Record
 from contam.scan.calibrate import Metrics, balanced_weights, calibrate, metrics
 from contam.scan.hierarchy import Hierarchy, HierarchyConfig, LevelScores, Thresholds
 from contam.scan.scenarios import SCENARIOS, ScenarioSet
+from contam.scan.semantic import embedder_identity
 
 METHODS = ("13-gram", "embed-sim", "min-k%", "cascade (paper τ)", "cascade")
 
@@ -106,10 +107,9 @@ def evaluate(
     h = Hierarchy(cfg, embedder=embedder).fit(scenarios.items())
     ls: LevelScores = h.score_levels(docs)
     mk = min_k_scores(model, [d.text for d in docs]) if model is not None else None
-    rep = report(scenarios, ls, cfg, min_k=mk, model_spec=getattr(model, "spec", ""), target_precision=target_precision)
-    if h.semantic is not None:  # calibrated semantic thresholds hold for this embedder only: say which
-        rep.notes["embedder"] = getattr(h.semantic.embedder, "identity", getattr(h.semantic.embedder, "spec", ""))
-    return rep
+    # Calibrated semantic thresholds hold for this embedder only: the report says which.
+    emb_id = embedder_identity(h.semantic.embedder) if h.semantic is not None else ""
+    return report(scenarios, ls, cfg, min_k=mk, model_spec=getattr(model, "spec", ""), target_precision=target_precision, embedder_id=emb_id)
 
 
 def report(
@@ -119,8 +119,10 @@ def report(
     min_k: np.ndarray | None = None,
     model_spec: str = "",
     target_precision: float | None = None,
+    embedder_id: str = "",
 ) -> EvalReport:
-    """The rows of :func:`evaluate` from scores already computed for ``scenarios.samples``."""
+    """The rows of :func:`evaluate` from scores already computed for ``scenarios.samples``
+    (``embedder_id``: the semantic level's embedder, recorded in the notes)."""
     samples = list(scenarios.samples)
     y = np.array([s.label for s in samples])
     calib = np.array([s.split == "calib" for s in samples])
@@ -168,7 +170,8 @@ def report(
             if n_pos == 0:
                 continue
             rows.append(Row(method, sc, metrics(preds[method][mask], y[mask]), n_pos, int((test & (y == 0)).sum())))
-    return EvalReport(scenarios.benchmark, scenarios.seed, tuple(rows), thresholds, dict(scenarios.notes))
+    notes = dict(scenarios.notes) | ({"embedder": embedder_id} if embedder_id else {})
+    return EvalReport(scenarios.benchmark, scenarios.seed, tuple(rows), thresholds, notes)
 
 
 def thresholds_for(report: EvalReport) -> Thresholds:

@@ -98,6 +98,12 @@ class SemanticScores:
         return out
 
 
+def embedder_identity(embedder: Embedder) -> str:
+    """What names ``embedder``'s vectors (its weights' digest when it has one): the embedding
+    cache's key, and what calibrated semantic thresholds hold for."""
+    return str(getattr(embedder, "identity", getattr(embedder, "spec", "embedder")))
+
+
 def embed_texts(embedder: Embedder, texts: Sequence[str], max_chars: int, batch_size: int, cache: bool = True) -> np.ndarray:
     """Unit-norm float32 embeddings of ``texts`` cut to ``max_chars``, in batches with a progress
     bar; vectors already in the persistent cache (:mod:`contam.scan.embcache`) are not recomputed."""
@@ -107,7 +113,7 @@ def embed_texts(embedder: Embedder, texts: Sequence[str], max_chars: int, batch_
     cut = [t[:max_chars] if t else " " for t in texts]
     path = default_path() if cache and getattr(embedder, "cacheable", True) else None
     store = EmbeddingCache(path) if path is not None else None
-    ident = getattr(embedder, "identity", getattr(embedder, "spec", "embedder"))
+    ident = embedder_identity(embedder)
     rows = store.get(ident, max_chars, cut) if store is not None else [None] * len(cut)
     todo = [i for i, r in enumerate(rows) if r is None]
     dim = int(getattr(embedder, "dim", 0)) or (len(next(r for r in rows if r is not None)) if len(todo) < len(rows) else 0)
