@@ -32,7 +32,7 @@ def _texts(n: int, seed: int) -> list[str]:
     return out
 
 
-def test_anchor_hit_arrays_match_the_per_hit_loop(scanner) -> None:
+def test_anchor_hits_match_the_per_hit_loop(scanner) -> None:
     idx = scanner.index
     wh, _, _, doc = word_hashes(_texts(40, 1))
     h, first = window_hashes(wh, doc, scanner.config.min_words)
@@ -45,8 +45,8 @@ def test_anchor_hit_arrays_match_the_per_hit_loop(scanner) -> None:
         for j in idx._anchor_order[a:b].tolist()
     ]
     assert len(expected) > 40
-    assert list(idx.anchor_hits(h, first)) == expected
-    parts, starts, at = idx.anchor_hit_arrays(h[:0], first[:0])
+    assert list(zip(*(a.tolist() for a in idx.anchor_hits(h, first)), strict=True)) == expected
+    parts, starts, at = idx.anchor_hits(h[:0], first[:0])
     assert len(parts) == len(starts) == len(at) == 0
 
 

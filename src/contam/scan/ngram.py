@@ -253,7 +253,7 @@ class NGramScanner:
         idx = self._fitted()
         cfg = self.config
         out: dict[int, list[Flag]] = {}
-        parts, starts, at = idx.anchor_hit_arrays(ha, fa)
+        parts, starts, at = idx.anchor_hits(ha, fa)
         if not len(parts):
             return out
         # Python ints throughout the loop: indexing numpy arrays per hit makes a scalar object each time.
@@ -282,17 +282,17 @@ class NGramScanner:
                 continue
             key = idx.short_key(p)
             end = start + len(key) // 8  # 8 bytes per word hash
+            spans = spans_of(d)
             if end <= hi and wh[start:end].tobytes() == key:
                 kind, score, a, b = "exact", 1.0, start - lo, end - lo - 1
             else:
-                spans = spans_of(d)
                 a, b = max(0, start - lo - 2), min(hi - lo - 1, end - lo + 1)
                 if b < a:
                     failed.add((d, p, start))
                     continue
                 # Lowercasing the joined words is lowercasing each word (the spaces end every word).
                 window = " ".join(WORD_RE.findall(docs[d].text, spans.start(a), spans.end(b))).lower()
-                part_norm = " ".join(idx.short_norm[p])
+                part_norm = idx.short_norm[p]
                 if near_cutoff and _near_bound(part_norm, window) < near_cutoff:
                     near = 0.0  # what partial_ratio with the cutoff returns, found without its search
                 else:
@@ -308,7 +308,6 @@ class NGramScanner:
                         continue
                     kind, score = "lcs", lcs
             seen.add((d, p))
-            spans = spans_of(d)
             item = idx.items[int(idx.part_item[p])]
             name = PART_NAMES[idx.part_kind[p]]
             s0, s1 = spans.start(a), spans.end(b)

@@ -14,7 +14,6 @@ Built once by :meth:`NGramIndex.build` and shipped (pickled) to every worker pro
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -151,16 +150,16 @@ def match_runs(hit_u, hit_pos, matched_u, n):  # type: ignore[no-untyped-def]
 
 
 class _ShortNorm(dict):  # type: ignore[type-arg]
-    """Short part -> its normalised words, worked out on first use: only parts with an anchor
-    hit in some document are ever compared whole."""
+    """Short part -> its normalised words joined by spaces, worked out on first use: only parts
+    with an anchor hit in some document are ever compared whole."""
 
     def __init__(self) -> None:
         super().__init__()
         self.texts: dict[int, str] = {}
 
-    def __missing__(self, p: int) -> list[str]:
-        words = self[p] = normalized_words(self.texts[p])
-        return words
+    def __missing__(self, p: int) -> str:
+        norm = self[p] = " ".join(normalized_words(self.texts[p]))
+        return norm
 
 
 class NGramIndex:
@@ -187,8 +186,8 @@ class NGramIndex:
         self._shift = np.uint64(63)
         # Short parts (fewer than anchor_words words): anchor hash -> (part, offset in the part).
         self.short_words: dict[int, np.ndarray] = {}
-        self.short_norm: dict[int, list[str]] = _ShortNorm()
-        self._short_bytes: dict[int, bytes] = {}  # filled by short_key, on first use
+        self.short_norm: dict[int, str] = _ShortNorm()
+        self._short_bytes: dict[int, bytes] = {}
         self._anchor_hash = np.zeros(0, dtype=np.uint64)
         self._anchor_part = np.zeros(0, dtype=np.int32)
         self._anchor_off = np.zeros(0, dtype=np.int64)
@@ -240,6 +239,7 @@ class NGramIndex:
                     # Short parts get anchors (first, middle, last min_words words) and are then
                     # compared whole: exact, or near-exact, where n-gram coverage is fragile.
                     self.short_words[p] = words
+                    self._short_bytes[p] = words.tobytes()
                     self.short_norm.texts[p] = texts[2 * i + kind]  # type: ignore[attr-defined]
         self.part_item = np.array(part_item, dtype=np.int32)
         self.part_kind = np.array(part_kind, dtype=np.int8)
@@ -296,11 +296,10 @@ class NGramIndex:
         for k in range(self.n):
             idx = self._win_tok + k
             tok[idx] = np.maximum(tok[idx], self._win_idf)
-        self._tok_all = tok
         self._tok_w = [tok[self._tok_off[p] : self._tok_off[p + 1]] for p in range(self.n_parts)]
         self._tok_total = np.add.reduceat(tok, self._tok_off[:-1]) if len(tok) else np.zeros(self.n_parts)
         self._max_w = np.maximum.reduceat(tok, self._tok_off[:-1]) if len(tok) else np.zeros(self.n_parts)
-        # Largest number of times one n-gram repeats inside a part (for the may_reach bound).
+        # Largest number of times one n-gram repeats inside a part (for reachable_parts' bound).
         key, counts = unique(self._win_part * (len(self.hashes) + 1) + self._win_u, counts=True)
         self._max_rep = np.ones(self.n_parts, dtype=np.int64)
         np.maximum.at(self._max_rep, key // (len(self.hashes) + 1), counts)
@@ -329,25 +328,15 @@ class NGramIndex:
         ok = self.hashes[u] == h2
         return u[ok], f2[ok]
 
-    def candidate_parts(self, u: np.ndarray) -> Iterator[tuple[int, int]]:
-        """Parts sharing n-grams ``u`` (unique hash indices), with how many they share."""
-        parts, counts = _count_parts(u, self._post_off, self._post_part, self.n_parts)
-        return zip(parts.tolist(), counts.tolist(), strict=True)
-
     def reachable_parts(self, u: np.ndarray, threshold: float) -> list[int]:
         """The parts, ascending, sharing n-grams ``u`` (unique hash indices) in enough number
-        that they may reach ``threshold``: :meth:`may_reach` over all candidates at once."""
+        that they may reach ``threshold`` (a cheap upper bound on their coverage)."""
         parts, k = _count_parts(u, self._post_off, self._post_part, self.n_parts)
         windows = k * self._max_rep[parts]
-        # Same arithmetic as may_reach (integers, then one float64 product on each side).
+        # Upper bound: every shared n-gram repeated as often as any repeats in the part, each
+        # covering n tokens plus skip-gaps, every token at the part's largest weight.
         reach = (windows * self.n + (windows + 1) * self.skip) * self._max_w[parts]
         return parts[reach >= threshold * self._tok_total[parts]].tolist()
-
-    def may_reach(self, p: int, k: int, threshold: float) -> bool:
-        """Cheap upper bound: can ``k`` shared distinct n-grams cover ``threshold`` of part ``p``?"""
-        windows = k * int(self._max_rep[p])
-        reach = (windows * self.n + (windows + 1) * self.skip) * self._max_w[p]
-        return bool(reach >= threshold * self._tok_total[p])
 
     def coverage(self, p: int, doc_hashes: np.ndarray) -> tuple[float, np.ndarray]:
         """IDF-weighted fraction of part ``p``'s tokens covered by its n-grams found in
@@ -358,26 +347,13 @@ class NGramIndex:
         total = self._tok_total[p]
         return (float(cov.sum() / total) if total > 0 else 0.0), matched
 
-    def part_windows(self, p: int) -> np.ndarray:
-        return self._win_hash[self._win_off[p] : self._win_off[p + 1]]
-
     def window_ngrams(self, p: int) -> np.ndarray:
         """Index (into :attr:`hashes`) of the n-gram of each of part ``p``'s windows."""
         return self._win_u[self._win_off[p] : self._win_off[p + 1]]
 
-    def weight_of(self, hashes: np.ndarray) -> float:
-        u = np.searchsorted(self.hashes, unique(hashes))
-        return float(self.hash_idf[u].sum())
-
-    def anchor_hits(self, h: np.ndarray, first: np.ndarray) -> Iterator[tuple[int, int, int]]:
-        """``(part, word index where the part would start, word index of the anchor)`` for
-        corpus windows equal to an anchor."""
-        parts, starts, at = self.anchor_hit_arrays(h, first)
-        yield from zip(parts.tolist(), starts.tolist(), at.tolist(), strict=True)
-
-    def anchor_hit_arrays(self, h: np.ndarray, first: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """:meth:`anchor_hits` as three arrays (same hits, same order), computed without a
-        Python loop over the hits."""
+    def anchor_hits(self, h: np.ndarray, first: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Corpus windows equal to an anchor, as three arrays: the part, the word index where
+        the part would start, the word index of the anchor (one entry per anchor hit)."""
         empty = np.zeros(0, dtype=np.int64)
         cand = np.flatnonzero(self._anchor_bits[h >> np.uint64(44)])
         if not len(cand):
@@ -396,7 +372,4 @@ class NGramIndex:
     def short_key(self, p: int) -> bytes:
         """Short part ``p``'s word hashes as bytes: comparing bytes is several times cheaper than
         ``np.array_equal`` on arrays this small (equal bytes, equal arrays: same dtype)."""
-        key = self._short_bytes.get(p)
-        if key is None:
-            key = self._short_bytes[p] = self.short_words[p].tobytes()
-        return key
+        return self._short_bytes[p]
