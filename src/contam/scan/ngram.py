@@ -201,11 +201,10 @@ class NGramScanner:
         for lo, hi in pairwise(cuts):
             d = int(hit_doc[lo])
             doc_u = unique(hit[lo:hi])
-            doc_hashes = idx.hashes[doc_u]
             # item -> part name -> (coverage, n-gram index of each matched window of the part)
             by_item: dict[int, dict[str, tuple[float, np.ndarray]]] = {}
             for p in idx.reachable_parts(doc_u, cfg.threshold):
-                cov, matched = idx.coverage(p, doc_hashes)
+                cov, matched = idx.coverage(p, doc_u)
                 kind = int(idx.part_kind[p])
                 if cov >= (cfg.threshold if kind != 2 else seam_threshold):
                     by_item.setdefault(int(idx.part_item[p]), {})[PART_NAMES[kind]] = (cov, idx.window_ngrams(p)[matched])

@@ -74,16 +74,17 @@ def idf(df: np.ndarray, n_items: int) -> np.ndarray:
 
 
 @njit(cache=True, nogil=True)
-def _cover(win_hash, win_idf, tok, doc_hashes, n, skip):  # type: ignore[no-untyped-def]
+def _cover(win_ngram, win_idf, tok, doc_ngrams, n, skip):  # type: ignore[no-untyped-def]
     """Per token of a part, the largest IDF of its windows (``n`` tokens each, window ``i``
-    covering tokens ``i`` to ``i + n - 1``) found in the sorted ``doc_hashes``; tokens in gaps of
+    covering tokens ``i`` to ``i + n - 1``; ``win_ngram``: their n-grams' indices) found in the
+    sorted ``doc_ngrams``; tokens in gaps of
     at most ``skip`` between covered ones get their own weight ``tok``. Also which windows were
     found. Compiled: called for every (document, part) pair that may reach the threshold."""
     cov = np.zeros(len(tok))
-    matched = np.zeros(len(win_hash), dtype=np.bool_)
-    for i in range(len(win_hash)):
-        j = np.searchsorted(doc_hashes, win_hash[i])
-        if j < len(doc_hashes) and doc_hashes[j] == win_hash[i]:
+    matched = np.zeros(len(win_ngram), dtype=np.bool_)
+    for i in range(len(win_ngram)):
+        j = np.searchsorted(doc_ngrams, win_ngram[i])
+        if j < len(doc_ngrams) and doc_ngrams[j] == win_ngram[i]:
             matched[i] = True
             w = win_idf[i]
             for k in range(i, min(i + n, len(tok))):
@@ -174,7 +175,6 @@ class NGramIndex:
         self.hashes = np.zeros(0, dtype=np.uint64)  # sorted unique n-gram hashes
         self.hash_idf = np.zeros(0, dtype=np.float64)
         self._win_off = np.zeros(1, dtype=np.int64)  # part p's windows: [_win_off[p], _win_off[p+1])
-        self._win_hash = np.zeros(0, dtype=np.uint64)
         self._win_idf = np.zeros(0, dtype=np.float64)
         self._tok_w: list[np.ndarray] = []  # per part: weight of each token (max IDF of its windows)
         self._tok_total = np.zeros(0, dtype=np.float64)
@@ -243,8 +243,8 @@ class NGramIndex:
                     self.short_norm.texts[p] = texts[2 * i + kind]  # type: ignore[attr-defined]
         self.part_item = np.array(part_item, dtype=np.int32)
         self.part_kind = np.array(part_kind, dtype=np.int8)
-        self._build_windows(part_words, n)
-        self._build_weights(len(items), config)
+        win_hash = self._build_windows(part_words, n)
+        self._build_weights(win_hash, len(items), config)
         self._build_postings(len(items), config.max_df)
         if self.short_words:
             short = list(self.short_words)
@@ -269,20 +269,23 @@ class NGramIndex:
             self._anchor_bits[self._anchor_hash >> np.uint64(44)] = True
         return self
 
-    def _build_windows(self, part_words: list[np.ndarray], n: int) -> None:
+    def _build_windows(self, part_words: list[np.ndarray], n: int) -> np.ndarray:
+        """Every window of every part (owner, first token, offsets); returns their hashes."""
         # Every part's windows in one vectorised call: the part index plays the document.
         self._part_len = np.array([len(w) for w in part_words], dtype=np.int64)
         self._tok_off = np.concatenate([[0], np.cumsum(self._part_len)]).astype(np.int64)
         words = np.concatenate(part_words) if part_words else np.zeros(0, dtype=np.uint64)
         owner = np.repeat(np.arange(len(part_words), dtype=np.int64), self._part_len)
-        self._win_hash, first = window_hashes(words, owner, n)
+        win_hash, first = window_hashes(words, owner, n)
         self._win_part = owner[first]
         self._win_tok = first  # global index of each window's first token
         self._win_off = np.searchsorted(self._win_part, np.arange(len(part_words) + 1)).astype(np.int64)
+        return win_hash
 
-    def _build_weights(self, n_items: int, config: NGramConfig) -> None:
+    def _build_weights(self, win_hash: np.ndarray, n_items: int, config: NGramConfig) -> None:
         win_item = self.part_item[self._win_part].astype(np.int64)
-        self.hashes, inverse = np.unique(self._win_hash, return_inverse=True)
+        # Scanning needs each window's n-gram only as an index into the sorted distinct hashes.
+        self.hashes, inverse = np.unique(win_hash, return_inverse=True)
         # Document frequency = number of distinct items whose parts contain the n-gram.
         pairs = unique(inverse.astype(np.int64) * (n_items + 1) + win_item)
         df = np.bincount(pairs // (n_items + 1), minlength=len(self.hashes))
@@ -338,12 +341,13 @@ class NGramIndex:
         reach = (windows * self.n + (windows + 1) * self.skip) * self._max_w[parts]
         return parts[reach >= threshold * self._tok_total[parts]].tolist()
 
-    def coverage(self, p: int, doc_hashes: np.ndarray) -> tuple[float, np.ndarray]:
+    def coverage(self, p: int, doc_ngrams: np.ndarray) -> tuple[float, np.ndarray]:
         """IDF-weighted fraction of part ``p``'s tokens covered by its n-grams found in
-        ``doc_hashes`` (gaps of at most ``skip`` tokens between covered ones count as covered);
+        ``doc_ngrams`` (sorted indices into :attr:`hashes`; gaps of at most ``skip`` tokens between
+        covered ones count as covered);
         also the mask of the part's windows that matched."""
         a, b = self._win_off[p], self._win_off[p + 1]
-        cov, matched = _cover(self._win_hash[a:b], self._win_idf[a:b], self._tok_w[p], doc_hashes, self.n, self.skip)
+        cov, matched = _cover(self._win_u[a:b], self._win_idf[a:b], self._tok_w[p], doc_ngrams, self.n, self.skip)
         total = self._tok_total[p]
         return (float(cov.sum() / total) if total > 0 else 0.0), matched
 
