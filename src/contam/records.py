@@ -16,6 +16,7 @@ Hit(doc_id='d1', score=0.5)
 from __future__ import annotations
 
 import dataclasses
+import functools
 import types
 import typing
 from typing import Any, ClassVar, TypeVar
@@ -26,16 +27,18 @@ R = TypeVar("R", bound="Record")
 #: Types returned as they are (exact types: subclasses, numpy scalars among them, take the
 #: general path). Checked first because most values in a record are such leaves.
 _LEAVES = frozenset({str, int, float, bool, type(None)})
-_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
 
 
+@functools.cache
 def _field_names(cls: type) -> tuple[str, ...]:
     """The names of ``dataclasses.fields(cls)``, cached: ``fields`` rebuilds its tuple on every
     call, and serialising a scan's results calls it for every record."""
-    names = _FIELD_NAMES.get(cls)
-    if names is None:
-        names = _FIELD_NAMES[cls] = tuple(f.name for f in dataclasses.fields(cls))
-    return names
+    return tuple(f.name for f in dataclasses.fields(cls))
+
+
+def _plain_fields(obj: Any) -> dict[str, Any]:
+    """A dataclass instance's fields as plain data."""
+    return {name: v if type(v := getattr(obj, name)) in _LEAVES else _to_plain(v) for name in _field_names(type(obj))}
 
 
 def _to_plain(value: Any) -> Any:
@@ -50,7 +53,7 @@ def _to_plain(value: Any) -> Any:
     if isinstance(value, Record):
         return value.to_dict()
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {name: _to_plain(getattr(value, name)) for name in _field_names(t)}
+        return _plain_fields(value)
     if isinstance(value, dict):
         return {str(k): _to_plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -94,11 +97,7 @@ class Record:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain, JSON-serialisable data (nested records become dicts, tuples lists)."""
-        out: dict[str, Any] = {}
-        for name in _field_names(type(self)):
-            v = getattr(self, name)
-            out[name] = v if type(v) in _LEAVES else _to_plain(v)
-        return out
+        return _plain_fields(self)
 
     @classmethod
     def from_dict(cls: type[R], data: dict[str, Any]) -> R:
