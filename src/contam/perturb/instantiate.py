@@ -88,6 +88,12 @@ def check_constraints(template: Template, values: dict[str, Fraction], results: 
         elif k == "le100":
             if values[c.target] > 100:
                 return k
+        elif k == "le":  # a plausible or physical upper bound ("5 days a week" stays at most 7)
+            if values[c.target] > Fraction(c.arg):
+                return k
+        elif k == "ge":  # "the third day" needs at least 3 days
+            if values[c.target] < Fraction(c.arg):
+                return k
         elif k == "order":
             if not values[c.target] < values[c.arg]:
                 return k

@@ -34,14 +34,15 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import itertools
+import re
 from dataclasses import dataclass
 from fractions import Fraction
 
 from contam.data.items import Item
-from contam.perturb import arith
+from contam.perturb import arith, guards
 from contam.perturb.chain import _PROSE_NUM, Rejected, collect_steps
 from contam.perturb.chain import number as _number
-from contam.perturb.mentions import find_mentions, licensed_constants
+from contam.perturb.mentions import ORDINALS, find_mentions, licensed_constants
 from contam.perturb.records import Constraint, Leaf, Mention, ProseNumber, Rejection, Slot, Step, Template
 
 
@@ -167,7 +168,11 @@ def _lift(item: Item, cfg: SymbolicConfig) -> Template:
     if answer_step < 0:
         raise Rejected("answer_not_computed", f"final answer {answer} is not the result of any annotation")
 
+    guard_freeze, guard_constraints = _guards(question, solution, mentions, groups, gid, reads, steps, freeze)
+    freeze |= set(guard_freeze)
     slots = _resolve_slots(mentions, groups, gid, bound, slot_links, step_ties, freeze)
+    slots = [dataclasses.replace(s, source=f"guard:{guard_freeze[s.id]}") if s.id in guard_freeze and s.role == "frozen"
+             and s.source == "constant" else s for s in slots]
     slots, deps = _settle(slots, steps)
     if not deps[answer_step]:
         raise Rejected("answer_independent", "the answer does not depend on any number that can change")
@@ -175,6 +180,8 @@ def _lift(item: Item, cfg: SymbolicConfig) -> Template:
     by_id = {s.id: s for s in slots}
     constraints = _constraints(slots, mentions, results, step_ties, by_id)
     constraints += [Constraint("eqstep", str(j), str(k)) for j, k in sorted(set(step_eqs))]
+    moving_ids = {s.id for s in slots if s.role == "free"}
+    constraints += [c for c in guard_constraints if c.target in moving_ids]
     if not any(s.role == "free" for s in slots):
         raise Rejected("nothing_to_perturb", "no question number the program reads can be changed")
     prose = _prose(solution, steps, slots, group_values, group_scales, gid, results, frozen_values | set(constants), cfg)
@@ -186,6 +193,81 @@ def _lift(item: Item, cfg: SymbolicConfig) -> Template:
         mentions=tuple(mentions), slots=tuple(slots), steps=tuple(steps), answer_step=answer_step,
         prose=tuple(prose), constraints=tuple(constraints), notes=notes,
     )
+
+
+def _guards(
+    question: str, solution: str, mentions: list[Mention], groups: dict[Fraction, list[int]], gid: dict[Fraction, str],
+    reads: dict[Fraction, int], steps: list[Step], already: set[str],
+) -> tuple[dict[str, str], list[Constraint]]:
+    """Slots to freeze (slot id -> guard name) and range constraints, from what the text means
+    (:mod:`contam.perturb.guards`); raises :class:`Rejected` where freezing cannot make it right."""
+    body = solution.rsplit("####", 1)[0]
+    consts = guards.constant_values(question, body)
+    ordinals = guards.ordinal_values(question) | guards.ordinal_values(body)
+    freeze: dict[str, str] = {}
+    extra: list[Constraint] = []
+    for v, idx in groups.items():
+        sid = gid[v]
+        ms = [mentions[i] for i in idx]
+        nouns = [guards.head_noun(question, m) for m in ms]
+        why = ""
+        if v.denominator == 1 and int(v) in consts and reads.get(v, 0) >= 1:
+            why = "constant_word"  # "twice", "Monday to Friday", "Sunday and Wednesday", 7 days a week, 3 listed flavors
+        elif len(ms) > 1 and len(set(nouns)) > 1 and reads.get(v, 0) < len(ms):
+            why = "one_number_two_things"  # "three cups ... three separate meals": which one the program reads is unknown
+        elif v.denominator == 1 and int(v) in ordinals:
+            why = "ordinal"  # "in four days ... on the fourth day"
+        elif _unanchored_definite(question, ms, nouns):
+            why = "definite_count"  # "the average size worn by the two": the story fixed that count
+        elif any(guards.is_conversion(question, m) for m in ms):
+            why = "conversion"  # "1 Mb has 1000 kb"
+        elif any(guards.is_bill(question, m) for m in ms):
+            why = "denomination"  # "$10 bill"
+        elif any(n in guards.NATURE_NOUNS for n in nouns):
+            why = "fact_of_nature"  # 4 legs of a table
+        else:
+            for m in ms:
+                cap = guards.period_cap(question, m)
+                if cap is not None:
+                    if cap[1]:
+                        why = "world_fact"  # "7 days a week"
+                    else:
+                        extra.append(Constraint("le", sid, str(cap[0])))  # "5 days a week" never becomes 10
+        if why:
+            freeze[sid] = why
+            continue
+        for m in ms:
+            cap = guards.plausible_cap(question, m)
+            if cap is not None and cap >= v:
+                extra.append(Constraint("le", sid, str(cap)))
+    # A sum written with a fixed number of terms over a count that would change ("60 + 57 + 54 + 51"
+    # for a relay of four): the program cannot grow the sum with the count.
+    for v, idx in groups.items():
+        sid = gid[v]
+        if sid in freeze or sid in already or v.denominator != 1 or v < 3 or v > 12:
+            continue
+        if any(mentions[i].kind not in ("int", "word") for i in idx):
+            continue
+        for st in steps:
+            if st.expr.count("+") == int(v) - 1 and not any(op in st.expr for op in "*/-") and len(st.leaves) == int(v):
+                raise Rejected("fixed_term_sum", f"{st.expr} adds {int(v)} terms, as many as the count {mentions[idx[0]].text} that would change")
+    # Ordinals that must stay within a count: "5 days ... the third day" keeps at least 3 days.
+    for om in re.finditer(r"\b(" + "|".join(ORDINALS) + r")\s+([a-z]+)", question, re.IGNORECASE):
+        k, noun = ORDINALS[om.group(1).lower()], guards._singular(om.group(2).lower())
+        for v, idx in groups.items():
+            if any(guards.head_noun(question, mentions[i]) == noun for i in idx):
+                extra.append(Constraint("ge", gid[v], str(k)))
+    return freeze, extra
+
+
+def _unanchored_definite(question: str, ms: list[Mention], nouns: list[str]) -> bool:
+    """A definite count ("the two", "all 10 tests") whose group is not introduced by a plain
+    mention of the same noun in the question ("5 apples ... the 5 apples" moves together)."""
+    definite = [guards.is_definite(question, m) for m in ms]
+    if not any(definite):
+        return False
+    plain = {n for n, d in zip(nouns, definite, strict=True) if not d and n}
+    return any(d and nouns[k] not in plain for k, d in enumerate(definite)) or not plain
 
 
 def _check_unused_totals(mentions: list[Mention], slots: list[Slot]) -> None:
@@ -351,6 +433,14 @@ def _places(x: Fraction) -> int | None:
     return places if x.denominator == 1 else None
 
 
+_NUM_TXT = r"\$?\s?(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)"
+_UNIT_WORDS = r"(?:\s*(?!x\b)[A-Za-z%']+){0,3}"
+_RESTATED = re.compile(rf"((?:{_NUM_TXT}{_UNIT_WORDS}\s*[-+*/x×÷]\s*\(?\s*)+{_NUM_TXT}{_UNIT_WORDS}\s*\)?)\s*=\s*\$?\s*$")
+_RESTATED_NUM = re.compile(r"(?<![\w.,])\$?\s?(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)")
+_WORD_AS_LABEL = re.compile(r"\b(?:day|week|month|year|step|part|round|level|grade|page|number|no\.|game|lap|floor|stage|inning)\s+$",
+                            re.IGNORECASE)
+
+
 def _prose(
     solution: str, steps: list[Step], slots: list[Slot], group_values: list[Fraction],
     group_scales: dict[Fraction, list[Fraction]], gid: dict[Fraction, str], results: list[Fraction],
@@ -363,6 +453,25 @@ def _prose(
     unused = {s.id: s.source == "unused" for s in slots}
     moving = any(r != "frozen" for r in roles.values())
     out: list[ProseNumber] = []
+    # "72/6 = <<72/6=12>>": an expression restated right before its annotation is bound literal by
+    # literal, by position (binding by value cannot tell two equal literals apart, and a number after
+    # "/" is not a prose number at all), so the restatement is rendered from the program too.
+    for st in steps:
+        if st.prose:
+            continue
+        line_start = solution.rfind("\n", 0, st.start) + 1
+        prev_end = max([s.end for s in steps if s.end <= st.start] + [line_start])
+        seg = solution[prev_end:st.start]
+        em = _RESTATED.search(seg)
+        if not em:
+            continue
+        toks = list(_RESTATED_NUM.finditer(seg, em.start(1), em.end(1)))
+        if [_number(t.group(1)) for t in toks] != [Fraction(lf.value) for lf in st.leaves]:
+            continue
+        for t, lf in zip(toks, st.leaves, strict=True):
+            a, b = prev_end + t.start(1), prev_end + t.end(1)
+            out.append(ProseNumber(a, b, t.group(1), lf.kind, lf.ref, lf.scale, lf.offset))
+            skip.append((a, b))
     for m in _PROSE_NUM.finditer(solution, 0, body_end if body_end >= 0 else len(solution)):
         a, b = m.span(1)
         if any(s <= a < e for s, e in skip):
@@ -398,6 +507,9 @@ def _prose(
             continue
         v = Fraction(wm.value)
         if v in gid and roles[gid[v]] != "frozen":
+            if _WORD_AS_LABEL.search(solution[max(0, wm.start - 12):wm.start]):
+                # "on day three": a label, not the count; rewriting it by value would misname the day.
+                raise Rejected("ambiguous_solution_number", f"{wm.text!r} in the solution labels something and equals a number that changes")
             out.append(ProseNumber(wm.start, wm.end, wm.text, "slot", gid[v], "1"))
     del moving
     out.sort(key=lambda p: p.start)

@@ -1,0 +1,241 @@
+"""Guards of the lifter: numbers whose meaning the program cannot see (issue 16).
+
+The program of a template knows which question numbers a computation reads; it does not know
+what those numbers *mean*. A literal ``2`` in ``33*2`` may be the "two" of "two pairs" or the
+"twice" of "twice as much"; a ``5`` may be "5 miles" or the five days from "Monday to Friday".
+Changing such a number moves one reading and leaves the other, and the new question then means
+something the program does not compute. The guards below find those numbers in the text and
+either *freeze* them (the value never changes, so every reading stays right) or *reject* the
+item with a reason. When in doubt they freeze or reject: coverage may drop, correctness may not.
+
+Each guard is a small function over the question, the solution and the mentions; all of them
+read the text only (never a model), so they are deterministic and cheap.
+
+>>> phrase_counts("He works Monday to Friday, except Sunday and Wednesday.")
+[5, 2]
+>>> enumerations("Four children: Akbar, Alessandro, Helene, and Wilfred.")
+[4]
+"""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+from functools import lru_cache
+
+from contam.perturb.mentions import ORDINALS, UNITS
+from contam.perturb.records import Mention
+
+DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+          "november", "december")
+
+#: Words that state a constant number without a digit: the program may read that constant where
+#: the solution writes it ("33 * 2" for "twice as much"), so a question number equal to it is ambiguous.
+CONSTANT_WORDS: dict[str, int] = {
+    "twice": 2, "double": 2, "doubled": 2, "doubles": 2, "both": 2, "pair": 2, "pairs": 2, "couple": 2, "twins": 2,
+    "half": 2, "halves": 2, "halved": 2, "bicycle": 2, "weekend": 2, "weekends": 2, "biweekly": 2, "semi": 2,
+    "triple": 3, "tripled": 3, "thrice": 3, "third": 3, "thirds": 3, "tricycle": 3, "triplets": 3, "trio": 3,
+    "quadruple": 4, "quarter": 4, "quarters": 4, "fourth": 4, "fourths": 4, "quartet": 4,
+    "fifth": 5, "fifths": 5, "weekday": 5, "weekdays": 5, "nickel": 5, "nickels": 5,
+    "sixth": 6, "sixths": 6, "dime": 10, "dimes": 10, "decade": 10, "decades": 10,
+    "dozen": 12, "dozens": 12, "score": 20, "century": 100, "centuries": 100,
+}
+
+#: Facts of the world a solution uses without the question stating them, by the words that
+#: license them. A question number equal to one of these, where the solution reads that value,
+#: is ambiguous (the "7" of a week, the "60" of an hour).
+WORLD_FACTS: tuple[tuple[int, str], ...] = (
+    (7, r"\bweek|\bdays?\b"), (24, r"\bhours?\b|\bday"), (60, r"minute|\bhours?\b|second"), (12, r"month|year|inch|feet|foot|dozen"),
+    (52, r"\bweek.*\byear|\byear.*\bweek"), (365, r"\byear"), (30, r"\bmonth"), (31, r"\bmonth"), (100, r"percent|%|cent|meter|metre"),
+    (1000, r"kilo|\bkg\b|\bkm\b|gram|liter|litre|milli|\bml\b|\bkb\b|\bmb\b"), (16, r"ounce|pound"), (3, r"\byards?\b|\bfeet\b|\bfoot\b"),
+    (4, r"quart|gallon|season"), (8, r"pint|gallon"), (36, r"\byards?\b|\binch"), (5280, r"\bmiles?\b"), (25, r"\bquarters?\b"),
+    (10, r"\bdimes?\b|\bdecades?\b"),
+)
+
+#: "N <unit> a <period>": the largest N the period holds (a week has 7 days ...).
+PERIODS: dict[tuple[str, str], int] = {
+    ("day", "week"): 7, ("day", "month"): 31, ("day", "year"): 366, ("week", "year"): 52, ("week", "month"): 5,
+    ("month", "year"): 12, ("hour", "day"): 24, ("hour", "week"): 168, ("minute", "hour"): 60, ("second", "minute"): 60,
+    ("night", "week"): 7, ("evening", "week"): 7, ("morning", "week"): 7, ("weekend", "month"): 5, ("weekend", "year"): 53,
+}
+_PERIOD_RE = re.compile(
+    r"^\s*[- ]?(?P<unit>day|week|month|hour|minute|second|night|evening|morning|weekend)s?"
+    r"(?:\s+(?:a|an|per|each|every|in\s+a|in\s+an|of\s+the|of\s+each|out\s+of\s+the|out\s+of\s+every)\s+|[- ])(?P<period>week|month|year|day|hour|minute)\b",
+    re.IGNORECASE,
+)
+#: "N-day week", "a 5 day work week".
+_SIZED_PERIOD_RE = re.compile(r"^\s*[- ](?P<unit>day|hour|month)[- ](?:work\s*|school\s*|working\s*)?(?P<period>week|day|year)\b", re.IGNORECASE)
+#: "1 Mb has 1000 kb", "there are 100 cm in a meter", "12 inches per foot": a stated conversion is a definition.
+_CONVERSION_AFTER = re.compile(
+    r"^\s*[a-zA-Z]+\s+(?:in|per)\s+(?:a|an|one|each|1)\s+[a-zA-Z]+|^\s*[a-zA-Z]+\s*(?:=|make|makes|equals?)\s*(?:a|an|one|1)\s+[a-zA-Z]+",
+    re.IGNORECASE,
+)
+_CONVERSION_BEFORE = re.compile(r"(?:\b(?:a|an|one|1|each|every)\s+[a-zA-Z]+\s+(?:has|have|is|equals|contains|holds|=|makes|is\s+equal\s+to|weighs|are)\s+)$", re.IGNORECASE)
+#: Counts fixed by nature: legs of a table, wheels of a car, sides of a square ...
+NATURE_NOUNS = ("leg", "wheel", "wing", "side", "corner", "eye", "arm", "hand", "finger", "toe", "ear", "face", "vertice", "vertex",
+                "edge", "season", "continent", "player")
+_DEFINITE = re.compile(r"(?:\b(?:the|all|these|those|both|each\s+of\s+the|any\s+of\s+the|of\s+the|among\s+the|for\s+the|by\s+the|across\s+the|between\s+the)\s+)$",
+                       re.IGNORECASE)
+_BILL = re.compile(r"^\s*[- ]?(?:dollar\s+)?(?:bills?|notes?|coins?)\b", re.IGNORECASE)
+_WORD = re.compile(r"[A-Za-z]+")
+_SKIP_ADJ = {"more", "less", "fewer", "extra", "other", "additional", "new", "old", "big", "small", "large", "full", "whole", "different",
+             "separate", "equal", "same", "identical", "total", "of", "times", "a", "an", "the", "each", "per"}
+
+
+def head_noun(text: str, m: Mention) -> str:
+    """The noun a number counts ("3 red apples" -> "apple"), lower case and singular; "$" for money."""
+    if m.kind in ("money", "cents"):
+        return "$"
+    if m.kind == "percent":
+        return "%"
+    for w in _WORD.findall(text[m.end:m.end + 40])[:3]:
+        lw = w.lower()
+        if lw in ("dollar", "dollars"):
+            return "$"
+        if lw in _SKIP_ADJ:
+            continue
+        return _singular(lw)
+    return ""
+
+
+def _singular(w: str) -> str:
+    if w.endswith("ies") and len(w) > 4:
+        return w[:-3] + "y"
+    if w.endswith(("ches", "shes", "sses", "xes")):
+        return w[:-2]
+    if w.endswith("s") and not w.endswith("ss") and len(w) > 3:
+        return w[:-1]
+    return w
+
+
+def phrase_counts(text: str) -> list[int]:
+    """Counts stated by named days and months: "Monday to Friday" (5), "Sunday and Wednesday" (2)."""
+    low = text.lower()
+    out: list[int] = []
+    for names in (DAYS, MONTHS):
+        alt = "|".join(names)
+        taken: list[tuple[int, int]] = []
+        for m in re.finditer(rf"\b(?:from\s+)?({alt})s?\s+(?:to|through|thru|until|till|-|–)\s+({alt})s?\b", low):
+            a, b = names.index(m.group(1)), names.index(m.group(2))
+            out.append((b - a) % len(names) + 1)
+            taken.append(m.span())
+        for m in re.finditer(rf"\b({alt})s?\b(?:\s*,\s*(?:and\s+|or\s+)?({alt})s?\b|\s+(?:and|or|&)\s+({alt})s?\b)+", low):
+            if any(a <= m.start() < b for a, b in taken):
+                continue
+            out.append(len(re.findall(rf"\b(?:{alt})", m.group(0))))
+    return out
+
+
+_LIST = re.compile(
+    r"(?P<items>(?:[A-Z][a-z]+|(?:\$?\d[\d,.]*|[a-z]+)\s+[a-z][a-z -]{0,30}?)(?:\s*,\s*(?:[A-Z][a-z]+|(?:\$?\d[\d,.]*|[a-z]+)\s+[a-z][a-z -]{0,30}?))+"
+    r"\s*,?\s+(?:and|or)\s+(?:[A-Z][a-z]+|(?:\$?\d[\d,.]*|[a-z]+)\s+[a-z][a-z -]{0,30}?))(?=[.,;:?!)]|\s+(?:for|to|at|in|on|with|each|that|which|who)\b|$)"
+)
+_NAME_PAIR = re.compile(r"\b([A-Z][a-z]+)\s+and\s+([A-Z][a-z]+)\b")
+_NOT_NAMES = {"The", "If", "He", "She", "They", "It", "In", "On", "At", "But", "So", "Then", "When", "How", "What", "A", "An", "His", "Her",
+              "Their", "This", "That", "Each", "Every", "After", "Before", "There", "We", "I", "You"}
+
+
+def enumerations(text: str) -> list[int]:
+    """Lengths of lists the question spells out: "Akbar, Alessandro, Helene, and Wilfred" (4),
+    "9 oatmeal cookies, 4 chocolate chip cookies, and 5 sugar cookies" (3), "Tom and Ann" (2)."""
+    out: list[int] = []
+    for sentence in re.split(r"(?<=[.?!])\s+", text):
+        for m in _LIST.finditer(sentence):
+            items = re.split(r"\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+", m.group("items"))
+            items = [x for x in items if x.strip()]
+            if len(items) >= 3:
+                out.append(len(items))
+        for m in _NAME_PAIR.finditer(sentence):
+            if m.group(1) not in _NOT_NAMES and m.group(2) not in _NOT_NAMES:
+                out.append(2)
+    return out
+
+
+def constant_values(question: str, solution: str) -> set[int]:
+    """Values the text states without a digit: constant words, day/month phrases, enumerations,
+    "one ... the other" (two), and facts of the world licensed by the words present."""
+    low = question.lower()
+    vals = {v for w, v in CONSTANT_WORDS.items() if re.search(rf"\b{w}\b", low)}
+    vals.update(phrase_counts(question))
+    vals.update(enumerations(question))
+    if re.search(r"\bthe other\b(?!\s+(?:\d|" + "|".join(UNITS) + r"))", low) and re.search(r"\bone\b", low):
+        vals.add(2)
+    both = (question + " " + solution).lower()
+    vals.update(v for v, pat in WORLD_FACTS if re.search(pat, both))
+    return vals
+
+
+def period_cap(text: str, m: Mention) -> tuple[int, bool] | None:
+    """For "N days a week": (7, N is the whole period). None when the mention counts no period."""
+    after = text[m.end:m.end + 40]
+    got = _PERIOD_RE.match(after) or _SIZED_PERIOD_RE.match(after)
+    if not got:
+        return None
+    cap = PERIODS.get((got.group("unit").lower(), got.group("period").lower()))
+    if cap is None:
+        return None
+    return cap, Fraction(m.value) >= cap
+
+
+def is_conversion(text: str, m: Mention) -> bool:
+    """A stated unit conversion or definition ("1 Mb has 1000 kb", "12 inches per foot")."""
+    return bool(_CONVERSION_BEFORE.search(text[max(0, m.start - 40):m.start]) or _CONVERSION_AFTER.match(text[m.end:m.end + 40]))
+
+
+def is_definite(text: str, m: Mention) -> bool:
+    """"the two", "all 10 tests", "the four of them": a count that refers back to a group the story fixed."""
+    return bool(_DEFINITE.search(text[max(0, m.start - 30):m.start]))
+
+
+def is_bill(text: str, m: Mention) -> bool:
+    """"a $10 bill": banknotes and coins come in fixed denominations."""
+    return bool(_BILL.match(text[m.end:m.end + 20]))
+
+
+def ordinal_values(text: str) -> set[int]:
+    """Values of ordinals in ``text`` ("the fourth day", "3rd", "day 2")."""
+    vals = {ORDINALS[w.lower()] for w in re.findall(r"\b(" + "|".join(ORDINALS) + r")\b", text, re.IGNORECASE)}
+    vals.update(int(n) for n in re.findall(r"\b(\d+)(?:st|nd|rd|th)\b", text))
+    vals.update(int(n) for n in re.findall(r"\b(?:day|week|month|year|round|game|level|step|floor|lap|stage|hour|inning|quarter)\s+(\d+)\b",
+                                           text, re.IGNORECASE))
+    return vals
+
+
+@lru_cache(maxsize=1)
+def unit_caps() -> dict[str, Fraction]:
+    """The largest value GSM8K's own training questions give each counted noun (nouns seen at least
+    20 times): "legs" never exceed what the benchmark writes, nor "years old", nor "% tip".
+
+    Computed once from the packaged GSM8K train split (the benchmark's own distribution).
+    """
+    from contam.data import load_benchmark
+    from contam.perturb.mentions import find_mentions
+
+    seen: dict[str, list[Fraction]] = {}
+    for item in load_benchmark("gsm8k-train"):
+        q = item.question
+        for m in find_mentions(q):
+            if not m.perturbable:
+                continue
+            noun = head_noun(q, m)
+            if m.kind == "percent":
+                # Percents are told apart by what they are of: a tip, a fee, a discount, interest ...
+                w = _WORD.findall(q[m.end:m.end + 30])
+                noun = "%" + (_singular(w[0].lower()) if w and w[0].lower() not in ("of", "more", "less", "off", "per", "percent") else "")
+            if noun:
+                seen.setdefault(noun, []).append(Fraction(m.value))
+    return {k: max(v) for k, v in seen.items() if len(v) >= 20}
+
+
+def plausible_cap(text: str, m: Mention) -> Fraction | None:
+    """Largest plausible value of a mention, from :func:`unit_caps` (None: no cap known)."""
+    caps = unit_caps()
+    if m.kind == "percent":
+        w = _WORD.findall(text[m.end:m.end + 30])
+        key = "%" + (_singular(w[0].lower()) if w and w[0].lower() not in ("of", "more", "less", "off", "per", "percent") else "")
+        return caps.get(key)
+    noun = head_noun(text, m)
+    if noun in ("$", "%", ""):
+        return None
+    return caps.get(noun)
