@@ -20,7 +20,15 @@ An instance is emitted only when all checks pass:
 ``answer_changed``
     the answer differs from the original's;
 ``determinism``
-    drawing again with the same template, seed and index gives the same instance hash.
+    drawing again with the same template, seed and index gives the same instance hash;
+``readback``
+    the variant question, read as plain text without the template (:mod:`contam.perturb.readback`),
+    states periods, conversions, enumerations, ordinals and definite counts that agree with each
+    other the way the original's did (failures are also counted as ``readback:<what>``);
+``stale_numbers``
+    every number of the new question and solution is accounted for by the program (a slot value,
+    a step result, a constant it reads) or is frozen text of the original; a restated expression
+    before an annotation ("72/6 = <<72/6=12>>") states the annotation's own literals.
 
 >>> from contam.data import load_benchmark
 >>> from contam.perturb.symbolic import lift
@@ -34,15 +42,17 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from fractions import Fraction
 
-from contam.perturb import arith
+from contam.perturb import arith, readback
 from contam.perturb.chain import Rejected, collect_steps
+from contam.perturb.chain import number as _number
 from contam.perturb.instantiate import Draw, check_constraints, compiled, draw
 from contam.perturb.mentions import find_mentions
 from contam.perturb.records import Template
 
-CHECKS = ("faithfulness", "coverage", "reparse", "solution", "constraints", "answer_changed", "determinism")
+CHECKS = ("faithfulness", "coverage", "reparse", "solution", "constraints", "answer_changed", "determinism", "readback", "stale_numbers")
 _REWRITABLE = ("int", "decimal", "money", "percent", "word", "cents")
 
 
@@ -87,6 +97,12 @@ def audit_instance(template: Template, d: Draw, *, seed: int, index: int, check_
         failures.append("constraints")
     if Fraction(d.answer) == Fraction(template.answer):
         failures.append("answer_changed")
+    rb = readback.check(template.question, d.question)
+    if rb:
+        failures.append("readback")
+        failures.extend(f"readback:{x}" for x in rb)
+    if unaccounted_numbers(template, d):
+        failures.append("stale_numbers")
     if check_determinism:
         again = draw(template, seed, index, wide=wide)
         if again is None or instance_hash(template, seed, index, again, wide) != instance_hash(template, seed, index, d, wide):
@@ -128,3 +144,62 @@ def _solution_consistent(d: Draw) -> bool:
     except Rejected:
         return False
     return bool(steps) and Fraction(d.answer) in {p.value for p in steps}
+
+
+_SOL_NUM = re.compile(r"(?<![\w.,])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)(?![\d])")
+_ANNOT = re.compile(r"<<([^<>]*)=([^<>=]*)>>")
+_RESTATE = re.compile(r"((?:\$?\s?(?:\d[\d,]*(?:\.\d+)?|\.\d+)(?:\s*(?!x\s*[\d$(.])[A-Za-z%']+){0,3}\s*[-+*/x×÷]\s*\(?\s*)+"
+                      r"\$?\s?(?:\d[\d,]*(?:\.\d+)?|\.\d+)(?:\s*(?!x\s*[\d$(.])[A-Za-z%']+){0,3}\s*\)?)\s*=\s*\$?\s*$")
+
+
+def unaccounted_numbers(template: Template, d: Draw) -> list[str]:
+    """Numbers of the variant's question or solution that neither the program nor the frozen text explains.
+
+    The question: every mention either carries its slot's new value or is spelled exactly as in
+    the original (frozen). The solution: every number is a slot value (at any scale the template
+    reads it), a step result, a constant of the program, or a number of the original solution
+    that did not move; and an expression restated right before an annotation uses the
+    annotation's literals, in order. Returns the offending numbers (empty: all accounted for).
+    """
+    bad: list[str] = []
+    found = find_mentions(d.question)
+    moving = {i: s.id for s in template.slots if s.role != "frozen" for i in s.mentions}
+    if len(found) != len(template.mentions):
+        return ["question:mentions"]
+    for i, (m, o) in enumerate(zip(found, template.mentions, strict=True)):
+        if i in moving:
+            if Fraction(m.value) != d.values[moving[i]]:
+                bad.append(m.text)
+        elif m.text != o.text:
+            bad.append(m.text)
+    scales = {Fraction(s) for m in template.mentions for s in m.scales} | {Fraction(1), Fraction(1, 100), Fraction(100)}
+    scales |= {Fraction(lf.scale) for st in template.steps for lf in st.leaves}
+    new: set[Fraction] = {v * k for v in d.values.values() for k in scales}
+    new |= {abs(r) for r in d.results}
+    new |= {Fraction(lf.value) for st in template.steps for lf in st.leaves if lf.kind == "const"}
+    new |= {v * Fraction(lf.scale) + Fraction(lf.offset) for st in template.steps for lf in st.leaves if lf.kind == "slot"
+            for v in (d.values[lf.ref],)}
+    moved_orig = {Fraction(s.value) for s in template.slots if s.role != "frozen"}
+    moved_orig |= {Fraction(st.result) for st, r in zip(template.steps, d.results, strict=True) if Fraction(st.result) != r}
+    frozen_orig = {_number(m.group(1)) for m in _SOL_NUM.finditer(template.solution)} - moved_orig
+    body = d.solution.rsplit("####", 1)[0]
+    for m in _SOL_NUM.finditer(body):
+        v = _number(m.group(1))
+        if v in (0, 1) or v in new or v in frozen_orig:
+            continue
+        bad.append(m.group(1))
+    for wm in find_mentions(body):
+        if wm.kind == "word" and Fraction(wm.value) in moved_orig and Fraction(wm.value) not in new:
+            bad.append(wm.text)
+    for am in _ANNOT.finditer(body):
+        line_start = body.rfind("\n", 0, am.start()) + 1
+        prev = body.rfind(">>", line_start, am.start())
+        seg = body[(prev + 2 if prev >= 0 else line_start):am.start()]
+        rm = _RESTATE.search(seg)
+        if not rm:
+            continue
+        said = [_number(t) for t in re.findall(r"\d[\d,]*(?:\.\d+)?|\.\d+", rm.group(1))]
+        lits = [_number(t) for t in re.findall(r"\d[\d,]*(?:\.\d+)?|\.\d+", am.group(1))]
+        if len(said) == len(lits) and sorted(said) != sorted(lits):  # restated in another order is fine
+            bad.append(f"{rm.group(1).strip()} = <<{am.group(1)}>>")
+    return bad

@@ -434,9 +434,9 @@ def _places(x: Fraction) -> int | None:
 
 
 _NUM_TXT = r"\$?\s?(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)"
-_UNIT_WORDS = r"(?:\s*(?!x\b)[A-Za-z%']+){0,3}"
+_UNIT_WORDS = r"(?:\s*(?!x\s*[\d$(.])[A-Za-z%']+){0,3}"
 _RESTATED = re.compile(rf"((?:{_NUM_TXT}{_UNIT_WORDS}\s*[-+*/x×÷]\s*\(?\s*)+{_NUM_TXT}{_UNIT_WORDS}\s*\)?)\s*=\s*\$?\s*$")
-_RESTATED_NUM = re.compile(r"(?<![\w.,])\$?\s?(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)")
+_RESTATED_NUM = re.compile(r"(?:(?<![\w.,])|(?<=[0-9][xX]))\$?\s?(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)")
 _WORD_AS_LABEL = re.compile(r"\b(?:day|week|month|year|step|part|round|level|grade|page|number|no\.|game|lap|floor|stage|inning)\s+$",
                             re.IGNORECASE)
 
@@ -501,6 +501,15 @@ def _prose(
             raise Rejected("unexplained_solution_number", f"{m.group(1)} in the solution is not a slot, a step result or a constant")
         else:
             out.append(ProseNumber(a, b, m.group(1), "const", ""))
+    # A number after "/" in the prose ("32/7 of the total") is no prose number above: when it equals
+    # a number that moves, which one it is cannot be told, so the item is not templated.
+    moving_vals = {Fraction(s.value) for s in slots if s.role != "frozen"} | set(results)
+    for m in re.finditer(r"/\s*(\d+(?:\.\d+)?)(?![\d.])", solution[: body_end if body_end >= 0 else len(solution)]):
+        a = m.start(1)
+        if any(s <= a < e for s, e in skip):
+            continue
+        if _number(m.group(1)) in moving_vals:
+            raise Rejected("ambiguous_solution_number", f"'/{m.group(1)}' in the solution prose equals a number that changes")
     # Number words in the prose ("Sam had seventy loaves") follow their slot like digits do.
     for wm in find_mentions(solution[: body_end if body_end >= 0 else len(solution)]):
         if wm.kind != "word" or any(s <= wm.start < e for s, e in skip):
