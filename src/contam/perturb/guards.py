@@ -152,15 +152,19 @@ def enumerations(text: str) -> list[int]:
     return out
 
 
-def constant_values(question: str, solution: str) -> set[int]:
+def constant_values(question: str, solution: str, *, world: bool = True) -> set[int]:
     """Values the text states without a digit: constant words, day/month phrases, enumerations,
-    "one ... the other" (two), and facts of the world licensed by the words present."""
+    "one ... the other" (two), and (``world``) facts of the world licensed by the words present."""
     low = question.lower()
     vals = {v for w, v in CONSTANT_WORDS.items() if re.search(rf"\b{w}\b", low)}
     vals.update(phrase_counts(question))
     vals.update(enumerations(question))
     if re.search(r"\bthe other\b(?!\s+(?:\d|" + "|".join(UNITS) + r"))", low) and re.search(r"\bone\b", low):
         vals.add(2)
+    if re.search(r"\bone of each\b|\bof each (?:kind|flavou?r|color|colour|type)\b", low):
+        vals.update((2, 3))  # "one of each" of the kinds just listed ("vanilla or chocolate"): a count the story fixed
+    if not world:
+        return vals
     both = (question + " " + solution).lower()
     vals.update(v for v, pat in WORLD_FACTS if re.search(pat, both))
     return vals

@@ -110,6 +110,7 @@ def _lift(item: Item, cfg: SymbolicConfig) -> Template:
             if lit.value not in seen_results:
                 reads[lit.value] = reads.get(lit.value, 0) + 1
         seen_results.add(p.value)
+    strong = guards.constant_values(question, solution.rsplit("####", 1)[0], world=False)
     results: list[Fraction] = []
     steps: list[Step] = []
     # Ties collected while tracing, resolved after.
@@ -134,6 +135,10 @@ def _lift(item: Item, cfg: SymbolicConfig) -> Template:
                     from_steps = fresh
             from_groups = [(g, v / g) for g in group_values if g != 0 and v / g in group_scales[g]]
             from_const = v in frozen_values or (v in constants and v != 1)
+            if from_steps and v.denominator == 1 and int(v) in strong and v not in (0, 1) and (v not in groups or v in frozen_values):
+                # "7 * 10" for 7 dimes after a step that happened to give 10: the literal is the dime's
+                # 10 or that result, and no draw keeps both readings unless the result never moves.
+                raise Rejected("result_equals_constant", f"step {i}: {lit.text} is an earlier result and a constant the question names")
             if from_steps:
                 j = from_steps[0]
                 leaves.append(Leaf("step", str(j), "1", str(v), lit.text))
@@ -241,7 +246,8 @@ def _guards(
             if cap is not None and cap >= v:
                 extra.append(Constraint("le", sid, str(cap)))
     # A sum written with a fixed number of terms over a count that would change ("60 + 57 + 54 + 51"
-    # for a relay of four): the program cannot grow the sum with the count.
+    # for a relay of four): the program cannot grow the sum with the count, so the count is frozen
+    # (it then never changes, and the sum stays right).
     for v, idx in groups.items():
         sid = gid[v]
         if sid in freeze or sid in already or v.denominator != 1 or v < 3 or v > 12:
@@ -250,7 +256,8 @@ def _guards(
             continue
         for st in steps:
             if st.expr.count("+") == int(v) - 1 and not any(op in st.expr for op in "*/-") and len(st.leaves) == int(v):
-                raise Rejected("fixed_term_sum", f"{st.expr} adds {int(v)} terms, as many as the count {mentions[idx[0]].text} that would change")
+                freeze[sid] = "fixed_term_sum"
+                break
     # Ordinals that must stay within a count: "5 days ... the third day" keeps at least 3 days.
     for om in re.finditer(r"\b(" + "|".join(ORDINALS) + r")\s+([a-z]+)", question, re.IGNORECASE):
         k, noun = ORDINALS[om.group(1).lower()], guards._singular(om.group(2).lower())
