@@ -97,7 +97,7 @@ def test_money_problem_keeps_cents(test_items: list[Item]) -> None:
 
 def test_rejected_items_say_why(test_items: list[Item]) -> None:
     kyle = lift(test_items[24])  # algebra in prose, no annotation computes the answer
-    assert isinstance(kyle, Rejection) and kyle.reason in ("no_annotations", "untraced_operand", "answer_not_computed")
+    assert isinstance(kyle, Rejection) and kyle.reason in ("no_annotations", "untraced_operand", "answer_not_computed", "algebra_in_solution")
     # An operand that is in neither the question nor an earlier result: cannot be traced.
     odd = Item(id="x/1", question="Sam has 5 apples and buys 3 more. How many apples?",
                solution="He has 5+3+7=<<5+3+7=15>>15 apples.\n#### 15", answer="15")
@@ -164,10 +164,20 @@ def test_prose_arithmetic_becomes_a_step(test_items: list[Item]) -> None:
     t = lift(cynthia)
     assert isinstance(t, Template)
     assert t.steps[0].prose and t.steps[0].expr == "60/15"
+    # "4*4": one 4 is the $4.00 price, the other the 60/15 = 4 cartons. Which is which cannot be
+    # told, so the price is frozen and tied to the carton count: every draw would have to keep
+    # 4 cartons at $4, the answer cannot change, and no instance is emitted (issue 16).
+    price = next(s for s in t.slots if s.value == "4")
+    assert price.role == "frozen" and price.source == "guard:result_unit"
+    assert draw(t, seed=0) is None
+    jack = Item(id="other/2", question="Jack had 8 pens and bought 3 boxes of 6 pens. How many pens does he have?",
+                solution="The boxes hold 3*6 = 18 pens, so he has 8+18=<<8+18=26>>26 pens.\n#### 26", answer="26")
+    t = lift(jack)
+    assert isinstance(t, Template) and t.steps[0].prose and t.steps[0].expr == "3*6"
     d = draw(t, seed=0)
     assert d is not None and audit_instance(t, d, seed=0, index=0) == []
-    m = re.search(r"after (\d+) days she will need \1/(\d+) = (\d+) containers", d.solution)
-    assert m and int(m.group(1)) // int(m.group(2)) == int(m.group(3))
+    m = re.search(r"The boxes hold (\d+)\*(\d+) = (\d+) pens", d.solution)
+    assert m and int(m.group(1)) * int(m.group(2)) == int(m.group(3))
 
 
 def test_name_swap_changes_context_not_numbers(natalia: Item) -> None:

@@ -98,6 +98,9 @@ def _lift(item: Item, cfg: SymbolicConfig) -> Template:
     group_scales = {v: sorted({Fraction(s) for i in groups[v] for s in mentions[i].scales}) for v in group_values}
     frozen_values = {Fraction(m.value) * Fraction(s) for m in mentions if not m.perturbable for s in m.scales}
 
+    if _ALGEBRA.search(solution.rsplit("####", 1)[0]):
+        # "Let x be ...", "2*x + x = 45": the solution reasons with an unknown the program cannot follow.
+        raise Rejected("algebra_in_solution", "the solution solves for an unknown outside the annotations")
     parsed = collect_steps(solution)
     if not parsed:
         raise Rejected("no_annotations", "solution has no <<expr=result>> annotations")
@@ -176,6 +179,14 @@ def _lift(item: Item, cfg: SymbolicConfig) -> Template:
     guard_freeze, guard_constraints = _guards(question, solution, mentions, groups, gid, reads, steps, freeze)
     freeze |= set(guard_freeze)
     slots = _resolve_slots(mentions, groups, gid, bound, slot_links, step_ties, freeze)
+    # A question number derived from a step result must count what that result counts ("four packs"
+    # is not the $4 a subtraction left); otherwise it is frozen, and the tie becomes a constraint.
+    unit_clash = {s.id: "result_unit" for s in slots if s.role == "derived" and s.source.startswith("step:")
+                  and not _same_unit(question, solution, mentions, s, steps[int(s.source[5:])])}
+    if unit_clash:
+        guard_freeze.update(unit_clash)
+        freeze |= set(unit_clash)
+        slots = _resolve_slots(mentions, groups, gid, bound, slot_links, step_ties, freeze)
     slots = [dataclasses.replace(s, source=f"guard:{guard_freeze[s.id]}") if s.id in guard_freeze and s.role == "frozen"
              and s.source == "constant" else s for s in slots]
     slots, deps = _settle(slots, steps)
@@ -265,6 +276,21 @@ def _guards(
             if any(guards.head_noun(question, mentions[i]) == noun for i in idx):
                 extra.append(Constraint("ge", gid[v], str(k)))
     return freeze, extra
+
+
+def _same_unit(question: str, solution: str, mentions: list[Mention], slot: Slot, step: Step) -> bool:
+    """Whether a step's result is stated in the unit its tied question number counts."""
+    before = solution[max(0, step.start - 3):step.start]
+    end = step.echo_end if step.echo_end >= 0 else step.end
+    words = re.findall(r"[A-Za-z$%]+", solution[end:end + 30])
+    unit = "$" if "$" in before or (words[:1] == ["$"]) else (guards._singular(words[0].lower()) if words else "")
+    if unit in ("dollar", "dollars"):
+        unit = "$"
+    nouns = {guards.head_noun(question, mentions[i]) for i in slot.mentions}
+    return bool(unit) and unit in nouns
+
+
+_ALGEBRA = re.compile(r"\b[Ll]et\s+[a-zA-Z]\b|\b\d+\s*\*?\s*[a-zA-Z]\s*[-+=]|[-+=]\s*\d*\s*\*?\s*[xyXY]\b|\b[xyXY]\s*=")
 
 
 def _unanchored_definite(question: str, ms: list[Mention], nouns: list[str]) -> bool:
