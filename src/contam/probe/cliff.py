@@ -32,7 +32,6 @@ from contam.stats.calibration import Calibration
 from contam.stats.results import TestResult
 from contam.stats.tests import paired_permutation, paired_ttest
 
-
 #: Sign flips enumerated for the exact small-sample floor (2^13 = 8192 <= 10,000: exact up to 13 items).
 PERMUTATION_RESAMPLES = 10_000
 
