@@ -7,6 +7,7 @@ import pytest
 from scipy import stats as sps
 
 from contam.data import load_benchmark
+from contam.errors import ConfigError
 from contam.probe.cliff import CliffConfig, CliffItem, CliffProbe, performance_cliff
 
 
@@ -45,7 +46,7 @@ def test_reverse_cliff_is_not_flagged() -> None:
 def test_ragged_variants_and_items_without_variants() -> None:
     r = performance_cliff([1, 1, 0], [[0, 1], [], [0]])
     assert r.n_items == 2 and r.acc_per_variant == (0.0, 1.0)
-    with pytest.raises(ValueError):
+    with pytest.raises(ConfigError):
         performance_cliff([1], [[0], [1]])
 
 

@@ -9,6 +9,7 @@ import pytest
 
 from contam.cli.main import main
 from contam.data import load_benchmark
+from contam.errors import ConfigError
 from contam.probe.cdd import CDD, CDDConfig, completion_tokens, peak_share
 from contam.probe.guided import Guided, GuidedConfig, GuidedResult
 from contam.probe.reconstruct import Reconstruct, ReconstructConfig
@@ -28,7 +29,7 @@ def test_peak_share_is_normalised_and_token_level() -> None:
     assert peak_share([0, 1, 2, 10], max_length=40, alpha=0.0) == 0.25  # real-world: exact only
     assert peak_share([], max_length=10, alpha=0.05) == 0.0
     assert CDDConfig.real_world().alpha == 0.0 and CDDConfig.real_world().xi == 0.2
-    with pytest.raises(ValueError):
+    with pytest.raises(ConfigError):
         CDDConfig(n_samples=0)
 
 
@@ -62,7 +63,7 @@ def test_reconstruct_against_a_reference_set(model) -> None:  # type: ignore[no-
         assert r.prefix + r.rest == load_benchmark(f"gsm8k{'-train' if r.group == 'reference' else ''}")[int(r.id.rsplit('/', 1)[1])].question
         assert len(r.prefix.split()) == round(0.4 * len((r.prefix + r.rest).split()))
         assert r.max_rouge_l == pytest.approx(rouge_l(r.best, r.rest.strip()))
-    assert res.rouge_test is not None and 0.0 <= res.rouge_test["p_value"] <= 1.0
+    assert res.rouge_test is not None and 0.0 <= res.rouge_test.p_value <= 1.0
     assert res.verbatim_test is not None
 
 
@@ -79,7 +80,7 @@ def test_tsguess_both_modes_with_the_model(model) -> None:  # type: ignore[no-un
     mm = load_benchmark("mmlu")[:1]
     res = TSGuess(TSGuessConfig(mode="choice")).run(model, mm, reference=load_benchmark("mmlu-sociology")[:1])
     assert res.n == {"original": 1, "reference": 1} and res.test is not None
-    assert res.test["effect"] == pytest.approx(res.exact_rate["original"] - res.exact_rate["reference"])
+    assert res.test.effect == pytest.approx(res.exact_rate["original"] - res.exact_rate["reference"])
     rec = res.items[0]
     gold = ord(mm[0].answer) - 65
     assert rec.masked in mm[0].choices and rec.masked != mm[0].choices[gold]  # a wrong option is hidden
@@ -101,8 +102,8 @@ def test_guided_vs_general(model) -> None:  # type: ignore[no-untyped-def]
     assert "test split of the GSM8K dataset" in guided_prompt and "GSM8K" not in general_prompt
     res = g.run(model, items)
     assert res.n == 2 and res.test is not None
-    assert res.test["effect"] == pytest.approx(res.mean_guided - res.mean_general)
-    assert res.contaminated == (res.test["p_value"] < 0.05 and res.mean_guided > res.mean_general)
+    assert res.test.effect == pytest.approx(res.mean_guided - res.mean_general)
+    assert res.contaminated == (res.test.p_value < 0.05 and res.mean_guided > res.mean_general)
     assert res.note == ""
     # below the default minimum of 10 items there is no verdict, whatever the p-value
     small = GuidedResult(config={"min_items": 10}, items=(), mean_guided=0.9, mean_general=0.1, n=2, test=res.test, contaminated=False)

@@ -88,7 +88,7 @@ def test_compare_uses_the_two_proportion_test_and_the_mde() -> None:
     c = compare(bench, ctrl)
     ref = two_proportion_ztest(60, 100, 20, 50, alternative="greater")
     assert c.gap == pytest.approx(0.2)
-    assert c.test["p_value"] == pytest.approx(ref.p_value)
+    assert c.test.p_value == pytest.approx(ref.p_value)
     assert c.mde == pytest.approx(mde_unpaired(2 * 100 * 50 / 150, baseline=0.4, two_sided=False))
     assert c.benchmark_rate == 0.6 and c.control_rate == 0.4
     with pytest.raises(InputError):

@@ -30,7 +30,7 @@ def contaminate(
     epochs: Annotated[int, typer.Option("--epochs", help="Exposures: how many times each leaked item is trained on.")] = 3,
     filler_ratio: Annotated[float, typer.Option("--filler-ratio", help="Clean documents per leaked item in each epoch.")] = 1.0,
     filler: Annotated[str, typer.Option("--filler", help="Clean text: webtext (real paragraphs shipped offline) or a benchmark name/file.")] = "webtext",
-    template: Annotated[str, typer.Option("--template", help="text (a raw document, like pre-training) or chat (user/assistant turn, like SFT).")] = "text",
+    template: Annotated[str, typer.Option("--template", help="text (a raw document, like pre-training), chat (user/assistant turn, like SFT) or zerocot (the Zero-CoT Probe's prompt, final answer only).")] = "text",
     paraphrases: Annotated[Path | None, typer.Option("--paraphrases", help="JSONL with id and question (optionally solution) per leaked item.")] = None,
     lora: Annotated[bool, typer.Option("--lora", help="Train LoRA adapters (peft) instead of all weights; merged before saving.")] = False,
     lr: Annotated[float, typer.Option("--lr", help="Learning rate (constant after a short warm-up).")] = 1e-4,

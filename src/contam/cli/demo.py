@@ -87,12 +87,12 @@ def register(app: typer.Typer) -> None:
         )
         times["minkprob"] = _step(
             "3a. Model-side audit: Min-K% Prob, GSM8K vs its isomorphic reference set (SmolLM2-135M)",
-            ["probe", "minkprob", "-m", "smollm2", "-b", "gsm8k", "-n", str(n), "--control", str(out / "reference"), "--out", str(out / "minkprob")],
+            ["probe", "minkprob", "-m", "smollm2", "-b", "gsm8k", "--limit", str(n), "--variants", str(out / "reference"), "--out", str(out / "minkprob")],
         )
         times["zerocot"] = _step(
             "3b. Model-side audit: Zero-CoT Probe with Contamination Confidence (SmolLM2-135M)",
             [
-                "probe", "zerocot", "-m", "smollm2", "-b", "gsm8k", "-n", str(min(n, 10)), "--reference", str(out / "reference"),
+                "probe", "zerocot", "-m", "smollm2", "-b", "gsm8k", "--limit", str(min(n, 10)), "--variants", str(out / "reference"),
                 "--max-cot-tokens", "160", "--truncation", "", "--resamples", "2000", "--out", str(out / "zerocot"),
             ],
         )  # fmt: skip

@@ -18,17 +18,27 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from contam.cli.common import JsonFlag, console, emit_json, err_console, probe_app
+from contam.cli.common import console, emit_json, err_console, probe_app
+from contam.cli.probe_opts import (
+    ControlOpt,
+    JsonFlag,
+    LimitOpt,
+    NAlias,
+    OutOpt,
+    ReferenceAlias,
+    RefModelOpt,
+    SeedOpt,
+    VariantsOpt,
+    limit_of,
+    not_used,
+    reference_alias,
+)
 from contam.errors import ConfigError
 
 ModelOpt = Annotated[str, typer.Option("--model", "-m", help="Model spec: smollm2, llamacpp:PATH, hf:PATH, openai:URL#MODEL, vllm:NAME.")]
 BenchOpt = Annotated[str, typer.Option("--benchmark", "-b", help="Built-in benchmark name or a benchmark file.")]
-RefOpt = Annotated[Path | None, typer.Option("--reference", "-r", help="Reference set written by `contam perturb` (JSONL file or its folder); omitted: built now.")]
-NOpt = Annotated[int, typer.Option("--n", "-n", "--limit", help="Use the first N benchmark items (0 = all).")]
-OutOpt = Annotated[Path | None, typer.Option("--out", "-o", help="Folder for items.jsonl + summary.json; rerun with the same folder to resume.")]
 NoCache = Annotated[bool, typer.Option("--no-cache", help="Bypass the model response cache.")]
 Fresh = Annotated[bool, typer.Option("--fresh", help="Discard finished items in --out and start over.")]
-SeedOpt = Annotated[int, typer.Option("--seed", help="Seed for the bootstrap and for building a reference set.")]
 PriorOpt = Annotated[float, typer.Option("--prior", help="Prior probability of contamination for the posterior (paper 004: 0.5).")]
 
 
@@ -61,11 +71,11 @@ def _reference(path: Path | None, items: list[Any], k: int, seed: int) -> dict[s
     try:
         from contam.perturb import make_reference_set
     except ImportError:
-        raise ConfigError("no --reference given and contam.perturb is not available to build one; run `contam perturb` first") from None
-    err_console.print(f"building a reference set ({k} variant(s) per item, seed {seed}); save one with `contam perturb` to reuse it")
+        raise ConfigError("no --variants given and contam.perturb is not available to build one; run `contam perturb` first") from None
+    err_console.print(f"building a variant set ({k} variant(s) per item, seed {seed}); save one with `contam perturb` and pass --variants to reuse it")
     ref = variants_as_reference(make_reference_set(items, variants=k, seed=seed))
     if not ref:
-        raise ConfigError("no reference variants could be built for these items; pass --reference")
+        raise ConfigError("no reference variants could be built for these items; pass --variants")
     return ref
 
 
@@ -125,8 +135,8 @@ def _ci(ci: dict[str, Any] | None) -> str:
 def zerocot(
     model: ModelOpt = "smollm2",
     benchmark: BenchOpt = "gsm8k",
-    reference: RefOpt = None,
-    n: NOpt = 0,
+    variants: VariantsOpt = None,
+    limit: LimitOpt = 0,
     mode: Annotated[str, typer.Option("--mode", help="auto, prefill (open weights) or instruction (API models).")] = "auto",
     max_cot_tokens: Annotated[int, typer.Option("--max-cot-tokens", help="Token budget of the full-CoT answer.")] = 512,
     max_answer_tokens: Annotated[int, typer.Option("--max-answer-tokens", help="Token budget of a forced answer (authors: 32).")] = 32,
@@ -134,21 +144,28 @@ def zerocot(
     primary: Annotated[str, typer.Option("--primary", help="Metric behind the headline confidence: accuracy, consistency, first_token_prob, all_token_prob.")] = "accuracy",
     resamples: Annotated[int, typer.Option("--resamples", help="Paired-bootstrap resamples (paper: 10000).")] = 10_000,
     prior: PriorOpt = 0.5,
+    control: ControlOpt = None, ref_model: RefModelOpt = None,
     out: OutOpt = None, seed: SeedOpt = 0, no_cache: NoCache = False, fresh: Fresh = False, json_out: JsonFlag = False,
+    n_alias: NAlias = None, reference_old: ReferenceAlias = None,
 ) -> None:
     """Zero-CoT Probe (paper 004): forced no-reasoning answers on the benchmark vs an isomorphic reference set.
 
-    Example: contam probe zerocot --model smollm2 --benchmark gsm8k --reference ref/ --n 200 --out runs/zcp
+    Example: contam probe zerocot --model smollm2 --benchmark gsm8k --variants ref/ --limit 200 --out runs/zcp
     """
     from contam.probe.reference import pair_items
     from contam.probe.zerocot import ZeroCoTConfig, ZeroCoTPair, ZeroCoTProbe, table_row
+
+    not_used("zerocot", control=control, ref_model=ref_model)
+    n = limit_of(limit, n_alias)
+    ref_path = reference_alias(reference_old, "--variants", variants)
+    reference = Path(ref_path) if ref_path else None
 
     cfg = ZeroCoTConfig(mode=mode, max_cot_tokens=max_cot_tokens, max_answer_tokens=max_answer_tokens, truncation=_floats(truncation, "--truncation"),
                         primary_metric=primary, n_resamples=resamples, prior=prior, seed=seed)
     items = _items(benchmark, n)
     pairs = pair_items(items, _reference(reference, items, 1, seed))
     if not pairs:
-        raise ConfigError(f"none of the {len(items)} items has a reference variant (ids must match the reference's original_id)")
+        raise ConfigError(f"none of the {len(items)} items has a variant (ids must match the --variants set's original_id)")
     settings = {"command": "zerocot", "model": model, "benchmark": benchmark, "reference": str(reference), "n": n, "config": asdict(cfg)}
     ck = _checkpoint(out, settings, fresh)
     try:
@@ -192,23 +209,35 @@ def _show_zerocot(s: dict[str, Any]) -> None:
 def minkprob(
     model: ModelOpt = "smollm2",
     benchmark: BenchOpt = "gsm8k",
-    control: Annotated[str | None, typer.Option("--control", "-c", help="Clean control set: a reference set (file/folder), or a benchmark name/file; omitted: a reference set built now.")] = None,
-    n: NOpt = 0,
+    control: ControlOpt = None,
+    variants: VariantsOpt = None,
+    limit: LimitOpt = 0,
     k: Annotated[float, typer.Option("--k", help="Min-K%: share of lowest-probability tokens (paper 001: 0.2).")] = 0.2,
     k_sweep: Annotated[str, typer.Option("--k-sweep", help="Also score these K values, e.g. 0.05,0.1,0.3,0.5.")] = "",
     field: Annotated[str, typer.Option("--field", help="Item text scored: text (question+solution), question or answer.")] = "text",
-    ref_model: Annotated[str | None, typer.Option("--ref-model", help="Reference model spec for the reference-model ratio.")] = None,
+    ref_model: RefModelOpt = None,
+    first_token: Annotated[str, typer.Option("--first-token", help="Score the first text token: auto (not on models without a BOS token), keep, drop.")] = "auto",
     prior: PriorOpt = 0.5,
     out: OutOpt = None, seed: SeedOpt = 0, no_cache: NoCache = False, fresh: Fresh = False, json_out: JsonFlag = False,
+    n_alias: NAlias = None,
 ) -> None:
     """Min-K% Prob, Min-K%++, perplexity, zlib, lowercase and reference-model ratios: benchmark vs control (Mann–Whitney AUC).
 
-    Example: contam probe minkprob --model smollm2 --benchmark gsm8k --control ref/ --n 200 --k-sweep 0.05,0.1,0.3 --out runs/mink
+    The comparison set is --variants (a `contam perturb` set: each item's variant), or --control
+    (a clean benchmark; a perturb set given here is still read as variants), or, with neither, a
+    reference set built now. --ref-model adds the reference-model ratio.
+
+    Example: contam probe minkprob --model smollm2 --benchmark gsm8k --variants ref/ --limit 200 --k-sweep 0.05,0.1,0.3 --out runs/mink
     """
     from contam.probe.logprob import LogProbConfig, LogProbProbe
     from contam.probe.reference import load_reference, resolve_reference_file
 
-    cfg = LogProbConfig(k=k, k_sweep=_floats(k_sweep, "--k-sweep"), field=field, prior=prior)
+    n = limit_of(limit, n_alias)
+    if variants is not None and control is not None:
+        raise ConfigError("give one comparison set: --variants or --control")
+    if variants is not None:
+        control = str(variants)
+    cfg = LogProbConfig(k=k, k_sweep=_floats(k_sweep, "--k-sweep"), field=field, prior=prior, first_token=first_token)
     items = _items(benchmark, n)
     if control is None:
         ctrl = [v[0] for v in _reference(None, items, 1, seed).values()]
@@ -258,21 +287,28 @@ def _is_reference(path: Path, resolve: Any) -> bool:
 def cliff(
     model: ModelOpt = "smollm2",
     benchmark: BenchOpt = "gsm8k",
-    reference: RefOpt = None,
-    n: NOpt = 0,
+    variants: VariantsOpt = None,
+    limit: LimitOpt = 0,
     k: Annotated[int, typer.Option("--k", help="Variants per item (paper 001: 5).")] = 5,
     alpha: Annotated[float, typer.Option("--alpha", help="Flag the benchmark at p below this (paper 001: 0.05).")] = 0.05,
     max_new_tokens: Annotated[int, typer.Option("--max-new-tokens", help="Token budget of each CoT answer.")] = 512,
+    min_items: Annotated[int, typer.Option("--min-items", help="No verdict below this many items with variants.")] = 10,
     prior: PriorOpt = 0.5,
+    control: ControlOpt = None, ref_model: RefModelOpt = None,
     out: OutOpt = None, seed: SeedOpt = 0, no_cache: NoCache = False, fresh: Fresh = False, json_out: JsonFlag = False,
+    n_alias: NAlias = None, reference_old: ReferenceAlias = None,
 ) -> None:
     """Performance cliff (paper 001 L4): accuracy on originals vs the mean over K variants, paired t-test.
 
-    Example: contam probe cliff --model smollm2 --benchmark gsm8k --reference ref/ --k 5 --n 50 --out runs/cliff
+    Example: contam probe cliff --model smollm2 --benchmark gsm8k --variants ref/ --k 5 --limit 50 --out runs/cliff
     """
     from contam.probe.cliff import CliffConfig, CliffProbe
 
-    cfg = CliffConfig(k=k, alpha=alpha, max_new_tokens=max_new_tokens, prior=prior, seed=seed)
+    not_used("cliff", control=control, ref_model=ref_model)
+    n = limit_of(limit, n_alias)
+    ref_path = reference_alias(reference_old, "--variants", variants)
+    reference = Path(ref_path) if ref_path else None
+    cfg = CliffConfig(k=k, alpha=alpha, max_new_tokens=max_new_tokens, prior=prior, seed=seed, min_items=min_items)
     items = _items(benchmark, n)
     ref = _reference(reference, items, k, seed)
     settings = {"command": "cliff", "model": model, "benchmark": benchmark, "reference": str(reference), "n": n, "config": asdict(cfg)}
@@ -290,7 +326,8 @@ def cliff(
                      ("per variant", ", ".join(_f(x) for x in summary["acc_per_variant"])),
                      ("Δ cliff [95% CI]", f"{summary['delta']:+.3f} {_ci(ts['ci'])}"),
                      ("paired t-test", f"t = {_f(ts['statistic'])}, p = {ts['p_value']:.3g} (one-sided)"),
-                     ("flagged", f"{summary['flagged']} (alpha {alpha})"), ("confidence", _f(summary["calibration"]["confidence"]))):
+                     ("flagged", summary["note"] or f"{summary['flagged']} (alpha {alpha})"),
+                     ("confidence", _f(summary["calibration"]["confidence"]))):
             t.add_row(escape(a), escape(b))
         console.print(t)
     _finish(out, summary, json_out)
@@ -298,3 +335,64 @@ def cliff(
 
 def register(app: typer.Typer) -> None:
     """The commands are on ``probe_app`` (decorators above); nothing to add to the root."""
+
+
+@probe_app.command("paired")
+def paired(
+    model: ModelOpt = "smollm2",
+    benchmark: BenchOpt = "gsm8k",
+    ref_model: RefModelOpt = None,
+    variants: VariantsOpt = None,
+    limit: LimitOpt = 0,
+    method: Annotated[str, typer.Option("--method", help="did_diff (differing tokens), did (whole text) or pair_diff (no reference model).")] = "did_diff",
+    field: Annotated[str, typer.Option("--field", help="Item text scored: text (question+solution), question or answer.")] = "text",
+    alpha: Annotated[float, typer.Option("--alpha", help="Flag the benchmark at one-sided p below this.")] = 0.05,
+    min_items: Annotated[int, typer.Option("--min-items", help="No verdict below this many pairs.")] = 10,
+    prior: PriorOpt = 0.5,
+    control: ControlOpt = None,
+    out: OutOpt = None, seed: SeedOpt = 0, no_cache: NoCache = False, fresh: Fresh = False, json_out: JsonFlag = False,
+    n_alias: NAlias = None,
+) -> None:
+    """Paired difference-in-differences verdict for any model: d = [M(orig) − M(variant)] − [R(orig) − R(variant)] > 0, Wilcoxon.
+
+    R (--ref-model) is the model's base checkpoint or, when there is none, a reference model
+    that predates the benchmark. Assumption: R's preference for the originals is what M's would
+    be had M not seen them; a reference trained on different data can hide contamination or fake
+    it (see docs/model-side.md). Without --variants a variant set is built now (seed --seed).
+
+    Example: contam probe paired --model hf:models/gsm8k-c3 --ref-model smollm2 -b gsm8k --variants ref/ --limit 50 --out runs/paired
+    """
+    from contam.probe.paired import PairedConfig, PairedProbe
+
+    not_used("paired", control=control)
+    n = limit_of(limit, n_alias)
+    cfg = PairedConfig(method=method, field=field, alpha=alpha, prior=prior, min_items=min_items)
+    if ref_model is None and cfg.method != "pair_diff":
+        raise ConfigError("`contam probe paired` needs --ref-model (the model's base checkpoint, or a reference model that predates the benchmark)")
+    items = _items(benchmark, n)
+    ref = _reference(variants, items, 1, seed)
+    settings = {"command": "paired", "model": model, "ref_model": ref_model, "benchmark": benchmark,
+                "variants": str(variants) if variants else f"built, seed {seed}", "n": n, "config": asdict(cfg)}
+    ck = _checkpoint(out, settings, fresh)
+    try:
+        m = _model(model, no_cache)
+        r = _model(ref_model, no_cache) if ref_model else None
+        result = PairedProbe(cfg).run(m, items, variants=ref, ref_model=r, checkpoint=ck)
+    finally:
+        if ck is not None:
+            ck.close()
+    summary = {"command": "paired", "benchmark": benchmark, "variants": str(variants) if variants else "built", **result.to_dict()}
+    summary.pop("items", None)
+    if not json_out:
+        ts = summary["test"]
+        t = Table(title=escape(f"Paired verdict ({summary['method']}): {summary['model']} vs {summary['ref_model'] or '—'} on {benchmark} ({summary['n_pairs']} pairs)"),
+                  show_header=False)
+        for a, b in (("shift (Hodges–Lehmann) [95% CI]", f"{_f(ts['effect'])} {_ci(ts['ci'])}"),
+                     ("pairs with d > 0", f"{ts['details'].get('n_positive', 0)} of {summary['n_pairs']}"),
+                     ("Wilcoxon signed-rank", f"p = {ts['p_value']:.3g} (one-sided, d > 0)"),
+                     ("flagged", summary["note"] or f"{summary['flagged']} (alpha {alpha})"),
+                     ("Contamination Confidence", _f(summary["contamination_confidence"])),
+                     ("assumption", summary["assumption"])):
+            t.add_row(escape(a), escape(b))
+        console.print(t)
+    _finish(out, summary, json_out)

@@ -18,18 +18,28 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from contam.cli.common import JsonFlag, console, emit_json, probe_app
+from contam.cli.common import console, emit_json, probe_app
+from contam.cli.probe_opts import (
+    ControlOpt,
+    JsonFlag,
+    LimitOpt,
+    NAlias,
+    OutOpt,
+    ReferenceAlias,
+    RefModelOpt,
+    SeedOpt,
+    VariantsOpt,
+    limit_of,
+    not_used,
+    reference_alias,
+)
 from contam.errors import ConfigError
 
 ModelOpt = Annotated[str, typer.Option("--model", "-m", help="Model spec: smollm2, llamacpp:PATH, hf:PATH, openai:URL#MODEL, vllm:NAME.")]
-LimitOpt = Annotated[int, typer.Option("--limit", "-n", help="Use the first N items (0 = all); with --shuffle a seeded random N.")]
 ShuffleOpt = Annotated[bool, typer.Option("--shuffle", help="With --limit: a random subset (seeded by --seed) instead of the first N.")]
-OutOpt = Annotated[Path | None, typer.Option("--out", "-o", help="Folder for items.jsonl + summary.json; rerun with the same folder to resume.")]
 NoCache = Annotated[bool, typer.Option("--no-cache", help="Bypass the model response cache.")]
 Fresh = Annotated[bool, typer.Option("--fresh", help="Discard finished items in --out and start over.")]
-SeedOpt = Annotated[int, typer.Option("--seed", help="Seed for sampling and per-item random choices.")]
-RefOpt = Annotated[str | None, typer.Option("--reference", "-r", help="Reference set (benchmark name or file) to compare against.")]
-ControlOpt = Annotated[Path | None, typer.Option("--control", help="Control instances from repositories outside SWE-bench (SWE-bench JSONL format).")]
+SweControlOpt = Annotated[str | None, typer.Option("--control", "-c", help="Control instances from repositories outside SWE-bench (SWE-bench JSONL format).")]
 
 
 def _items(spec: str, limit: int, sample_seed: int | None = None) -> list[Any]:
@@ -120,14 +130,34 @@ def _test_rows(name: str, test: dict[str, Any] | None) -> list[tuple[str, str]]:
     return [(name, f"effect {_fmt(test['effect'])}, p = {test['p_value']:.4g} ({test['method']}, {test['alternative']})")]
 
 
+def _comparison(items: list[Any], variants: Path | None, control: str | None, limit: int, sample_seed: int | None) -> list[Any] | None:
+    """The comparison group of a generation probe: the first variant of each item from a
+    ``contam perturb`` set (``--variants``), or a clean benchmark (``--control``), or none."""
+    if variants is not None and control is not None:
+        raise ConfigError("give one comparison set: --variants or --control")
+    if control is not None:
+        return _items(control, limit, sample_seed)
+    if variants is not None:
+        from contam.probe.reference import load_reference
+
+        ref = load_reference(variants)
+        got = [ref[it.id][0] for it in items if ref.get(it.id)]
+        if not got:
+            raise ConfigError(f"none of the {len(items)} items has a variant in {variants} (ids must match its original_id)")
+        return got
+    return None
+
+
 def _run_grouped(probe: Any, model_spec: str, benchmark: str, reference: str | None, limit: int, out: Path | None,
-                 no_cache: bool, fresh: bool, command: str, sample_seed: int | None = None) -> dict[str, Any]:
+                 no_cache: bool, fresh: bool, command: str, sample_seed: int | None = None, variants: Path | None = None) -> dict[str, Any]:
     from dataclasses import asdict
 
     items = _items(benchmark, limit, sample_seed)
-    ref = _items(reference, limit, sample_seed) if reference else None
+    ref = _comparison(items, variants, reference, limit, sample_seed)
     settings = {"command": command, "model": model_spec, "benchmark": benchmark, "reference": reference, "limit": limit,
                 "sample_seed": sample_seed, "config": asdict(probe.config)}
+    if variants is not None:
+        settings["variants"] = str(variants)
     ck = _checkpoint(out, "items.jsonl", settings, fresh)
     try:
         model = _model(model_spec, no_cache)
@@ -137,19 +167,21 @@ def _run_grouped(probe: Any, model_spec: str, benchmark: str, reference: str | N
             ck.close()
     summary = result.to_dict()
     summary.pop("items")
-    return {"command": command, "model": model_spec, "benchmark": benchmark, "reference": reference, **summary}
+    return {"command": command, "model": model_spec, "benchmark": benchmark, "control": reference,
+            "variants": str(variants) if variants else None, **summary}
 
 
 def cdd(
     model: ModelOpt = "smollm2",
     benchmark: Annotated[str, typer.Option("--benchmark", "-b", help="Benchmark name or file.")] = "gsm8k",
-    reference: RefOpt = None,
     samples: Annotated[int, typer.Option("--samples", help="Samples at temperature 0.8 per item (paper: 50).")] = 50,
     alpha: Annotated[float, typer.Option("--alpha", help="Peak radius as a share of the longest output (paper: 0.05).")] = 0.05,
     xi: Annotated[float, typer.Option("--xi", help="Flag an item when its peak exceeds this (paper: 0.01).")] = 0.01,
     real_world: Annotated[bool, typer.Option("--real-world", help="The paper's real-world setting: alpha 0, xi 0.2.")] = False,
     max_tokens: Annotated[int, typer.Option("--max-tokens", help="Tokens per output compared (paper: 100).")] = 100,
+    variants: VariantsOpt = None, control: ControlOpt = None, ref_model: RefModelOpt = None,
     limit: LimitOpt = 0, shuffle: ShuffleOpt = False, out: OutOpt = None, seed: SeedOpt = 0, no_cache: NoCache = False, fresh: Fresh = False, json_out: JsonFlag = False,
+    n_alias: NAlias = None, reference_old: ReferenceAlias = None,
 ) -> None:
     """CDD (Dong et al. 2024): share of sampled answers within edit distance alpha*l of the greedy answer.
 
@@ -157,9 +189,12 @@ def cdd(
     """
     from contam.probe.cdd import CDD, CDDConfig
 
+    not_used("cdd", ref_model=ref_model)
+    limit = limit_of(limit, n_alias)
+    reference = reference_alias(reference_old, "--control", control)
     kw = {"n_samples": samples, "max_tokens": max_tokens, "seed": seed}
     cfg = CDDConfig.real_world(**kw) if real_world else CDDConfig(alpha=alpha, xi=xi, **kw)
-    s = _run_grouped(CDD(cfg), model, benchmark, reference, limit, out, no_cache, fresh, "cdd", seed if shuffle else None)
+    s = _run_grouped(CDD(cfg), model, benchmark, reference, limit, out, no_cache, fresh, "cdd", seed if shuffle else None, variants)
     _finish(out, s, json_out, lambda s: _table(f"CDD on {s['benchmark']}", [
         *((f"{g}: flagged", f"{_fmt(s['flagged'][g])} of {s['n'][g]} items (mean peak {_fmt(s['mean_peak'][g])})") for g in s["n"]),
         ("alpha / xi", f"{cfg.alpha} / {cfg.xi}"), *_test_rows("original > reference", s.get("test")),
@@ -169,23 +204,24 @@ def cdd(
 def reconstruct(
     model: ModelOpt = "smollm2",
     benchmark: Annotated[str, typer.Option("--benchmark", "-b", help="Benchmark name or file.")] = "gsm8k",
-    reference: RefOpt = None,
     samples: Annotated[int, typer.Option("--samples", help="Completions per item (paper 004: 16; 1 = greedy).")] = 16,
     prefix: Annotated[float, typer.Option("--prefix", help="Share of the words shown (paper 004: 0.4).")] = 0.4,
     part: Annotated[str, typer.Option("--part", help="question, text (question+options+solution) or solution.")] = "question",
+    variants: VariantsOpt = None, control: ControlOpt = None, ref_model: RefModelOpt = None,
     limit: LimitOpt = 0, shuffle: ShuffleOpt = False, out: OutOpt = None, seed: SeedOpt = 0, no_cache: NoCache = False, fresh: Fresh = False, json_out: JsonFlag = False,
+    n_alias: NAlias = None, reference_old: ReferenceAlias = None,
 ) -> None:
     """Prefix completion: show the first 40% of each item, compare completions with the rest (max ROUGE-L, exact, verbatim).
 
-    Example: contam probe reconstruct --benchmark gsm8k --reference gsm8k-train --limit 50 --samples 4 --out runs/rec
+    Example: contam probe reconstruct --benchmark gsm8k --control gsm8k-train --limit 50 --samples 4 --out runs/rec
     """
     from contam.probe.reconstruct import Reconstruct, ReconstructConfig
 
-    try:
-        cfg = ReconstructConfig(prefix_fraction=prefix, n_samples=samples, part=part, seed=seed)
-    except ValueError as e:
-        raise ConfigError(str(e)) from None
-    s = _run_grouped(Reconstruct(cfg), model, benchmark, reference, limit, out, no_cache, fresh, "reconstruct", seed if shuffle else None)
+    not_used("reconstruct", ref_model=ref_model)
+    limit = limit_of(limit, n_alias)
+    reference = reference_alias(reference_old, "--control", control)
+    cfg = ReconstructConfig(prefix_fraction=prefix, n_samples=samples, part=part, seed=seed)
+    s = _run_grouped(Reconstruct(cfg), model, benchmark, reference, limit, out, no_cache, fresh, "reconstruct", seed if shuffle else None, variants)
     _finish(out, s, json_out, lambda s: _table(f"reconstruction on {s['benchmark']}", [
         *((f"{g}", f"max ROUGE-L {_fmt(s['mean_rouge_l'][g])}, exact {_fmt(s['exact_rate'][g])}, verbatim {_fmt(s['verbatim_rate'][g])} (n={s['n'][g]})") for g in s["n"]),
         *_test_rows("ROUGE-L original > reference", s.get("rouge_test")), *_test_rows("verbatim original > reference", s.get("verbatim_test")),
@@ -196,8 +232,9 @@ def ts_guess(
     model: ModelOpt = "smollm2",
     benchmark: Annotated[str, typer.Option("--benchmark", "-b", help="Benchmark name or file.")] = "mmlu",
     mode: Annotated[str, typer.Option("--mode", help="question (mask a key word) or choice (mask a wrong option).")] = "choice",
-    reference: RefOpt = None,
+    variants: VariantsOpt = None, control: ControlOpt = None, ref_model: RefModelOpt = None,
     limit: LimitOpt = 0, shuffle: ShuffleOpt = False, out: OutOpt = None, seed: SeedOpt = 0, no_cache: NoCache = False, fresh: Fresh = False, json_out: JsonFlag = False,
+    n_alias: NAlias = None, reference_old: ReferenceAlias = None,
 ) -> None:
     """TS-Guessing (Deng et al. 2024): can the model fill in a masked key word or a masked wrong option?
 
@@ -205,11 +242,11 @@ def ts_guess(
     """
     from contam.probe.tsguess import TSGuess, TSGuessConfig
 
-    try:
-        cfg = TSGuessConfig(mode=mode, seed=seed)
-    except ValueError as e:
-        raise ConfigError(str(e)) from None
-    s = _run_grouped(TSGuess(cfg), model, benchmark, reference, limit, out, no_cache, fresh, "ts-guess", seed if shuffle else None)
+    not_used("ts-guess", ref_model=ref_model)
+    limit = limit_of(limit, n_alias)
+    reference = reference_alias(reference_old, "--control", control)
+    cfg = TSGuessConfig(mode=mode, seed=seed)
+    s = _run_grouped(TSGuess(cfg), model, benchmark, reference, limit, out, no_cache, fresh, "ts-guess", seed if shuffle else None, variants)
     _finish(out, s, json_out, lambda s: _table(f"TS-Guessing ({mode}) on {s['benchmark']}", [
         *((f"{g}", f"exact {_fmt(s['exact_rate'][g])}, ROUGE-L {_fmt(s['mean_rouge_l'][g])} (n={s['n'][g]})") for g in s["n"]),
         ("skipped", str(s["skipped"])), *_test_rows("exact original > reference", s.get("test")),
@@ -222,7 +259,9 @@ def guided(
     dataset: Annotated[str | None, typer.Option("--dataset-name", help="Dataset name in the guided prompt (default from the benchmark).")] = None,
     split: Annotated[str | None, typer.Option("--split", help="Split name in the guided prompt (default test).")] = None,
     label: Annotated[bool, typer.Option("--label", help="Show the item's short answer as Label: (classification data).")] = False,
+    variants: VariantsOpt = None, control: ControlOpt = None, ref_model: RefModelOpt = None,
     limit: LimitOpt = 0, shuffle: ShuffleOpt = False, out: OutOpt = None, seed: SeedOpt = 0, no_cache: NoCache = False, fresh: Fresh = False, json_out: JsonFlag = False,
+    n_alias: NAlias = None, reference_old: ReferenceAlias = None,
 ) -> None:
     """Guided vs general instruction (Golchin & Surdeanu): paired bootstrap on the ROUGE-L difference.
 
@@ -230,6 +269,8 @@ def guided(
     """
     from contam.probe.guided import Guided, GuidedConfig
 
+    not_used("guided", variants=variants, control=control, ref_model=ref_model, reference=reference_old)
+    limit = limit_of(limit, n_alias)
     cfg = GuidedConfig.for_benchmark(benchmark, dataset=dataset, split=split, use_label=label, seed=seed)
     s = _run_grouped(Guided(cfg), model, benchmark, None, limit, out, no_cache, fresh, "guided", seed if shuffle else None)
     _finish(out, s, json_out, lambda s: _table(f"guided vs general on {s['benchmark']}", [
@@ -239,11 +280,16 @@ def guided(
     ]))
 
 
-def _swe(task: str, model_spec: str, benchmark: str, control: Path | None, limit: int, out: Path | None,
-         no_cache: bool, fresh: bool, json_out: bool, max_issue_chars: int, seed: int = 0, shuffle: bool = False) -> None:
+def _swe(task: str, model_spec: str, benchmark: str, control_spec: str | None, limit: int, out: Path | None,
+         no_cache: bool, fresh: bool, json_out: bool, max_issue_chars: int, seed: int = 0, shuffle: bool = False,
+         variants: Path | None = None, ref_model: str | None = None, n_alias: int | None = None) -> None:
     from dataclasses import asdict
 
     from contam.probe.swe import TASKS, SweConfig, compare, load_instances
+
+    not_used(task, variants=variants, ref_model=ref_model)
+    limit = limit_of(limit, n_alias)
+    control = Path(control_spec) if control_spec else None
 
     probe = TASKS[task](SweConfig(max_issue_chars=max_issue_chars, seed=seed))
     items = _items(benchmark, limit, seed if shuffle else None)
@@ -288,33 +334,34 @@ SweBench = Annotated[str, typer.Option("--benchmark", "-b", help="swebench-verif
 IssueChars = Annotated[int, typer.Option("--max-issue-chars", help="Truncate issue texts beyond this many characters (0 = never).")]
 
 
-def swe_filepath(model: ModelOpt = "smollm2", benchmark: SweBench = "swebench-verified", control: ControlOpt = None,
+def swe_filepath(model: ModelOpt = "smollm2", benchmark: SweBench = "swebench-verified", control: SweControlOpt = None,
                  limit: LimitOpt = 0, shuffle: ShuffleOpt = False, out: OutOpt = None, max_issue_chars: IssueChars = 6000, seed: SeedOpt = 0, no_cache: NoCache = False,
-                 fresh: Fresh = False, json_out: JsonFlag = False) -> None:
+                 fresh: Fresh = False, json_out: JsonFlag = False, variants: VariantsOpt = None, ref_model: RefModelOpt = None, n_alias: NAlias = None) -> None:
     """File-path identification from the issue text alone: accuracy and filtered accuracy (paper 002).
 
     Example: contam probe swe-filepath --benchmark swebench-verified --limit 50 --control my_control.jsonl --out runs/fp
     """
-    _swe("swe-filepath", model, benchmark, control, limit, out, no_cache, fresh, json_out, max_issue_chars, seed, shuffle)
+    _swe("swe-filepath", model, benchmark, control, limit, out, no_cache, fresh, json_out, max_issue_chars, seed, shuffle, variants, ref_model, n_alias)
 
 
-def swe_funcrepro(model: ModelOpt = "smollm2", benchmark: SweBench = "swebench-verified", control: ControlOpt = None,
+def swe_funcrepro(model: ModelOpt = "smollm2", benchmark: SweBench = "swebench-verified", control: SweControlOpt = None,
                   limit: LimitOpt = 0, shuffle: ShuffleOpt = False, out: OutOpt = None, max_issue_chars: IssueChars = 6000, seed: SeedOpt = 0, no_cache: NoCache = False,
-                  fresh: Fresh = False, json_out: JsonFlag = False) -> None:
+                  fresh: Fresh = False, json_out: JsonFlag = False, variants: VariantsOpt = None, ref_model: RefModelOpt = None, n_alias: NAlias = None) -> None:
     """Function reproduction from the issue text and the function name: 5-gram overlap and verbatim rate (paper 002).
 
     Example: contam probe swe-funcrepro --benchmark swebench-lite --limit 50 --out runs/fr
     """
-    _swe("swe-funcrepro", model, benchmark, control, limit, out, no_cache, fresh, json_out, max_issue_chars, seed, shuffle)
+    _swe("swe-funcrepro", model, benchmark, control, limit, out, no_cache, fresh, json_out, max_issue_chars, seed, shuffle, variants, ref_model, n_alias)
 
 
-def swe_prefix(model: ModelOpt = "smollm2", benchmark: SweBench = "swebench-verified", control: ControlOpt = None,
-               limit: LimitOpt = 0, shuffle: ShuffleOpt = False, out: OutOpt = None, seed: SeedOpt = 0, no_cache: NoCache = False, fresh: Fresh = False, json_out: JsonFlag = False) -> None:
+def swe_prefix(model: ModelOpt = "smollm2", benchmark: SweBench = "swebench-verified", control: SweControlOpt = None,
+               limit: LimitOpt = 0, shuffle: ShuffleOpt = False, out: OutOpt = None, seed: SeedOpt = 0, no_cache: NoCache = False, fresh: Fresh = False, json_out: JsonFlag = False,
+               variants: VariantsOpt = None, ref_model: RefModelOpt = None, n_alias: NAlias = None) -> None:
     """Prefix completion of the gold patch's changed functions: verbatim rate (paper 002).
 
     Example: contam probe swe-prefix --benchmark swebench-verified --limit 50 --out runs/prefix
     """
-    _swe("swe-prefix", model, benchmark, control, limit, out, no_cache, fresh, json_out, 0, seed, shuffle)
+    _swe("swe-prefix", model, benchmark, control, limit, out, no_cache, fresh, json_out, 0, seed, shuffle, variants, ref_model, n_alias)
 
 
 def register(app: typer.Typer) -> None:

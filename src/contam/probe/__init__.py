@@ -1,1 +1,76 @@
-"""Model-side detectors: log-prob family, Zero-CoT Probe, performance cliff, generation probes, code diagnostics."""
+"""Model-side detectors: log-prob family, Zero-CoT Probe, performance cliff, generation probes,
+code diagnostics, and the paired verdict for any model.
+
+**One contract.** Every probe is a config dataclass (the papers' defaults) and a class with one
+verb::
+
+    result = Probe(Config(...)).run(model, items, *, variants=None, control=None, checkpoint=None)
+
+``variants`` are each item's isomorphic variants (``{item id: [Item, ...]}``, what
+:func:`contam.probe.reference.load_reference` reads from a ``contam perturb`` set); ``control``
+is a clean comparison set (a clean benchmark, post-cutoff items). A probe that needs one of them
+says so with a :class:`~contam.errors.ConfigError`, and so does a probe given one it has no use
+for. Probes that also take a second model accept ``ref_model=``. Every result is a
+:class:`~contam.records.Record` (``to_dict()`` gives JSON) whose statistics are
+:class:`~contam.stats.results.TestResult` records.
+
+The names below are imported on first use, so ``import contam.probe.cdd`` does not load every probe.
+
+>>> from contam.probe import PROBES
+>>> sorted(PROBES)[:3]
+['cdd', 'cliff', 'guided']
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any, Protocol, runtime_checkable
+
+#: ``contam probe <name>`` -> (module, probe class, config class).
+PROBES: dict[str, tuple[str, str, str]] = {
+    "zerocot": ("contam.probe.zerocot", "ZeroCoTProbe", "ZeroCoTConfig"),
+    "minkprob": ("contam.probe.logprob", "LogProbProbe", "LogProbConfig"),
+    "cliff": ("contam.probe.cliff", "CliffProbe", "CliffConfig"),
+    "paired": ("contam.probe.paired", "PairedProbe", "PairedConfig"),
+    "cdd": ("contam.probe.cdd", "CDD", "CDDConfig"),
+    "reconstruct": ("contam.probe.reconstruct", "Reconstruct", "ReconstructConfig"),
+    "ts-guess": ("contam.probe.tsguess", "TSGuess", "TSGuessConfig"),
+    "guided": ("contam.probe.guided", "Guided", "GuidedConfig"),
+    "swe-filepath": ("contam.probe.swe", "FilePath", "SweConfig"),
+    "swe-funcrepro": ("contam.probe.swe", "FuncRepro", "SweConfig"),
+    "swe-prefix": ("contam.probe.swe", "PrefixCompletion", "SweConfig"),
+}
+
+_EXPORTS: dict[str, str] = {}
+for _mod, _cls, _cfg in PROBES.values():
+    _EXPORTS[_cls] = _mod
+    _EXPORTS[_cfg] = _mod
+_EXPORTS.update({
+    "ZeroCoTResult": "contam.probe.zerocot", "LogProbResult": "contam.probe.logprob", "CliffResult": "contam.probe.cliff",
+    "PairedResult": "contam.probe.paired", "CDDResult": "contam.probe.cdd", "ReconstructResult": "contam.probe.reconstruct",
+    "TSGuessResult": "contam.probe.tsguess", "GuidedResult": "contam.probe.guided", "SweResult": "contam.probe.swe",
+    "performance_cliff": "contam.probe.cliff", "load_reference": "contam.probe.reference", "pair_items": "contam.probe.reference",
+})
+
+
+@runtime_checkable
+class ProbeResult(Protocol):
+    """What every probe's ``run`` returns: a record that serialises to JSON."""
+
+    def to_dict(self) -> dict[str, Any]: ...
+
+
+def probe_class(name: str) -> tuple[type, type]:
+    """``(probe class, config class)`` of ``contam probe <name>``."""
+    mod, cls, cfg = PROBES[name]
+    m = importlib.import_module(mod)
+    return getattr(m, cls), getattr(m, cfg)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'contam.probe' has no attribute {name!r}")
+
+
+__all__ = ["PROBES", "ProbeResult", "probe_class", *sorted(_EXPORTS)]

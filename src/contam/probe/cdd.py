@@ -29,11 +29,13 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from contam.data.items import Item
+from contam.errors import ConfigError
 from contam.models.base import Completion, LanguageModel, Messages
 from contam.outputs import JsonlCheckpoint
-from contam.probe.itemloop import run_groups
+from contam.probe.itemloop import comparison_set, run_groups
 from contam.probe.textsim import lexical_tokens, token_edit_distance
 from contam.records import Record
+from contam.stats.results import TestResult
 
 
 @dataclass(frozen=True)
@@ -63,11 +65,13 @@ class CDDConfig:
 
     def __post_init__(self) -> None:
         if self.n_samples < 1:
-            raise ValueError("n_samples must be at least 1")
+            raise ConfigError(f"n_samples (--samples) must be at least 1, got {self.n_samples}")
         if not 0.0 <= self.alpha <= 1.0 or not 0.0 <= self.xi < 1.0:
-            raise ValueError("alpha must be in [0, 1] and xi in [0, 1)")
+            raise ConfigError(f"alpha must be in [0, 1] and xi in [0, 1), got {self.alpha} and {self.xi}")
         if self.max_tokens < 1:
-            raise ValueError("max_tokens must be at least 1")
+            raise ConfigError(f"max_tokens must be at least 1, got {self.max_tokens}")
+        if self.temperature < 0:
+            raise ConfigError(f"temperature must be >= 0, got {self.temperature}")
 
 
 @dataclass(frozen=True)
@@ -95,7 +99,7 @@ class CDDResult(Record):
     flagged: dict[str, float] = field(default_factory=dict)
     mean_peak: dict[str, float] = field(default_factory=dict)
     n: dict[str, int] = field(default_factory=dict)
-    test: dict[str, Any] | None = None
+    test: TestResult | None = None
 
 
 def peak_share(distances: Sequence[int], *, max_length: int, alpha: float) -> float:
@@ -106,21 +110,47 @@ def peak_share(distances: Sequence[int], *, max_length: int, alpha: float) -> fl
     return sum(1 for d in distances if d <= limit) / len(distances)
 
 
+def clean_output(text: str) -> str:
+    """An output as the reference implementation compares it (``strip_code`` in Dong et al.'s
+    code): stripped, then cut at the first blank-line triple (``\\n\\n\\n``) when there is one, else
+    at the first code fence. Trailing whitespace, a second answer after blank lines, or a fence
+    the model closes would otherwise count as edits.
+
+    Two deviations: the text before a fence is right-stripped (the reference keeps the newline
+    before it, one token of difference from an unfenced greedy output); and an output that *opens* with a fence (chat models answering in a code block)
+    keeps the block's content; the reference cuts it to the empty string, which makes every such
+    output identical (distance 0, a full peak) whatever the code says.
+
+    >>> clean_output("  x = 1\\n\\n\\n\\nmore")
+    'x = 1'
+    """
+    s = text.strip()
+    if "\n\n\n" in s:
+        return s.split("\n\n\n")[0]
+    if s.startswith("```"):
+        body = s[3:]
+        body = body.split("\n", 1)[1] if "\n" in body else ""  # drop the language tag line
+        return body.split("```")[0].strip()
+    return s.split("```")[0].rstrip()
+
+
 def completion_tokens(model: LanguageModel, completion: Completion) -> tuple[list[Any], str]:
     """The token sequence of a completion and where it came from (``model`` or ``lexical``).
 
-    As in the original code, the output *text* is re-encoded with the model's tokenizer (no BOS);
+    As in the original code, the output *text* is cleaned (:func:`clean_output`) and re-encoded
+    with the model's tokenizer (no BOS);
     backends without ``tokenize`` give their generated token strings; failing both, lexical tokens.
     """
+    text = clean_output(completion.text)
     tokenize = getattr(model, "tokenize", None)
     if callable(tokenize):
         try:
-            return list(tokenize(completion.text, add_bos=False)), "model"
+            return list(tokenize(text, add_bos=False)), "model"
         except TypeError:  # a tokenize without the add_bos switch
-            return list(tokenize(completion.text)), "model"
-    if completion.tokens:
+            return list(tokenize(text)), "model"
+    if completion.tokens and text == completion.text:
         return list(completion.tokens), "model"
-    return lexical_tokens(completion.text), "lexical"
+    return lexical_tokens(text), "lexical"
 
 
 class CDD:
@@ -173,10 +203,13 @@ class CDD:
         reference: Sequence[Item] | None = None,
         *,
         checkpoint: JsonlCheckpoint | None = None,
+        variants: dict[str, list[Item]] | None = None,
+        control: Sequence[Item] | None = None,
     ) -> CDDResult:
         """Score every item; with ``reference``, also the reference items and the test between them."""
         from contam.stats.tests import two_proportion_ztest
 
+        reference = comparison_set(items, reference, variants, control)
         groups, records = run_groups(self, model, items, reference, CDDItem, checkpoint=checkpoint, name="CDD")
         flagged, mean_peak, n = {}, {}, {}
         for group, _ in groups:
@@ -188,5 +221,5 @@ class CDD:
         if reference:
             k1 = sum(r.contaminated for r in records if r.group == "original")
             k2 = sum(r.contaminated for r in records if r.group == "reference")
-            test = two_proportion_ztest(k1, n["original"], k2, n["reference"], alternative="greater").to_dict()
+            test = two_proportion_ztest(k1, n["original"], k2, n["reference"], alternative="greater")
         return CDDResult(config=asdict(self.config), items=tuple(records), flagged=flagged, mean_peak=mean_peak, n=n, test=test)

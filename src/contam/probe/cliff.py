@@ -7,16 +7,17 @@ the drop exceeds natural variation, and the benchmark is flagged at p < 0.05.
 :func:`performance_cliff` is the pure statistic (what the data-side cascade's L4 hook calls with
 correctness it already has); :class:`CliffProbe` asks a model for the answers first.
 
->>> r = performance_cliff([1, 1, 1, 1, 1, 0, 1, 1], [[0, 1], [0, 0], [1, 0], [0, 0], [0, 1], [0, 0], [0, 0], [1, 0]])
+>>> r = performance_cliff([1, 1, 1, 1, 1, 0, 1, 1, 1, 1], [[0, 1], [0, 0], [1, 0], [0, 0], [0, 1], [0, 0], [0, 0], [1, 0], [0, 0], [0, 1]])
 >>> round(r.delta, 3), r.flagged
-(0.625, True)
+(0.65, True)
 """
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 
@@ -25,11 +26,14 @@ from contam.errors import ConfigError
 from contam.models.base import LanguageModel, Messages
 from contam.outputs import JsonlCheckpoint
 from contam.probe.answers import answers_equal, extract_answer
-from contam.progress import make_progress
+from contam.probe.itemloop import run_items
 from contam.records import Record
 from contam.stats.calibration import Calibration
 from contam.stats.results import TestResult
-from contam.stats.tests import paired_ttest
+from contam.stats.tests import paired_permutation, paired_ttest
+
+#: Sign flips enumerated for the exact small-sample floor (2^13 = 8192 <= 10,000: exact up to 13 items).
+PERMUTATION_RESAMPLES = 10_000
 
 
 @dataclass(frozen=True)
@@ -45,8 +49,18 @@ class CliffConfig:
     confidence: float = 0.95
     batch_size: int = 8
     seed: int = 0
+    #: Below this many items with variants there is no verdict (``flagged`` stays false and
+    #: ``note`` says why): a t-test over a handful of 0/1 differences says nothing, whatever its p.
+    min_items: int = 10
+    #: p = max(t-test p, exact sign-flip permutation p) up to 13 items, max(t-test p, 2^-n) above:
+    #: the t-test gives p = 0 on zero-variance differences (every item right on the original,
+    #: wrong on every variant); no sign-flip test goes below 2^-n. Above 13 items the floor only
+    #: acts on such degenerate differences, so the t-test of the paper is unchanged.
+    small_sample_guard: bool = True
 
     def __post_init__(self) -> None:
+        if self.min_items < 0:
+            raise ConfigError(f"min_items must be >= 0, got {self.min_items}")
         if self.k < 1:
             raise ConfigError("the cliff needs K >= 1 variants per item")
         if not 0.0 < self.alpha < 1.0:
@@ -82,6 +96,8 @@ class CliffResult(Record):
     model: str = ""
     timing: dict[str, float] = field(default_factory=dict)
     config: dict[str, object] = field(default_factory=dict)
+    #: Why there is no verdict (too few items), else empty.
+    note: str = ""
 
 
 def performance_cliff(
@@ -91,12 +107,23 @@ def performance_cliff(
     alpha: float = 0.05,
     prior: float = 0.5,
     confidence: float = 0.95,
+    min_items: int = 10,
+    small_sample_guard: bool = True,
+    seed: int = 0,
 ) -> CliffResult:
     """Paired t-test (one-sided, original > variants) of per-item original correctness against
     the item's mean variant correctness; items without variants are left out. Correctness may
-    be 0/1 or any score in [0, 1]."""
+    be 0/1 or any score in [0, 1].
+
+    With ``small_sample_guard`` the p-value is at least the exact sign-flip permutation p of the
+    same differences (the t-test's p is 0 on zero-variance differences); below ``min_items``
+    items there is no verdict (``flagged`` false, ``note`` says so).
+
+    >>> performance_cliff([1, 1], [[0] * 5, [0] * 5]).note
+    'no verdict: 2 items with variants, at least 10 needed'
+    """
     if len(original_correct) != len(variant_correct):
-        raise ValueError("one list of variant results per original item is needed")
+        raise ConfigError("one list of variant results per original item is needed")
     keep = [i for i, v in enumerate(variant_correct) if len(v) > 0]
     o = np.array([float(original_correct[i]) for i in keep])
     v = np.array([float(np.mean(variant_correct[i])) for i in keep])
@@ -105,14 +132,26 @@ def performance_cliff(
         float(np.mean([variant_correct[i][j] for i in keep if len(variant_correct[i]) > j])) for j in range(k)
     )
     test = paired_ttest(o, v, "greater", confidence)
+    if small_sample_guard and keep:
+        # Floor: the exact sign-flip permutation p where all 2^n flips can be enumerated
+        # (n <= 13 at 10,000); above that, the smallest p any sign-flip test can give, 2^-(non-zero
+        # differences), which only bites on zero-variance differences (where the t-test says 0).
+        nz = int(np.count_nonzero(o - v))
+        if 2 ** len(keep) <= PERMUTATION_RESAMPLES:
+            floor, kind = paired_permutation(o, v, "greater", n_resamples=PERMUTATION_RESAMPLES, seed=seed).p_value, "exact sign-flip"
+        else:
+            floor, kind = 2.0 ** -max(nz, 1), "sign-flip minimum 2^-n"
+        p = test.p_value if math.isnan(test.p_value) else max(test.p_value, floor)
+        test = replace(test, p_value=p, details={**test.details, "p_ttest": test.p_value, "p_floor": floor, "floor": kind})
     delta = float(o.mean() - v.mean()) if keep else float("nan")
+    note = f"no verdict: {len(keep)} items with variants, at least {min_items} needed" if len(keep) < min_items else ""
     return CliffResult(
         n_items=len(keep), k=k,
         acc_original=float(o.mean()) if keep else float("nan"),
         acc_variants=float(v.mean()) if keep else float("nan"),
         acc_per_variant=per_variant, delta=delta, test=test,
-        flagged=test.significant(alpha) and delta > 0, alpha=alpha,
-        calibration=Calibration.from_p(test.p_value, delta, prior),
+        flagged=not note and test.significant(alpha) and delta > 0, alpha=alpha,
+        calibration=Calibration.from_p(test.p_value, delta, prior), note=note,
     )
 
 
@@ -142,37 +181,41 @@ class CliffProbe:
 
     def measure(self, model: LanguageModel, items: Sequence[Item], reference: dict[str, list[Item]],
                 checkpoint: JsonlCheckpoint | None = None) -> list[CliffItem]:
-        """Answers for each item that has variants (resumable; key = original id)."""
-        done: dict[str, CliffItem] = {}
-        if checkpoint is not None:
-            done = {str(r["key"]): CliffItem.from_dict(r) for r in checkpoint.records if isinstance(r, dict) and "key" in r}
+        """Answers for each item that has variants (resumable through the shared loop,
+        :func:`contam.probe.itemloop.run_items`; key = original id)."""
         groups = [(it, reference[it.id][: self.config.k]) for it in items if reference.get(it.id)]
-        todo = [g for g in groups if g[0].id not in done]
-        with make_progress() as prog:
-            task = prog.add_task("performance cliff", total=len(groups), completed=len(groups) - len(todo))
-            for s in range(0, len(todo), self.config.batch_size):
-                chunk = todo[s : s + self.config.batch_size]
-                flat = [x for it, vs in chunk for x in (it, *vs)]
-                answers = iter(self._answer(model, flat))
-                for it, vs in chunk:
-                    a0 = next(answers)
-                    va = [next(answers) for _ in vs]
-                    rec = CliffItem(it.id, a0, int(answers_equal(a0, it.answer)), tuple(v.id for v in vs), tuple(va),
-                                    tuple(int(answers_equal(a, v.answer)) for a, v in zip(va, vs, strict=True)))
-                    done[it.id] = rec
-                    if checkpoint is not None:
-                        checkpoint.write(rec)
-                prog.advance(task, len(chunk))
-        return [done[it.id] for it, _ in groups if it.id in done]
+
+        def batch(chunk: list[tuple[Item, list[Item]]]) -> list[CliffItem]:
+            flat = [x for it, vs in chunk for x in (it, *vs)]
+            answers = iter(self._answer(model, flat))
+            out = []
+            for it, vs in chunk:
+                a0 = next(answers)
+                va = [next(answers) for _ in vs]
+                out.append(CliffItem(it.id, a0, int(answers_equal(a0, it.answer)), tuple(v.id for v in vs), tuple(va),
+                                     tuple(int(answers_equal(a, v.answer)) for a, v in zip(va, vs, strict=True))))
+            return out
+
+        return run_items(groups, lambda g: batch([g])[0], CliffItem, key=lambda g: g[0].id, checkpoint=checkpoint,
+                         description="performance cliff", batch=batch, batch_size=max(2, self.config.batch_size))
 
     def analyze(self, records: Sequence[CliffItem], model: str = "") -> CliffResult:
         cfg = self.config
         res = performance_cliff([r.original_correct for r in records], [r.variant_correct for r in records],
-                                alpha=cfg.alpha, prior=cfg.prior, confidence=cfg.confidence)
+                                alpha=cfg.alpha, prior=cfg.prior, confidence=cfg.confidence, min_items=cfg.min_items,
+                                small_sample_guard=cfg.small_sample_guard, seed=cfg.seed)
         return CliffResult(**{**{f: getattr(res, f) for f in res.__dataclass_fields__}, "model": model, "config": {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(cfg).items()}})
 
-    def run(self, model: LanguageModel, items: Sequence[Item], reference: dict[str, list[Item]],
-            checkpoint: JsonlCheckpoint | None = None) -> CliffResult:
+    def run(self, model: LanguageModel, items: Sequence[Item], reference: dict[str, list[Item]] | None = None,
+            checkpoint: JsonlCheckpoint | None = None, *, variants: dict[str, list[Item]] | None = None,
+            control: Sequence[Item] | None = None) -> CliffResult:
+        """Answer every item and up to K of its ``variants`` (``reference`` is the old name), then
+        :func:`performance_cliff`. No ``control``: the cliff is paired per item."""
+        if control is not None:
+            raise ConfigError("the performance cliff compares each item with its own variants; pass variants, not a control set")
+        reference = variants if variants is not None else reference
+        if not reference:
+            raise ConfigError("the performance cliff needs variants (K isomorphic or paraphrased variants per item)")
         self.model_seconds = 0.0
         t0 = time.perf_counter()
         recs = self.measure(model, items, reference, checkpoint)

@@ -46,7 +46,7 @@ from contam.progress import make_progress
 from contam.records import Record
 
 MODES = ("verbatim", "paraphrase", "isomorphic")
-TEMPLATES = ("text", "chat")
+TEMPLATES = ("text", "chat", "zerocot")
 MANIFEST = "manifest.json"
 PARTIAL = ".partial"
 SCHEMA = 1
@@ -60,7 +60,9 @@ class ContaminateConfig:
     form they are seen in. ``epochs``: exposures per item. ``filler_ratio``: clean documents
     per contaminated one (Oren et al. mix test sets into much larger clean data; 1.0 keeps CPU
     runs short). ``template``: ``text`` (a raw document, as a web leak or pre-training data) or
-    ``chat`` (user question, assistant solution, as SFT data). ``lr`` 1e-4 full fine-tune
+    ``chat`` (user question, assistant solution, as SFT data) or ``zerocot`` (the Zero-CoT Probe's
+    own chat prompt, system prompt included, answered with ``The final answer is: \\[ \\boxed{ANSWER} \\]``:
+    the memorised answer in exactly the form the probe forces, the case where it must fire). ``lr`` 1e-4 full fine-tune
     (2e-4 with LoRA) memorizes a 135M model's seen items within a few epochs.
     ``isomorphic_seed`` picks the perturbed instance that is trained on; keep it different from
     the reference set's seed used at evaluation (0) so the references stay unseen.
@@ -90,7 +92,7 @@ class ContaminateConfig:
         if self.mode not in MODES:
             raise ConfigError(f"contamination mode must be one of {', '.join(MODES)}, got {self.mode!r}")
         if self.template not in TEMPLATES:
-            raise ConfigError(f"template must be text or chat, got {self.template!r}")
+            raise ConfigError(f"template must be text, chat or zerocot, got {self.template!r}")
         start, stop = self.subset
         if start < 0 or stop <= start:
             raise ConfigError(f"subset must be START:STOP with 0 <= START < STOP, got {start}:{stop}")
@@ -244,9 +246,16 @@ def filler_texts(cfg: ContaminateConfig, n: int, rng: random.Random, exclude: se
 
 
 def render(item: Item, template: str, lm: Any) -> str:
-    """The document text of a trained item: ``item.text`` as a leak shows it, or a chat turn."""
+    """The document text of a trained item: ``item.text`` as a leak shows it, or a chat turn
+    (``chat``: the solution; ``zerocot``: the final answer straight after the probe's prefill)."""
     if template == "chat":
         return lm.format_chat([{"role": "user", "content": item.question}]) + (item.solution or item.answer)
+    if template == "zerocot":
+        from contam.probe.zerocot import ZeroCoTConfig
+
+        z = ZeroCoTConfig()
+        messages = [{"role": "system", "content": z.system_prompt}, {"role": "user", "content": item.question}]
+        return lm.format_chat(messages, prefill=z.force_prefill) + f"{item.answer.strip()}}} \\]"
     return item.text
 
 

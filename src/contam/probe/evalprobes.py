@@ -430,7 +430,7 @@ class EvalProbes:
         verdicts = []
         for name, res in results.items():
             if res.rouge_test:
-                p, auc = float(res.rouge_test["p_value"]), float(res.rouge_test["effect"])
+                p, auc = float(res.rouge_test.p_value), float(res.rouge_test.effect)
                 c = Calibration.from_p(p, auc - 0.5, self.config.prior)
                 verdicts.append(make_verdict(name, "reconstruct", "max_rouge_l", res.n.get("original", 0), auc - 0.5, p, c.confidence,
                                              self.config.alpha, "Mann-Whitney, set vs references"))

@@ -9,6 +9,18 @@ ending. A model that saw the partition reproduces more of the true second piece 
 its source, so the per-item ROUGE-L difference (guided − general) is tested with a paired
 bootstrap (10,000 resamples, one-sided); the partition is flagged when p < ``alpha``.
 
+**Pairing, and where contam differs from the authors' code.** Golchin & Surdeanu's code resamples
+the guided and the general scores *independently* (two bootstrap samples, difference of their
+means). Here the two scores of one item are a pair -- the same first piece, the same true second
+piece, the same model -- so contam resamples the per-item *differences*. Items differ far more
+in how predictable their second piece is than the two instructions differ, and that shared
+per-item part cancels in the difference: independent resampling counts it as noise, so its p is
+larger (it loses power), while the pairing keeps the test's level exact under H0 (the two
+instructions exchangeable per item). The price of pairing is the small-sample optimism of any
+bootstrap of a mean: at n = 10 it can give p = 1e-4, below what *any* exact test on 10 pairs can
+give. Hence the guard: p = max(bootstrap p, exact sign-flip permutation p), as in the Zero-CoT
+Probe, and no verdict below ``min_items``.
+
 >>> GuidedConfig().n_resamples
 10000
 """
@@ -18,16 +30,18 @@ from __future__ import annotations
 import hashlib
 import random
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from contam.data.items import Item
+from contam.errors import ConfigError
 from contam.models.base import LanguageModel, Prompt
 from contam.outputs import JsonlCheckpoint
 from contam.probe.itemloop import batch_size_for, generate_texts, run_items
 from contam.probe.reconstruct import item_part
 from contam.probe.textsim import rouge_l, word_prefix
 from contam.records import Record
+from contam.stats.results import TestResult
 
 GUIDED = (
     "Instruction: You are provided with the first piece of an instance from the {split} split of the {dataset} dataset. "
@@ -72,10 +86,14 @@ class GuidedConfig:
     alpha: float = 0.05
     min_items: int = 10
     seed: int = 0
+    #: p = max(paired bootstrap p, exact sign-flip permutation p); see the module docstring.
+    small_sample_guard: bool = True
 
     def __post_init__(self) -> None:
         if not 0.0 < self.split_low <= self.split_high < 1.0:
-            raise ValueError("need 0 < split_low <= split_high < 1")
+            raise ConfigError(f"need 0 < split_low <= split_high < 1, got {self.split_low} and {self.split_high}")
+        if self.n_resamples < 1 or not 0.0 < self.alpha < 1.0 or self.min_items < 0:
+            raise ConfigError("n_resamples must be >= 1, alpha in (0, 1) and min_items >= 0")
 
     @classmethod
     def for_benchmark(cls, name: str, **kw: Any) -> GuidedConfig:
@@ -104,7 +122,7 @@ class GuidedResult(Record):
     mean_guided: float
     mean_general: float
     n: int
-    test: dict[str, Any] | None
+    test: TestResult | None
     contaminated: bool
 
     @property
@@ -160,23 +178,35 @@ class Guided:
             out.append(GuidedItem(key, item.id, first, second, guided, general, rouge_l(guided, ref), rouge_l(general, ref)))
         return out
 
-    def run(self, model: LanguageModel, items: Sequence[Item], *, checkpoint: JsonlCheckpoint | None = None) -> GuidedResult:
-        from contam.stats.tests import paired_bootstrap
+    def analyze(self, records: Sequence[GuidedItem]) -> GuidedResult:
+        """The statistics on scored records (no model calls): paired bootstrap of guided −
+        general ROUGE-L, floored by the exact sign-flip permutation p; no verdict below ``min_items``."""
+        from contam.stats.tests import paired_bootstrap, paired_permutation
 
         cfg = self.config
+        rs = [r for r in records if not r.skipped]
+        test = None
+        if len(rs) >= 2:
+            g, n = [r.rouge_guided for r in rs], [r.rouge_general for r in rs]
+            test = paired_bootstrap(g, n, alternative="greater", n_resamples=cfg.n_resamples, seed=cfg.seed)
+            if cfg.small_sample_guard:
+                perm = paired_permutation(g, n, "greater", n_resamples=cfg.n_resamples, seed=cfg.seed)
+                test = replace(test, p_value=max(test.p_value, perm.p_value),
+                               details={**test.details, "p_bootstrap": test.p_value, "p_permutation": perm.p_value})
+        mean_g = sum(r.rouge_guided for r in rs) / len(rs) if rs else float("nan")
+        mean_n = sum(r.rouge_general for r in rs) / len(rs) if rs else float("nan")
+        flagged = bool(test is not None and len(rs) >= cfg.min_items and test.p_value < cfg.alpha and mean_g > mean_n)
+        return GuidedResult(asdict(cfg), tuple(records), mean_g, mean_n, len(rs), test, flagged)
+
+    def run(self, model: LanguageModel, items: Sequence[Item], *, checkpoint: JsonlCheckpoint | None = None,
+            variants: dict[str, list[Item]] | None = None, control: Sequence[Item] | None = None) -> GuidedResult:
+        """Score every item (resumable) and :meth:`analyze`. The comparison is within each item
+        (guided vs general instruction), so there are no ``variants`` or ``control``."""
+        if variants is not None or control is not None:
+            raise ConfigError("the guided probe compares two instructions on the same items; it takes no variants or control set")
         records = run_items(
             items, lambda it: self.score_item(model, it), GuidedItem,
             key=lambda it: f"original/{it.id}", checkpoint=checkpoint, description="guided vs general",
             batch=lambda chunk: self.score_batch(model, chunk), batch_size=batch_size_for(model),
         )
-        rs = [r for r in records if not r.skipped]
-        test = None
-        if len(rs) >= 2:
-            test = paired_bootstrap(
-                [r.rouge_guided for r in rs], [r.rouge_general for r in rs], alternative="greater",
-                n_resamples=cfg.n_resamples, seed=cfg.seed,
-            ).to_dict()
-        mean_g = sum(r.rouge_guided for r in rs) / len(rs) if rs else float("nan")
-        mean_n = sum(r.rouge_general for r in rs) / len(rs) if rs else float("nan")
-        flagged = bool(test is not None and len(rs) >= cfg.min_items and test["p_value"] < cfg.alpha and mean_g > mean_n)
-        return GuidedResult(asdict(cfg), tuple(records), mean_g, mean_n, len(rs), test, flagged)
+        return self.analyze(records)

@@ -115,3 +115,21 @@ def generate_grouped(model: LanguageModel, requests: Sequence[tuple[Prompt, int]
 def generate_texts(model: LanguageModel, requests: Sequence[tuple[Prompt, int]], **kw: Any) -> list[str]:
     """The first completion's text for each request (see :func:`generate_grouped`)."""
     return [c[0].text for c in generate_grouped(model, requests, **kw)]
+
+
+def comparison_set(
+    items: Sequence[Any],
+    reference: Sequence[Any] | None = None,
+    variants: dict[str, list[Any]] | None = None,
+    control: Sequence[Any] | None = None,
+) -> list[Any] | None:
+    """The comparison group of an unpaired probe under the shared vocabulary: ``control`` (a clean
+    set; ``reference`` is its old name) or ``variants`` (each item's first isomorphic variant)."""
+    from contam.errors import ConfigError
+
+    given = [x for x in (reference, control) if x is not None]
+    if len(given) + (variants is not None) > 1:
+        raise ConfigError("give one comparison set: variants or control")
+    if variants is not None:
+        return [variants[it.id][0] for it in items if variants.get(it.id)]
+    return list(given[0]) if given else None

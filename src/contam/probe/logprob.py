@@ -26,7 +26,7 @@ import math
 import time
 import zlib
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 
@@ -34,7 +34,7 @@ from contam.data import Item
 from contam.errors import ConfigError, ModelError
 from contam.models.base import LanguageModel, TokenScores
 from contam.outputs import JsonlCheckpoint
-from contam.progress import make_progress
+from contam.probe.itemloop import run_items
 from contam.records import Record
 from contam.stats.calibration import Calibration
 from contam.stats.results import TestResult
@@ -79,8 +79,17 @@ class LogProbConfig:
     prior: float = 0.5
     confidence: float = 0.95
     batch_size: int = 16
+    #: Whether the first token of the text is scored. The reference code (Shi et al.) scores
+    #: ``input_ids[1:]``: every text token after the tokenizer's BOS, so on a model *without*
+    #: a BOS token (SmolLM2) the first text token is not scored at all. Our backends score an
+    #: empty-prompt text after a start token (``<|im_start|>`` on SmolLM2), whose first text
+    #: token then costs ~10 nats and sits in the lowest 20% of every text. ``auto``: drop it
+    #: exactly when the model adds no BOS (as the reference code does); ``keep``; ``drop``.
+    first_token: str = "auto"
 
     def __post_init__(self) -> None:
+        if self.first_token not in ("auto", "keep", "drop"):
+            raise ConfigError(f"first_token must be auto, keep or drop, got {self.first_token!r}")
         if not all(0.0 < x <= 1.0 for x in (self.k, *self.k_sweep)):
             raise ConfigError("K must be a fraction in (0, 1]")
         if self.field not in ("text", "question", "answer"):
@@ -125,6 +134,38 @@ class LogProbResult(Record):
         return next((m for m in self.methods if m.method == name), None)
 
 
+def adds_bos(model: object) -> bool | None:
+    """Whether ``model``'s tokenizer puts a BOS token before a text (``None``: cannot tell).
+
+    >>> adds_bos(object()) is None
+    True
+    """
+    for name in ("adds_bos", "_add_bos"):  # llama.cpp backend (through a cache wrapper too)
+        v = getattr(model, name, None)
+        if isinstance(v, bool):
+            return v
+    tok = getattr(model, "tokenizer", None)  # Hugging Face backend
+    if tok is not None and callable(tok):
+        bos = getattr(tok, "bos_token_id", None)
+        try:
+            ids = list(tok("a")["input_ids"])
+        except Exception:  # a tokenizer that cannot encode a lone letter cannot tell us either
+            return None
+        return bool(bos is not None and ids and ids[0] == bos)
+    return None
+
+
+def drop_first(ts: TokenScores) -> TokenScores:
+    """The token scores without the first token (unchanged when it is the only one)."""
+    if len(ts.logprobs) < 2:
+        return ts
+    return replace(
+        ts, tokens=ts.tokens[1:], logprobs=ts.logprobs[1:], offsets=ts.offsets[1:], token_ids=ts.token_ids[1:],
+        vocab_mean=ts.vocab_mean[1:] if ts.vocab_mean is not None else None,
+        vocab_std=ts.vocab_std[1:] if ts.vocab_std is not None else None,
+    )
+
+
 def item_text(item: Item, which: str) -> str:
     if which == "question":
         return item.question
@@ -166,6 +207,12 @@ class LogProbProbe:
                 out[f"minkpp@{k:g}"] = min_k_plus_plus(ts, k) if ts.vocab_mean is not None else float("nan")
         return out
 
+    def drops_first(self, model: object) -> bool:
+        """Whether the first scored token of each text is left out for ``model`` (``first_token``)."""
+        if self.config.first_token == "auto":
+            return adds_bos(model) is False
+        return self.config.first_token == "drop"
+
     def _score(self, model: LanguageModel, texts: list[str], vocab_stats: bool = False) -> list[TokenScores]:
         t0 = time.perf_counter()
         try:
@@ -185,27 +232,24 @@ class LogProbProbe:
         resuming from ``checkpoint`` (key ``key`` = ``group/id``)."""
         if not model.supports_scoring:
             raise ModelError(f"model {model.spec} cannot score text; the log-prob probes need a local model (llamacpp:, hf:, smollm2)")
-        done: dict[str, ItemLogProb] = {}
-        if checkpoint is not None:
-            done = {str(r["key"]): ItemLogProb.from_dict(r) for r in checkpoint.records if isinstance(r, dict) and "key" in r}
+        drop = self.drops_first(model)
+        drop_ref = self.drops_first(ref_model) if ref_model is not None else False
         jobs = [(g, it) for g, items in groups.items() for it in items]
-        todo = [(g, it) for g, it in jobs if f"{g}/{it.id}" not in done]
-        bs = self.config.batch_size
-        with make_progress() as prog:
-            task = prog.add_task("log-prob scores", total=len(jobs), completed=len(jobs) - len(todo))
-            for s in range(0, len(todo), bs):
-                chunk = todo[s : s + bs]
-                texts = [item_text(it, self.config.field) or " " for _, it in chunk]
-                main = self._score(model, texts, vocab_stats=True)
-                lower = self._score(model, [t.lower() for t in texts])
-                ref = self._score(ref_model, texts) if ref_model is not None else [None] * len(texts)
-                for (g, it), text, ts, lo, rf in zip(chunk, texts, main, lower, ref, strict=True):
-                    rec = ItemLogProb(f"{g}/{it.id}", it.id, g, len(ts.logprobs), self.features(text, ts, lo, rf))
-                    done[rec.key] = rec
-                    if checkpoint is not None:
-                        checkpoint.write(rec)
-                prog.advance(task, len(chunk))
-        return [done[f"{g}/{it.id}"] for g, it in jobs]
+
+        def batch(chunk: list[tuple[str, Item]]) -> list[ItemLogProb]:
+            texts = [item_text(it, self.config.field) or " " for _, it in chunk]
+            main = self._score(model, texts, vocab_stats=True)
+            lower = self._score(model, [t.lower() for t in texts])
+            ref: list[TokenScores | None] = list(self._score(ref_model, texts)) if ref_model is not None else [None] * len(texts)
+            if drop:
+                main, lower = [drop_first(t) for t in main], [drop_first(t) for t in lower]
+            if drop_ref:
+                ref = [drop_first(t) if t is not None else None for t in ref]
+            return [ItemLogProb(f"{g}/{it.id}", it.id, g, len(ts.logprobs), self.features(text, ts, lo, rf))
+                    for (g, it), text, ts, lo, rf in zip(chunk, texts, main, lower, ref, strict=True)]
+
+        return run_items(jobs, lambda j: batch([j])[0], ItemLogProb, key=lambda j: f"{j[0]}/{j[1].id}", checkpoint=checkpoint,
+                         description="log-prob scores", batch=batch, batch_size=max(2, self.config.batch_size))
 
     def analyze(self, records: Sequence[ItemLogProb], model: str = "") -> LogProbResult:
         """Mann–Whitney (benchmark > control) per score, AUC and calibrated confidence."""
@@ -230,13 +274,22 @@ class LogProbProbe:
     def run(
         self,
         model: LanguageModel,
-        benchmark: Sequence[Item],
-        control: Sequence[Item],
+        items: Sequence[Item],
+        control: Sequence[Item] | None = None,
         *,
+        variants: dict[str, list[Item]] | None = None,
         ref_model: LanguageModel | None = None,
         checkpoint: JsonlCheckpoint | None = None,
     ) -> LogProbResult:
-        """Score both sets and test benchmark > control."""
+        """Score the items and a comparison set and test items > comparison: ``control`` (a
+        clean set) or ``variants`` (each item's first isomorphic variant)."""
+        benchmark = items
+        if control is not None and variants is not None:
+            raise ConfigError("give one comparison set: variants or control")
+        if variants is not None:
+            control = [variants[it.id][0] for it in items if variants.get(it.id)]
+        if not control:
+            raise ConfigError("the log-prob probes need a comparison set: variants or a clean control set")
         self.model_seconds = 0.0
         t0 = time.perf_counter()
         recs = self.measure(model, {"benchmark": benchmark, "control": control}, ref_model=ref_model, checkpoint=checkpoint)

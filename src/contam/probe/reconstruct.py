@@ -22,11 +22,13 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from contam.data.items import Item
+from contam.errors import ConfigError
 from contam.models.base import LanguageModel, Prompt
 from contam.outputs import JsonlCheckpoint
-from contam.probe.itemloop import generate_grouped, run_groups
+from contam.probe.itemloop import comparison_set, generate_grouped, run_groups
 from contam.probe.textsim import exact_match, rouge_l, verbatim_match, word_prefix
 from contam.records import Record
+from contam.stats.results import TestResult
 
 CHAT_INSTRUCTION = "Continue the following text exactly as it continues in its original source. Output only the continuation.\n\n"
 
@@ -52,11 +54,11 @@ class ReconstructConfig:
 
     def __post_init__(self) -> None:
         if not 0.0 < self.prefix_fraction < 1.0:
-            raise ValueError("prefix_fraction must be between 0 and 1")
+            raise ConfigError("prefix_fraction must be between 0 and 1")
         if self.n_samples < 1:
-            raise ValueError("n_samples must be at least 1")
+            raise ConfigError("n_samples must be at least 1")
         if self.part not in ("question", "text", "solution"):
-            raise ValueError("part must be question, text or solution")
+            raise ConfigError("part must be question, text or solution")
 
 
 @dataclass(frozen=True)
@@ -81,8 +83,8 @@ class ReconstructResult(Record):
     exact_rate: dict[str, float] = field(default_factory=dict)
     verbatim_rate: dict[str, float] = field(default_factory=dict)
     n: dict[str, int] = field(default_factory=dict)
-    rouge_test: dict[str, Any] | None = None
-    verbatim_test: dict[str, Any] | None = None
+    rouge_test: TestResult | None = None
+    verbatim_test: TestResult | None = None
 
 
 def item_part(item: Item, part: str) -> str:
@@ -139,9 +141,12 @@ class Reconstruct:
         reference: Sequence[Item] | None = None,
         *,
         checkpoint: JsonlCheckpoint | None = None,
+        variants: dict[str, list[Item]] | None = None,
+        control: Sequence[Item] | None = None,
     ) -> ReconstructResult:
         from contam.stats.tests import mann_whitney, two_proportion_ztest
 
+        reference = comparison_set(items, reference, variants, control)
         groups, records = run_groups(self, model, items, reference, ReconstructItem, checkpoint=checkpoint, name="reconstruct")
         by = {g: [r for r in records if r.group == g and not r.skipped] for g, _ in groups}
         mean = {g: _mean([r.max_rouge_l for r in rs]) for g, rs in by.items()}
@@ -150,8 +155,8 @@ class Reconstruct:
         rouge_test = verbatim_test = None
         if reference and by["original"] and by["reference"]:
             o, r = by["original"], by["reference"]
-            rouge_test = mann_whitney([x.max_rouge_l for x in o], [x.max_rouge_l for x in r], alternative="greater").to_dict()
-            verbatim_test = two_proportion_ztest(sum(x.verbatim for x in o), len(o), sum(x.verbatim for x in r), len(r)).to_dict()
+            rouge_test = mann_whitney([x.max_rouge_l for x in o], [x.max_rouge_l for x in r], alternative="greater")
+            verbatim_test = two_proportion_ztest(sum(x.verbatim for x in o), len(o), sum(x.verbatim for x in r), len(r))
         return ReconstructResult(
             config=asdict(self.config), items=tuple(records), mean_rouge_l=mean, exact_rate=exact, verbatim_rate=verb,
             n={g: len(rs) for g, rs in by.items()}, rouge_test=rouge_test, verbatim_test=verbatim_test,

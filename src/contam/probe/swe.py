@@ -40,13 +40,14 @@ from pathlib import Path
 from typing import Any
 
 from contam.data.items import Item
-from contam.errors import InputError
+from contam.errors import ConfigError, InputError
 from contam.models.base import LanguageModel, Prompt
 from contam.outputs import JsonlCheckpoint
 from contam.probe.itemloop import batch_size_for, generate_texts, run_items
 from contam.probe.patches import ChangedFunction, mentions_path, parse_patch
 from contam.probe.textsim import ngram_overlap, rouge_l
 from contam.records import Record
+from contam.stats.results import TestResult
 
 # The instruction follows the issue: a backend that must cut an over-long prompt cuts from the
 # left, and then loses part of the issue rather than the question.
@@ -60,8 +61,7 @@ FUNCREPRO_PROMPT = (
     "Write the complete Python implementation of the function `{name}` as it should be after the issue above "
     "is resolved. Output only the code of that function.\n\nFunction: {name}"
 )
-_PATH = re.compile(r"[A-Za-z0-9_.\-]+(?:/[A-Za-z0-9_.\-]+)*\.[A-Za-z0-9]+")
-_FENCE = re.compile(r"```[\w+-]*\n(.*?)(?:```|$)", re.S)
+_FENCE_LINE = re.compile(r"^[ \t]*```[\w+.#-]*[ \t]*$", re.M)
 
 
 def load_instances(path: str | Path) -> list[Item]:
@@ -94,29 +94,155 @@ def _issue(item: Item, max_chars: int) -> str:
     return text if not max_chars or len(text) <= max_chars else text[:max_chars] + "\n[... issue truncated ...]"
 
 
-def predicted_path(answer: str, repo: str = "") -> str:
-    """The first file path in a model answer, normalised (no ``./``, ``a/``/``b/`` or ``owner/name/`` prefix).
+#: Words with dots that are not file names: abbreviations a path regex would otherwise take.
+_NOT_FILES = frozenset({"i.e", "e.g", "etc", "vs", "cf", "a.k.a", "et.al", "approx", "no"})
+#: Path-like tokens: runs of path characters holding a ``/`` or a ``.`` (``django/db/models/base.py``,
+#: ``base.py``, ``django/db``), with URLs handled first.
+_CANDIDATE = re.compile(r"[A-Za-z0-9_.\-~]+(?:/[A-Za-z0-9_.\-~]+)+/?|[A-Za-z0-9_\-~]+(?:\.[A-Za-z0-9_\-~]+)+")
+_URL = re.compile(r"https?://[^\s`'\"<>()\[\]]+")
+_EXT = re.compile(r"\.[A-Za-z][A-Za-z0-9_+\-]{0,9}$")
+
+
+@dataclass(frozen=True)
+class PathChoice(Record):
+    """Which file path a model answer names, and why.
+
+    ``rule``: ``known`` (the candidate is one of the repository's files the benchmark's patches
+    name), ``known-suffix`` (it is the unique known file ending with the candidate), ``extension``
+    (the first candidate whose last part has a file extension; one with a directory first),
+    ``first`` (the first path-like candidate: no extension anywhere), or ``""`` (no candidate).
+    ``candidates``: every normalised path-like token of the answer, in order.
+    """
+
+    path: str
+    rule: str
+    candidates: tuple[str, ...] = ()
+
+
+def _normalise(p: str, repo: str) -> list[str]:
+    """Spellings of one candidate; the first is the one used without known files: no ``./``, no
+    diff-style ``a/``/``b/``, no leading ``owner/name/``. Later ones (the literal token, and
+    without a leading ``name/``) only count when they are a known file."""
+    p = p.strip("/").rstrip(".,;:")
+    while p.startswith("./"):
+        p = p[2:]
+    literal, default = p, p
+    for pre in ("a/", "b/", f"{repo}/" if repo else ""):
+        if pre and default.startswith(pre) and len(default) > len(pre):
+            default = default[len(pre):]
+    out = [default, literal]
+    name = repo.split("/")[-1] if repo else ""
+    if name and literal.startswith(f"{name}/") and len(literal) > len(name) + 1:
+        out.append(literal[len(name) + 1:])
+    return list(dict.fromkeys(out))
+
+
+def _url_path(url: str, repo: str) -> str:
+    """The repository path inside a GitHub URL (``.../blob/<ref>/PATH``, ``.../tree/<ref>/PATH``);
+    other URLs name no repository file."""
+    m = re.search(r"github\.com/[^/]+/[^/]+/(?:blob|tree|raw)/[^/]+/([^#?]+)", url)
+    if m:
+        return m.group(1)
+    m = re.search(r"raw\.githubusercontent\.com/[^/]+/[^/]+/[^/]+/([^#?]+)", url)
+    return m.group(1) if m else ""
+
+
+def _has_ext(p: str) -> bool:
+    last = p.rsplit("/", 1)[-1]
+    return bool(_EXT.search(last)) and last.casefold().rstrip(".") not in _NOT_FILES and not last.startswith(".")
+
+
+def path_candidates(answer: str, repo: str = "") -> list[list[str]]:
+    """Every path-like token of ``answer`` in order, each as its list of spellings
+    (:func:`_normalise`). URLs give the repository path inside them, or nothing; version numbers
+    (``3.2``, ``v4.0``) and abbreviations (``i.e.``, ``e.g.``) are not paths."""
+    text = answer.replace("\\", "/")
+    found: list[tuple[int, str]] = []
+    for m in _URL.finditer(text):
+        inner = _url_path(m.group(0), repo)
+        if inner:
+            found.append((m.start(), inner))
+    text = _URL.sub(lambda m: " " * len(m.group(0)), text)
+    for m in _CANDIDATE.finditer(text):
+        tok = m.group(0).rstrip(".")
+        last = tok.rsplit("/", 1)[-1]
+        if "/" not in tok and (not _has_ext(tok) or re.fullmatch(r"v?\d+(?:\.\d+)*[a-z]?\d*", last, re.I)):
+            continue  # a bare dotted word without a real extension: a version, a number, an abbreviation
+        if last.casefold() in _NOT_FILES:
+            continue
+        found.append((m.start(), tok))
+    return [_normalise(t, repo) for _, t in sorted(found, key=lambda x: x[0])]
+
+
+def choose_path(answer: str, repo: str = "", known: frozenset[str] | set[str] | None = None) -> PathChoice:
+    """The file path an answer names, from **every** path-like candidate (not the first match).
+
+    Preference: a spelling that is one of the repository's ``known`` files (the files the
+    benchmark's gold patches touch in that repository); else the unique known file that ends with
+    a candidate; else the first candidate with a file extension (one with a directory first);
+    else the first candidate. ``rule`` says which preference chose.
+
+    >>> choose_path("In Django 3.2 the bug is in django/db/models/base.py", "django/django").path
+    'django/db/models/base.py'
+    >>> choose_path("See base.py, i.e. models", "django/django", {"django/db/models/base.py"}).rule
+    'known-suffix'
+    """
+    cands = path_candidates(answer, repo)
+    flat = tuple(dict.fromkeys(sp[0] for sp in cands))
+    if not cands:
+        return PathChoice("", "", ())
+    if known:
+        for spellings in cands:
+            for sp in spellings:
+                if sp in known:
+                    return PathChoice(sp, "known", flat)
+        for spellings in cands:
+            hits = {k for k in known for sp in spellings if _has_ext(sp) and k.endswith("/" + sp)}
+            if len(hits) == 1:
+                return PathChoice(hits.pop(), "known-suffix", flat)
+    with_ext = [sp[0] for sp in cands if _has_ext(sp[0])]
+    if with_ext:
+        return PathChoice(next((p for p in with_ext if "/" in p), with_ext[0]), "extension", flat)
+    return PathChoice(cands[0][0], "first", flat)
+
+
+def predicted_path(answer: str, repo: str = "", known: frozenset[str] | set[str] | None = None) -> str:
+    """The file path a model answer names, normalised (no ``./``, ``a/``/``b/`` or ``owner/name/``
+    prefix); see :func:`choose_path` for the rules.
 
     >>> predicted_path("The bug is in `./django/db/models/base.py`.", "django/django")
     'django/db/models/base.py'
+    >>> predicted_path("In Django 3.2 the bug is in django/db/models/base.py", "django/django")
+    'django/db/models/base.py'
     """
-    m = _PATH.search(answer.replace("\\", "/"))
-    if not m:
-        return ""
-    p = m.group(0)
-    while p.startswith("./"):
-        p = p[2:]
-    # Diff-style a/ b/ prefixes and a leading owner/name/ are not part of the path in the repo.
-    for pre in ("a/", "b/", f"{repo}/" if repo else None):
-        if pre and p.startswith(pre) and len(p) > len(pre):
-            p = p[len(pre):]
-    return p
+    return choose_path(answer, repo, known).path
 
 
 def extract_code(answer: str) -> str:
-    """The first fenced code block of an answer, else the answer itself."""
-    m = _FENCE.search(answer)
-    return m.group(1) if m else answer
+    """The code in a model answer; the one normaliser of function reproduction **and** prefix
+    completion, so a fenced continuation counts the same as a bare one.
+
+    The first fence line opens a block when nothing but blanks precede it, when it carries a
+    language tag (```` ```python ````), or when the text before it ends with a colon ("Here is the
+    function:"); the block's content is the code (up to its closing fence or the end). Otherwise
+    the fence closes code the answer began bare (a continuation that ends its imagined block),
+    and the code is the text before it. No fence: the answer itself.
+
+    >>> extract_code("```python\\n    return x\\n```\\nDone")
+    '    return x\\n'
+    >>> extract_code("    return x\\n```\\nMore prose")
+    '    return x\\n'
+    """
+    m = _FENCE_LINE.search(answer)
+    if not m:
+        return answer
+    before = answer[: m.start()]
+    tag = m.group(0).strip()[3:]
+    if before.strip() and not tag and not before.rstrip().endswith(":"):
+        return before
+    rest = answer[m.end() + 1 :]
+    end = _FENCE_LINE.search(rest)
+    return rest[: end.start()] if end else rest
 
 
 def _lines(text: str | Sequence[str]) -> list[str]:
@@ -172,6 +298,8 @@ class SweItem(Record):
     rouge_l: float = 0.0
     mentioned: bool = False  # (a): the issue already names a gold file
     skipped: str = ""
+    rule: str = ""  # (a): which rule of choose_path picked the predicted path
+    predicted: str = ""  # (a): the path taken from the answer
 
 
 @dataclass(frozen=True)
@@ -232,7 +360,13 @@ class _Task:
                 out.append(self.finish(item, payload, self._key(units[i]), by_unit[i]))
         return out
 
-    def run(self, model: LanguageModel, items: Sequence[Item], *, checkpoint: JsonlCheckpoint | None = None) -> SweResult:
+    def run(self, model: LanguageModel, items: Sequence[Item], *, checkpoint: JsonlCheckpoint | None = None,
+            variants: dict[str, list[Item]] | None = None, control: Sequence[Item] | None = None) -> SweResult:
+        """Every unit of every instance (resumable). A control set is run the same way on its own
+        and compared with :func:`compare`; there are no variants of SWE-bench instances."""
+        if variants is not None or control is not None:
+            raise ConfigError("run the control set through the same task on its own and compare() the two results; "
+                              "SWE-bench instances have no variants")
         units: list[Unit] = [(it, suffix, payload) for it in items for suffix, payload in self.units(it)]
         records = run_items(
             units, lambda u: self.score_units(model, [u])[0], SweItem, key=self._key, checkpoint=checkpoint,
@@ -267,12 +401,38 @@ class FilePath(_Task):
         repo = str(item.metadata.get("repo", "")) or "(unknown)"
         return _chat(FILEPATH_PROMPT.format(repo=repo, issue=_issue(item, self.config.max_issue_chars))), 48
 
+    def __init__(self, config: SweConfig | None = None, known_files: dict[str, frozenset[str]] | None = None) -> None:
+        super().__init__(config)
+        #: Files of each repository the benchmark's gold patches name (``repo -> paths``): an answer's
+        #: candidate that is one of them wins (:func:`choose_path`). :meth:`run` adds the items' own.
+        self.known_files: dict[str, frozenset[str]] = dict(known_files or {})
+
+    def run(self, model: LanguageModel, items: Sequence[Item], *, checkpoint: JsonlCheckpoint | None = None,
+            variants: dict[str, list[Item]] | None = None, control: Sequence[Item] | None = None) -> SweResult:
+        for repo, files in known_files(items).items():
+            self.known_files[repo] = self.known_files.get(repo, frozenset()) | files
+        return super().run(model, items, checkpoint=checkpoint, variants=variants, control=control)
+
     def finish(self, item: Item, payload: Any, key: str, answer: str) -> SweItem:
         repo = str(item.metadata.get("repo", ""))
         gold = parse_patch(item.solution, source=item.id).files
-        hit = predicted_path(answer, repo) in gold
+        choice = choose_path(answer, repo, self.known_files.get(repo))
+        hit = choice.path in gold
         return SweItem(key, item.id, self.task, repo, " ".join(gold), answer, hit, float(hit),
-                       mentioned=any(mentions_path(item.question, f) for f in gold))
+                       mentioned=any(mentions_path(item.question, f) for f in gold), rule=choice.rule, predicted=choice.path)
+
+
+def known_files(items: Sequence[Item]) -> dict[str, frozenset[str]]:
+    """``repo -> files`` named by the gold patches of ``items`` (SWE-bench ships patches, not
+    repositories, so these are the repository files the benchmark knows of)."""
+    out: dict[str, set[str]] = {}
+    for it in items:
+        try:
+            files = parse_patch(it.solution, source=it.id).files
+        except InputError:
+            continue
+        out.setdefault(str(it.metadata.get("repo", "")), set()).update(files)
+    return {k: frozenset(v) for k, v in out.items()}
 
 
 def _functions(item: Item, limit: int) -> list[ChangedFunction]:
@@ -326,9 +486,10 @@ class PrefixCompletion(_Task):
     def finish(self, item: Item, fn: ChangedFunction, key: str, answer: str) -> SweItem:
         _, rest = self.split(fn)
         gold = "\n".join(rest)
+        code = extract_code(answer)  # the same normaliser as function reproduction: a fenced continuation counts
         return SweItem(key, item.id, self.task, str(item.metadata.get("repo", "")), f"{fn.path}::{fn.qualname}", answer,
-                       hit=starts_with_lines(rest, answer), score=ngram_overlap(answer, gold, n=self.config.n),
-                       rouge_l=rouge_l(answer, gold, code=True))
+                       hit=starts_with_lines(rest, code), score=ngram_overlap(code, gold, n=self.config.n),
+                       rouge_l=rouge_l(code, gold, code=True))
 
 
 TASKS: dict[str, type[_Task]] = {t.task: t for t in (FilePath, FuncRepro, PrefixCompletion)}
@@ -343,7 +504,7 @@ class Comparison(Record):
     benchmark_rate: float
     control_rate: float
     gap: float
-    test: dict[str, Any]
+    test: TestResult
     mde: float | None
     note: str = ""
 
@@ -361,7 +522,7 @@ def compare(bench: SweResult, control: SweResult, *, filtered: bool = False, alp
     test = two_proportion_ztest(k1, n1, k2, n2, alternative="greater")
     mde, note = _mde(k2 / n2, n1, n2, alpha, power)
     metric = "filtered accuracy" if filtered else ("accuracy" if bench.task == "swe-filepath" else "verbatim rate")
-    return Comparison(bench.task, metric, k1 / n1, k2 / n2, k1 / n1 - k2 / n2, test.to_dict(), mde, note)
+    return Comparison(bench.task, metric, k1 / n1, k2 / n2, k1 / n1 - k2 / n2, test, mde, note)
 
 
 def _mde(p_control: float, n1: int, n2: int, alpha: float, power: float) -> tuple[float | None, str]:

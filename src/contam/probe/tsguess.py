@@ -42,9 +42,10 @@ from contam.data.items import Item
 from contam.errors import ConfigError
 from contam.models.base import LanguageModel
 from contam.outputs import JsonlCheckpoint
-from contam.probe.itemloop import generate_texts, run_groups
+from contam.probe.itemloop import comparison_set, generate_texts, run_groups
 from contam.probe.textsim import rouge_l
 from contam.records import Record
+from contam.stats.results import Interval, TestResult
 
 MASK = "[MASK]"
 TAGGER_PACKAGE = "textblob_aptagger"
@@ -160,7 +161,7 @@ class TSGuessConfig:
 
     def __post_init__(self) -> None:
         if self.mode not in ("question", "choice"):
-            raise ValueError("mode must be 'question' or 'choice'")
+            raise ConfigError("mode must be 'question' or 'choice'")
 
 
 @dataclass(frozen=True)
@@ -181,11 +182,11 @@ class TSGuessResult(Record):
     config: dict[str, Any]
     items: tuple[TSGuessItem, ...]
     exact_rate: dict[str, float] = field(default_factory=dict)
-    exact_ci: dict[str, Any] = field(default_factory=dict)
+    exact_ci: dict[str, Interval] = field(default_factory=dict)
     mean_rouge_l: dict[str, float] = field(default_factory=dict)
     n: dict[str, int] = field(default_factory=dict)
     skipped: int = 0
-    test: dict[str, Any] | None = None  # exact-match rate original > reference (two-proportion z)
+    test: TestResult | None = None  # exact-match rate original > reference (two-proportion z)
 
 
 class TSGuess:
@@ -244,19 +245,22 @@ class TSGuess:
         reference: Sequence[Item] | None = None,
         *,
         checkpoint: JsonlCheckpoint | None = None,
+        variants: dict[str, list[Item]] | None = None,
+        control: Sequence[Item] | None = None,
     ) -> TSGuessResult:
         from contam.stats.intervals import wilson_interval
         from contam.stats.tests import two_proportion_ztest
 
+        reference = comparison_set(items, reference, variants, control)
         groups, records = run_groups(self, model, items, reference, TSGuessItem, checkpoint=checkpoint, name="TS-Guessing")
         by = {g: [r for r in records if r.group == g and not r.skipped] for g, _ in groups}
         em = {g: (sum(r.exact for r in rs) / len(rs) if rs else float("nan")) for g, rs in by.items()}
-        ci = {g: wilson_interval(sum(r.exact for r in rs), len(rs)).to_dict() for g, rs in by.items() if rs}
+        ci = {g: wilson_interval(sum(r.exact for r in rs), len(rs)) for g, rs in by.items() if rs}
         rl = {g: (sum(r.rouge_l for r in rs) / len(rs) if rs else float("nan")) for g, rs in by.items()}
         test = None
         if reference and by["original"] and by.get("reference"):
             o, r = by["original"], by["reference"]
-            test = two_proportion_ztest(sum(x.exact for x in o), len(o), sum(x.exact for x in r), len(r)).to_dict()
+            test = two_proportion_ztest(sum(x.exact for x in o), len(o), sum(x.exact for x in r), len(r))
         return TSGuessResult(
             config=asdict(self.config), items=tuple(records), exact_rate=em, exact_ci=ci, mean_rouge_l=rl,
             n={g: len(rs) for g, rs in by.items()}, skipped=sum(1 for r in records if r.skipped), test=test,

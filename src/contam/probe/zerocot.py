@@ -33,7 +33,7 @@ from contam.errors import ConfigError
 from contam.models.base import LanguageModel, Messages
 from contam.outputs import JsonlCheckpoint
 from contam.probe.answers import answers_equal, extract_answer, extract_boxed
-from contam.progress import make_progress
+from contam.probe.itemloop import run_items
 from contam.records import Record
 from contam.stats.calibration import Calibration
 from contam.stats.results import Interval, TestResult
@@ -75,6 +75,9 @@ class ZeroCoTConfig:
     #: p = 1/(B+1)); with the guard the continuous metrics use max(bootstrap p, exact sign-flip
     #: permutation p). The two agree at the paper's sample sizes.
     small_sample_guard: bool = True
+    #: Drop pairs whose continuous metric is exactly 0.0 on both sides before the bootstrap, as
+    #: the authors' code does (on their 20-pair example with six such pairs, p 0.0083 instead of 0.0139).
+    drop_both_zero: bool = True
 
     def __post_init__(self) -> None:
         if self.mode not in ("auto", "prefill", "instruction"):
@@ -252,26 +255,17 @@ class ZeroCoTProbe:
 
     def measure(self, model: LanguageModel, pairs: Sequence[tuple[Item, Item]], checkpoint: JsonlCheckpoint | None = None) -> list[ZeroCoTPair]:
         """Measure every (original, reference) pair not already in ``checkpoint`` (keyed by
-        ``key`` = the original's id), streaming one JSONL line per finished pair."""
+        ``key`` = the original's id), streaming one JSONL line per finished pair (the shared
+        resumable loop, :func:`contam.probe.itemloop.run_items`)."""
         mode = self.mode_for(model)
         self.model_seconds = 0.0
-        done = {}
-        if checkpoint is not None:
-            done = {str(r["key"]): ZeroCoTPair.from_dict(r) for r in checkpoint.records if isinstance(r, dict) and "key" in r}
-        todo = [p for p in pairs if p[0].id not in done]
-        bs = self.config.batch_size
-        with make_progress() as prog:
-            task = prog.add_task("zero-CoT probe", total=len(pairs), completed=len(pairs) - len(todo))
-            for start in range(0, len(todo), bs):
-                chunk = todo[start : start + bs]
-                measured = self.measure_items(model, [x for pair in chunk for x in pair], mode)
-                for j, (orig, _) in enumerate(chunk):
-                    rec = ZeroCoTPair(orig.id, measured[2 * j], measured[2 * j + 1])
-                    done[orig.id] = rec
-                    if checkpoint is not None:
-                        checkpoint.write(rec)
-                prog.advance(task, len(chunk))
-        return [done[p[0].id] for p in pairs if p[0].id in done]
+
+        def batch(chunk: list[tuple[Item, Item]]) -> list[ZeroCoTPair]:
+            measured = self.measure_items(model, [x for pair in chunk for x in pair], mode)
+            return [ZeroCoTPair(orig.id, measured[2 * j], measured[2 * j + 1]) for j, (orig, _) in enumerate(chunk)]
+
+        return run_items(list(pairs), lambda p: batch([p])[0], ZeroCoTPair, key=lambda p: p[0].id, checkpoint=checkpoint,
+                         description="zero-CoT probe", batch=batch, batch_size=max(2, self.config.batch_size))
 
     # ------------------------------------------------------------------ analyze
     def analyze(self, pairs: Sequence[ZeroCoTPair], model: str = "", mode: str = "") -> ZeroCoTResult:
@@ -282,6 +276,14 @@ class ZeroCoTProbe:
             o = [getattr(p.original, metric) for p in pairs]
             r = [getattr(p.reference, metric) for p in pairs]
             keep = [k for k in range(len(pairs)) if o[k] is not None and r[k] is not None]
+            # The authors' code drops the pairs whose probability is 0.0 on both sides (their
+            # missing values become 0.0): such a pair says nothing about the gap, and keeping it
+            # only shrinks the mean difference towards 0. Followed here for the continuous
+            # metrics; the exact tests (McNemar, sign-flip) do not change, only the bootstrap p.
+            both_zero = 0
+            if metric in CONTINUOUS and cfg.drop_both_zero:
+                both_zero = sum(1 for k in keep if o[k] == 0.0 and r[k] == 0.0)
+                keep = [k for k in keep if not (o[k] == 0.0 and r[k] == 0.0)]
             if not keep:
                 continue
             a = np.array([o[k] for k in keep], dtype=float)
@@ -294,6 +296,7 @@ class ZeroCoTProbe:
                     perm = paired_permutation(a, b, "greater", n_resamples=cfg.n_resamples, seed=cfg.seed)
                     test = replace(test, p_value=max(test.p_value, perm.p_value),
                                    details={**test.details, "p_bootstrap": test.p_value, "p_permutation": perm.p_value})
+                test = replace(test, details={**test.details, "n_both_zero_dropped": both_zero})
             gaps.append(MetricGap(metric, float(a.mean()), float(b.mean()), test.effect, test.ci, test,
                                   Calibration.from_p(test.p_value, test.effect, cfg.prior), len(keep)))
         primary = next((g for g in gaps if g.metric == cfg.primary_metric), None)
@@ -322,11 +325,37 @@ class ZeroCoTProbe:
             points.append(CurvePoint(r, o, f, o - f))
         return points
 
-    def run(self, model: LanguageModel, pairs: Sequence[tuple[Item, Item]], checkpoint: JsonlCheckpoint | None = None) -> ZeroCoTResult:
-        """:meth:`measure` then :meth:`analyze`; ``timing`` says how much was model time."""
+    def run(
+        self,
+        model: LanguageModel,
+        items: Sequence[Item] | Sequence[tuple[Item, Item]],
+        checkpoint: JsonlCheckpoint | None = None,
+        *,
+        variants: dict[str, list[Item]] | None = None,
+        control: Sequence[Item] | None = None,
+    ) -> ZeroCoTResult:
+        """:meth:`measure` then :meth:`analyze`; ``timing`` says how much was model time.
+
+        The probe contract: ``items`` with ``variants`` (each item's isomorphic variants, as
+        :func:`contam.probe.reference.load_reference` returns them; the first is used). Ready-made
+        ``(original, variant)`` pairs are accepted as ``items`` too. No ``control``: the test is paired."""
+        if control is not None:
+            raise ConfigError("the Zero-CoT Probe compares each item with its isomorphic variant; pass variants, not a control set")
+        pairs = _as_pairs(items, variants)
         t0 = time.perf_counter()
         measured = self.measure(model, pairs, checkpoint)
         wall = time.perf_counter() - t0
         res = self.analyze(measured, model=getattr(model, "spec", ""), mode=self.mode_for(model))
         timing = {"wall_s": wall, "model_s": self.model_seconds, "model_share": self.model_seconds / wall if wall > 0 else 0.0}
         return ZeroCoTResult(**{**{f: getattr(res, f) for f in res.__dataclass_fields__}, "timing": timing})
+
+
+def _as_pairs(items: Sequence[Any], variants: dict[str, list[Item]] | None) -> list[tuple[Item, Item]]:
+    """``(original, variant)`` pairs from items and their variants, or the pairs themselves."""
+    from contam.probe.reference import pair_items
+
+    if variants is not None:
+        return pair_items(list(items), variants)
+    if all(isinstance(p, tuple) and len(p) == 2 for p in items):
+        return list(items)
+    raise ConfigError("the Zero-CoT Probe needs variants (an isomorphic reference set from `contam perturb`)")
