@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.markup import escape
+from contam.textsafe import escape, redact_url
 from rich.table import Table
 
 from contam.cli.common import JsonFlag, console, emit_json, err_console, probe_app
@@ -149,7 +149,7 @@ def zerocot(
     pairs = pair_items(items, _reference(reference, items, 1, seed))
     if not pairs:
         raise ConfigError(f"none of the {len(items)} items has a reference variant (ids must match the reference's original_id)")
-    settings = {"command": "zerocot", "model": model, "benchmark": benchmark, "reference": str(reference), "n": n, "config": asdict(cfg)}
+    settings = {"command": "zerocot", "model": redact_url(model), "benchmark": benchmark, "reference": str(reference), "n": n, "config": asdict(cfg)}
     ck = _checkpoint(out, settings, fresh)
     try:
         result = ZeroCoTProbe(cfg).run(_model(model, no_cache), pairs, checkpoint=ck)
@@ -218,7 +218,7 @@ def minkprob(
         ctrl = [ref[it.id][0] for it in items if it.id in ref] or [v[0] for v in ref.values()]
     else:
         ctrl = _items(control, n)
-    settings = {"command": "minkprob", "model": model, "ref_model": ref_model, "benchmark": benchmark, "control": control, "n": n, "config": asdict(cfg)}
+    settings = {"command": "minkprob", "model": redact_url(model), "ref_model": redact_url(ref_model) if ref_model else ref_model, "benchmark": benchmark, "control": control, "n": n, "config": asdict(cfg)}
     ck = _checkpoint(out, settings, fresh)
     try:
         ref = _model(ref_model, no_cache) if ref_model else None
@@ -275,7 +275,7 @@ def cliff(
     cfg = CliffConfig(k=k, alpha=alpha, max_new_tokens=max_new_tokens, prior=prior, seed=seed)
     items = _items(benchmark, n)
     ref = _reference(reference, items, k, seed)
-    settings = {"command": "cliff", "model": model, "benchmark": benchmark, "reference": str(reference), "n": n, "config": asdict(cfg)}
+    settings = {"command": "cliff", "model": redact_url(model), "benchmark": benchmark, "reference": str(reference), "n": n, "config": asdict(cfg)}
     ck = _checkpoint(out, settings, fresh)
     try:
         result = CliffProbe(cfg).run(_model(model, no_cache), items, ref, checkpoint=ck)
