@@ -17,11 +17,14 @@ from pathlib import Path
 from typing import IO, Any
 
 from contam.errors import OutputError
+from contam.textsafe import no_surrogates
 
 
 def ensure_dir(path: str | os.PathLike[str]) -> Path:
     """Create ``path`` (and parents) and check that we can write into it."""
     p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise OutputError(f"{p}: is a file, expected an output folder")
     try:
         p.mkdir(parents=True, exist_ok=True)
     except OSError as e:
@@ -38,6 +41,8 @@ def atomic_write(path: str | os.PathLike[str], mode: str = "w", encoding: str | 
     On any exception the temporary file is removed and ``path`` is left as it was.
     """
     target = Path(path)
+    if target.is_dir():
+        raise OutputError(f"{target}: is a folder; name a file to write")
     ensure_dir(target.parent if str(target.parent) else ".")
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
@@ -70,9 +75,10 @@ _UMASK = _read_umask()
 
 def write_json(path: str | os.PathLike[str], data: Any) -> None:
     """Write ``data`` as indented JSON, atomically."""
+    # Lone surrogates (legal as JSON escapes in an input) are written back as escapes: UTF-8 cannot hold them.
+    text = no_surrogates(json.dumps(data, indent=2, ensure_ascii=False, default=_json_default))
     with atomic_write(path) as fh:
-        json.dump(data, fh, indent=2, ensure_ascii=False, default=_json_default)
-        fh.write("\n")
+        fh.write(text + "\n")
 
 
 def _json_default(obj: Any) -> Any:
@@ -90,8 +96,8 @@ def _json_default(obj: Any) -> Any:
 
 
 def dumps_line(data: Any) -> str:
-    """One compact JSON line (no trailing newline)."""
-    return json.dumps(data, ensure_ascii=False, default=_json_default, separators=(",", ":"))
+    """One compact JSON line (no trailing newline); a lone surrogate from the input stays a ``\\uXXXX`` escape."""
+    return no_surrogates(json.dumps(data, ensure_ascii=False, default=_json_default, separators=(",", ":")))
 
 
 class JsonlCheckpoint:

@@ -16,8 +16,8 @@ import click
 import typer
 
 from contam import __version__
-from contam.cli.common import err_console, probe_app
-from contam.errors import ContamError
+from contam.cli.common import clean, err_console, escape, probe_app
+from contam.errors import as_contam_error
 
 # Before torch is imported by any command: OpenMP threads that spin while waiting lose 2-3x of
 # their throughput as soon as anything else runs on the machine; passive waiting costs ~nothing idle.
@@ -67,24 +67,58 @@ app.add_typer(probe_app, name="probe")
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the console script; returns the exit code."""
+    """Entry point of the console script; returns the exit code.
+
+    Exit codes: 0 success, 2 a usage error or an error the user can fix (bad input, bad option,
+    full disk, ...: one line on stderr), 130 interrupted; anything else is a bug (a traceback).
+    """
     try:
-        app(args=argv, prog_name="contam", standalone_mode=False)
-    except ContamError as e:
-        err_console.print(f"[bold red]error:[/] {e}", markup=True, highlight=False, soft_wrap=True)
-        return e.exit_code
+        code = app(args=argv, prog_name="contam", standalone_mode=False)
     except click.exceptions.Exit as e:
         return e.exit_code
     except click.exceptions.Abort:
         err_console.print("aborted")
         return 130
     except click.ClickException as e:
-        e.show()
+        # Usage errors (unknown option, missing argument, bad value): click's usage line and message.
+        _show_click_error(e)
         return e.exit_code
     except KeyboardInterrupt:
         err_console.print("interrupted: finished work is kept; run the same command again to resume")
         return 130
-    return 0
+    except BrokenPipeError:
+        # The reader of our stdout went away (`contam ... | head`): nothing left to say to it.
+        _silence_stdout()
+        return 141
+    except Exception as e:
+        err = as_contam_error(e)
+        if err is None:
+            raise  # a bug: keep the traceback
+        print_error(err)
+        return err.exit_code
+    return code if isinstance(code, int) else 0
+
+
+def print_error(err: BaseException) -> None:
+    """The one-line ``error: ...`` message on stderr (user text escaped, newlines folded)."""
+    text = " ".join(str(err).split("\n"))
+    err_console.print(f"[bold red]error:[/] {escape(text)}", highlight=False, soft_wrap=True)
+
+
+def _show_click_error(e: click.ClickException) -> None:
+    try:
+        e.show()
+    except (UnicodeEncodeError, ValueError):  # a lone surrogate in the echoed argument
+        sys.stderr.write(clean(f"error: {e.format_message()}") + "\n")
+
+
+def _silence_stdout() -> None:
+    # Python flushes stdout at exit and would report the broken pipe again; point it at devnull.
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 def run() -> None:  # console-script target

@@ -87,7 +87,7 @@ def ask_cmd(
                    "tokens": list(out.tokens), "logprobs": list(out.logprobs) if out.logprobs is not None else None,
                    "finish_reason": out.finish_reason, "cached": cached})
         return
-    from rich.markup import escape
+    from contam.textsafe import escape
 
     shown = (f"[dim]{escape(prefill)}[/]" if prefill else "") + escape(out.text)
     console.print(shown)

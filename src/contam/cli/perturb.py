@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.markup import escape
+from contam.textsafe import escape, redact_url
 from rich.table import Table
 
 from contam.cli.common import JsonFlag, console, emit_json
@@ -115,7 +115,7 @@ def _paraphrase(items: list, model_spec: str, variants: int, seed: int, floor: f
             ck.write(_row(v))
     return {
         "items": len(items), "instances": len(got), "items_with_variants": len({v.original_id for v in got}),
-        "similarity_metric": "cosine:minilm (BLEURT has no offline checkpoint on PyPI)", "floor": floor, "model": model_spec,
+        "similarity_metric": "cosine:minilm (BLEURT has no offline checkpoint on PyPI)", "floor": floor, "model": redact_url(model_spec),
         "rejections": dict(para.rejected),
     }
 

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.markup import escape
 from rich.table import Table
 
 from contam.cli.common import console, emit_json, err_console, probe_app
@@ -34,6 +33,7 @@ from contam.cli.probe_opts import (
     reference_alias,
 )
 from contam.errors import ConfigError
+from contam.textsafe import escape, redact_url
 
 ModelOpt = Annotated[str, typer.Option("--model", "-m", help="Model spec: smollm2, llamacpp:PATH, hf:PATH, openai:URL#MODEL, vllm:NAME.")]
 BenchOpt = Annotated[str, typer.Option("--benchmark", "-b", help="Built-in benchmark name or a benchmark file.")]
@@ -166,7 +166,7 @@ def zerocot(
     pairs = pair_items(items, _reference(reference, items, 1, seed))
     if not pairs:
         raise ConfigError(f"none of the {len(items)} items has a variant (ids must match the --variants set's original_id)")
-    settings = {"command": "zerocot", "model": model, "benchmark": benchmark, "reference": str(reference), "n": n, "config": asdict(cfg)}
+    settings = {"command": "zerocot", "model": redact_url(model), "benchmark": benchmark, "reference": str(reference), "n": n, "config": asdict(cfg)}
     ck = _checkpoint(out, settings, fresh)
     try:
         result = ZeroCoTProbe(cfg).run(_model(model, no_cache), pairs, checkpoint=ck)
@@ -247,7 +247,7 @@ def minkprob(
         ctrl = [ref[it.id][0] for it in items if it.id in ref] or [v[0] for v in ref.values()]
     else:
         ctrl = _items(control, n)
-    settings = {"command": "minkprob", "model": model, "ref_model": ref_model, "benchmark": benchmark, "control": control, "n": n, "config": asdict(cfg)}
+    settings = {"command": "minkprob", "model": redact_url(model), "ref_model": redact_url(ref_model) if ref_model else ref_model, "benchmark": benchmark, "control": control, "n": n, "config": asdict(cfg)}
     ck = _checkpoint(out, settings, fresh)
     try:
         ref = _model(ref_model, no_cache) if ref_model else None
@@ -311,7 +311,7 @@ def cliff(
     cfg = CliffConfig(k=k, alpha=alpha, max_new_tokens=max_new_tokens, prior=prior, seed=seed, min_items=min_items)
     items = _items(benchmark, n)
     ref = _reference(reference, items, k, seed)
-    settings = {"command": "cliff", "model": model, "benchmark": benchmark, "reference": str(reference), "n": n, "config": asdict(cfg)}
+    settings = {"command": "cliff", "model": redact_url(model), "benchmark": benchmark, "reference": str(reference), "n": n, "config": asdict(cfg)}
     ck = _checkpoint(out, settings, fresh)
     try:
         result = CliffProbe(cfg).run(_model(model, no_cache), items, ref, checkpoint=ck)
@@ -371,7 +371,7 @@ def paired(
         raise ConfigError("`contam probe paired` needs --ref-model (the model's base checkpoint, or a reference model that predates the benchmark)")
     items = _items(benchmark, n)
     ref = _reference(variants, items, 1, seed)
-    settings = {"command": "paired", "model": model, "ref_model": ref_model, "benchmark": benchmark,
+    settings = {"command": "paired", "model": redact_url(model), "ref_model": redact_url(ref_model), "benchmark": benchmark,
                 "variants": str(variants) if variants else f"built, seed {seed}", "n": n, "config": asdict(cfg)}
     ck = _checkpoint(out, settings, fresh)
     try:

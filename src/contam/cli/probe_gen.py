@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.markup import escape
 from rich.table import Table
 
 from contam.cli.common import console, emit_json, probe_app
@@ -34,6 +33,7 @@ from contam.cli.probe_opts import (
     reference_alias,
 )
 from contam.errors import ConfigError
+from contam.textsafe import escape, redact_url
 
 ModelOpt = Annotated[str, typer.Option("--model", "-m", help="Model spec: smollm2, llamacpp:PATH, hf:PATH, openai:URL#MODEL, vllm:NAME.")]
 ShuffleOpt = Annotated[bool, typer.Option("--shuffle", help="With --limit: a random subset (seeded by --seed) instead of the first N.")]
@@ -154,7 +154,7 @@ def _run_grouped(probe: Any, model_spec: str, benchmark: str, reference: str | N
 
     items = _items(benchmark, limit, sample_seed)
     ref = _comparison(items, variants, reference, limit, sample_seed)
-    settings = {"command": command, "model": model_spec, "benchmark": benchmark, "reference": reference, "limit": limit,
+    settings = {"command": command, "model": redact_url(model_spec), "benchmark": benchmark, "reference": reference, "limit": limit,
                 "sample_seed": sample_seed, "config": asdict(probe.config)}
     if variants is not None:
         settings["variants"] = str(variants)
@@ -167,7 +167,7 @@ def _run_grouped(probe: Any, model_spec: str, benchmark: str, reference: str | N
             ck.close()
     summary = result.to_dict()
     summary.pop("items")
-    return {"command": command, "model": model_spec, "benchmark": benchmark, "control": reference,
+    return {"command": command, "model": redact_url(model_spec), "benchmark": benchmark, "control": reference,
             "variants": str(variants) if variants else None, **summary}
 
 
@@ -294,7 +294,7 @@ def _swe(task: str, model_spec: str, benchmark: str, control_spec: str | None, l
     probe = TASKS[task](SweConfig(max_issue_chars=max_issue_chars, seed=seed))
     items = _items(benchmark, limit, seed if shuffle else None)
     ctrl = _subset(load_instances(control), limit, seed if shuffle else None) if control else None
-    settings = {"command": task, "model": model_spec, "benchmark": benchmark, "control": str(control) if control else None,
+    settings = {"command": task, "model": redact_url(model_spec), "benchmark": benchmark, "control": str(control) if control else None,
                 "limit": limit, "sample_seed": seed if shuffle else None, "config": asdict(probe.config)}
     ck = _checkpoint(out, "items.jsonl", settings, fresh)
     ck2 = _checkpoint(out, "control_items.jsonl", settings, fresh) if ctrl is not None else None
@@ -306,7 +306,7 @@ def _swe(task: str, model_spec: str, benchmark: str, control_spec: str | None, l
         for c in (ck, ck2):
             if c is not None:
                 c.close()
-    s: dict[str, Any] = {"command": task, "model": model_spec, "benchmark": benchmark, **res.summary()}
+    s: dict[str, Any] = {"command": task, "model": redact_url(model_spec), "benchmark": benchmark, **res.summary()}
     if cres is not None:
         s["control"] = {"path": str(control), **cres.summary()}
         s["comparison"] = compare(res, cres).to_dict()

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.markup import escape
+from contam.textsafe import clean, escape
 
 from contam.cli.common import console, err_console
 
@@ -29,15 +29,21 @@ def report(
     """
     import sys
 
-    from contam.report.build import build_report, format_for, render
+    from contam.report.build import build_report, check_out_not_input, format_for, render
     from contam.report.data_side import RenderOptions
 
     kind = format_for(out, fmt)
+    if out is not None:
+        check_out_not_input(out, paths)
     rep, results = build_report(paths, title=title, options=RenderOptions(max_rows=max(1, max_rows)), skip_unknown=skip_unknown,
                                 warn=lambda m: err_console.print(f"warning: {escape(m)}", highlight=False))
     text = render(rep, kind, results)
     if out is None:
-        sys.stdout.write(text)
+        from contam.textsafe import json_safe
+
+        # A terminal gets no raw control or bidi characters from the results' text (JSON escapes:
+        # in the JSON format they keep its value; in HTML/Markdown they show as text).
+        sys.stdout.write(json_safe(text) if kind == "json" else clean(text))
         return
     from contam.outputs import atomic_write
 

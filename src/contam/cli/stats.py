@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.markup import escape
+from contam.textsafe import escape
 from rich.table import Table
 
 from contam.cli.common import JsonFlag, console, emit_json

@@ -15,6 +15,7 @@ import gzip
 import io
 import json
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +23,9 @@ from typing import IO, Any, ClassVar
 
 from contam.data.items import Document, Item
 from contam.errors import ConfigError, InputError
+
+#: The end of a GSM8K solution: "#### " and the final number on the last line.
+GSM8K_FINAL = re.compile(r"(?:^|\n)####\s*-?[\d,]*\.?\d+\s*$")
 
 #: Largest accepted single record; beyond it the input is almost certainly not a corpus line.
 MAX_RECORD_BYTES = 64 * 1024 * 1024
@@ -54,6 +58,19 @@ def _open_binary(path: Path) -> IO[bytes]:
 
         return zstandard.ZstdDecompressor().stream_reader(open(path, "rb"), closefd=True)  # type: ignore[return-value]
     return open(path, "rb")
+
+
+def _decompress_errors() -> tuple[type[BaseException], ...]:
+    """What reading a broken compressed file raises: OSError/EOFError (gzip) and zstd's own error."""
+    try:
+        import zstandard
+    except ImportError:  # pragma: no cover - zstandard is a core dependency
+        return (OSError, EOFError)
+    return (OSError, EOFError, zstandard.ZstdError)
+
+
+#: A UTF-8 byte-order mark, as Windows tools and pandas' ``utf-8-sig`` write at a file's start.
+BOM = b"\xef\xbb\xbf"
 
 
 def _base_suffix(path: Path) -> str:
@@ -112,6 +129,8 @@ def _iter_jsonl(p: Path, skip_bad: bool, stats: BadInputStats | None) -> Iterato
         buffered = io.BufferedReader(fh) if not isinstance(fh, io.BufferedReader) else fh  # type: ignore[arg-type]
         try:
             for lineno, raw in enumerate(buffered, start=1):
+                if lineno == 1 and raw.startswith(BOM):
+                    raw = raw[3:]
                 if not raw.strip():
                     continue
                 try:
@@ -125,6 +144,8 @@ def _iter_jsonl(p: Path, skip_bad: bool, stats: BadInputStats | None) -> Iterato
                         rec = json.loads(text)
                     except json.JSONDecodeError as e:
                         raise InputError(f"not valid JSON ({e.msg} at column {e.colno})", path=p, line=lineno) from None
+                    except RecursionError:
+                        raise InputError("JSON nested too deeply to read", path=p, line=lineno) from None
                     if not isinstance(rec, dict):
                         raise InputError(f"expected a JSON object, found {type(rec).__name__}", path=p, line=lineno)
                 except InputError as err:
@@ -134,18 +155,22 @@ def _iter_jsonl(p: Path, skip_bad: bool, stats: BadInputStats | None) -> Iterato
                         continue
                     raise
                 yield lineno, rec
-        except (OSError, EOFError) as e:
+        except _decompress_errors() as e:
             raise InputError(f"cannot read (corrupt or truncated compressed file?): {e}", path=p) from None
 
 
 def _iter_json(p: Path, skip_bad: bool, stats: BadInputStats | None) -> Iterator[tuple[int, dict[str, Any]]]:
     try:
         with _open_binary(p) as fh:
-            data = json.loads(fh.read().decode("utf-8"))
+            data = json.loads(fh.read().decode("utf-8-sig"))
     except UnicodeDecodeError as e:
         raise InputError(f"not valid UTF-8 (byte {e.start})", path=p) from None
     except json.JSONDecodeError as e:
         raise InputError(f"not valid JSON ({e.msg})", path=p, line=e.lineno) from None
+    except RecursionError:
+        raise InputError("JSON nested too deeply to read", path=p) from None
+    except _decompress_errors() as e:
+        raise InputError(f"cannot read (corrupt or truncated compressed file?): {e}", path=p) from None
     if isinstance(data, dict):
         for key in ("data", "records", "items", "rows"):
             if isinstance(data.get(key), list):
@@ -169,15 +194,25 @@ def _iter_json(p: Path, skip_bad: bool, stats: BadInputStats | None) -> Iterator
 
 def _iter_csv(p: Path, delimiter: str) -> Iterator[tuple[int, dict[str, Any]]]:
     with _open_binary(p) as fh:
-        text = io.TextIOWrapper(fh, encoding="utf-8", newline="")
+        # utf-8-sig: a byte-order mark before the header is not part of the first column's name.
+        text = io.TextIOWrapper(fh, encoding="utf-8-sig", newline="")
         reader = csv.DictReader(text, delimiter=delimiter)
         try:
             for rec in reader:
+                # DictReader files extra values under the key None and fills missing ones with
+                # None: either way the row does not match the header, and guessing is wrong.
+                if None in rec or None in rec.values():
+                    header = len(reader.fieldnames or ())
+                    extra = rec.pop(None, None)  # type: ignore[call-overload]
+                    n_fields = header + len(extra) if extra else header - sum(v is None for v in rec.values())
+                    raise InputError(f"row has {n_fields} fields, the header has {header}", path=p, line=reader.line_num)
                 yield reader.line_num, dict(rec)
         except UnicodeDecodeError as e:
             raise InputError(f"not valid UTF-8 (byte {e.start})", path=p, line=reader.line_num + 1) from None
         except csv.Error as e:
             raise InputError(f"bad CSV: {e}", path=p, line=reader.line_num) from None
+        except _decompress_errors() as e:
+            raise InputError(f"cannot read (corrupt or truncated compressed file?): {e}", path=p) from None
 
 
 def _iter_parquet(p: Path) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -190,7 +225,14 @@ def _iter_parquet(p: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     except Exception as e:  # pyarrow raises several unrelated types for a bad file
         raise InputError(f"not a readable Parquet file: {e}", path=p) from None
     n = 0
-    for batch in pf.iter_batches(batch_size=4096):
+    batches = pf.iter_batches(batch_size=4096)
+    while True:
+        try:
+            batch = next(batches)
+        except StopIteration:
+            return
+        except Exception as e:  # a corrupt page: pyarrow's OSError / ArrowInvalid
+            raise InputError(f"cannot read Parquet record {n + 1}: {e}", path=p) from None
         for rec in batch.to_pylist():
             n += 1
             yield n, rec
@@ -318,6 +360,11 @@ def load_items(
                 continue
             raise err
         af, sf, cf, idf = (fields.resolve(k, rec) for k in ("answer", "solution", "choices", "id"))
+        answer = _as_text(_get(rec, af) if af else None)
+        solution = _as_text(_get(rec, sf) if sf else None)
+        if not solution and GSM8K_FINAL.search(answer):
+            # GSM8K's own format: the worked solution in `answer`, ending in "#### <number>".
+            solution, answer = answer, answer.rsplit("####", 1)[1].strip().replace(",", "")
         choices = _get(rec, cf) if cf else None
         if choices is not None and not isinstance(choices, (list, tuple)):
             raise InputError("choices must be a list of strings", path=path, line=lineno, field=cf)
@@ -331,8 +378,8 @@ def load_items(
             Item(
                 id=item_id,
                 question=q,
-                answer=_as_text(_get(rec, af) if af else None),
-                solution=_as_text(_get(rec, sf) if sf else None),
+                answer=answer,
+                solution=solution,
                 choices=tuple(str(c) for c in choices) if choices else (),
                 benchmark=bench,
                 metadata={k: v for k, v in rec.items() if k not in used},

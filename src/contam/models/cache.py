@@ -28,7 +28,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, TypeVar
 
-from contam.errors import ConfigError
+from contam.errors import ConfigError, OutputError
+from contam.textsafe import no_surrogates
 from contam.models.base import Completion, LanguageModel, Messages, Prompt, TokenScores
 
 T = TypeVar("T")
@@ -46,27 +47,51 @@ def default_cache_path() -> Path:
 def cache_key(identity: str, method: str, payload: Any) -> str:
     """Stable hex key of one call (JSON with sorted keys, so dict order never matters)."""
     blob = json.dumps([CACHE_FORMAT, identity, method, payload], sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+    # surrogatepass: a lone surrogate in a prompt still hashes (same bytes as utf-8 for any other text).
+    return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 class ResponseCache:
     """A SQLite table ``key -> JSON value``; one connection per process, guarded by a lock."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], timeout: float = 60.0) -> None:
         self.path = Path(path).expanduser()
+        if self.path.is_dir():
+            raise ConfigError(f"response cache {self.path} is a folder; name a file (CONTAM_CACHE or --cache)")
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                self._db = self._open(timeout)
+                break
+            except sqlite3.OperationalError as e:
+                # Another process creating the file or switching it to WAL at this very moment:
+                # those steps can answer "locked" without waiting on the busy timeout, so retry.
+                if "locked" in str(e) and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                    continue
+                raise ConfigError(f"cannot open the response cache {self.path}: {e} (set CONTAM_CACHE to another file or use --no-cache)") from None
+            except (sqlite3.Error, OSError) as e:
+                raise ConfigError(f"cannot open the response cache {self.path}: {e} (set CONTAM_CACHE to another file or use --no-cache)") from None
+        self._lock = threading.Lock()
+
+    def _open(self, timeout: float) -> sqlite3.Connection:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        db = sqlite3.connect(str(self.path), timeout=timeout, check_same_thread=False, isolation_level=None)
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(str(self.path), timeout=60.0, check_same_thread=False, isolation_level=None)
-            self._db.execute("PRAGMA journal_mode=WAL")
+            # Several processes (two probe runs) share one file: writers wait for each other up
+            # to the timeout instead of failing with "database is locked".
+            db.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
+            db.execute("PRAGMA journal_mode=WAL")
             # NORMAL is durable against process death (SIGKILL); only a power cut can drop the last commits.
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.execute(
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.execute(
                 "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, identity TEXT NOT NULL, "
                 "method TEXT NOT NULL, value TEXT NOT NULL, created REAL NOT NULL)"
             )
-        except sqlite3.Error as e:
-            raise ConfigError(f"cannot open the response cache {self.path}: {e} (set CONTAM_CACHE to another file or use --no-cache)") from None
-        self._lock = threading.Lock()
+        except BaseException:
+            db.close()
+            raise
+        return db
 
     def get_many(self, keys: Sequence[str]) -> dict[str, Any]:
         """Stored values of the keys that are present."""
@@ -84,14 +109,26 @@ class ResponseCache:
         if not rows:
             return
         now = time.time()
-        data = [(k, ident, meth, json.dumps(v, ensure_ascii=False), now) for k, ident, meth, v in rows]
+        data = [(k, ident, meth, no_surrogates(json.dumps(v, ensure_ascii=False)), now) for k, ident, meth, v in rows]
         with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
             try:
-                self._db.executemany("INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?)", data)
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
+                self._db.execute("BEGIN IMMEDIATE")
+                try:
+                    self._db.executemany("INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?)", data)
+                    self._db.execute("COMMIT")
+                except BaseException:
+                    # SQLite may already have rolled back (a full disk does): a failing ROLLBACK
+                    # must not replace the error that says what happened.
+                    if self._db.in_transaction:
+                        try:
+                            self._db.execute("ROLLBACK")
+                        except sqlite3.Error:
+                            pass
+                    raise
+            except sqlite3.OperationalError as e:
+                if "full" in str(e):
+                    raise OutputError(f"response cache {self.path}: {e}; answers computed before this chunk are kept, "
+                                      "free some space and run again") from None
                 raise
 
     def __len__(self) -> int:

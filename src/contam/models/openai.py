@@ -25,11 +25,12 @@ from collections import Counter
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from contam.errors import ConfigError, ModelError
 from contam.models.base import Completion, Messages, Prompt, TokenScores
 from contam.models.chat import check_messages
+from contam.textsafe import redact_url
 
 RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 
@@ -38,8 +39,21 @@ def _normalise_base_url(url: str) -> str:
     url = url.rstrip("/")
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise ConfigError(f"openai base URL {url!r} must look like http://HOST:PORT/v1")
+        raise ConfigError(f"openai base URL {redact_url(url)!r} must look like http://HOST:PORT/v1")
     return url + "/v1" if parts.path in ("", "/") else url
+
+
+def _split_credentials(url: str) -> tuple[str, tuple[str, str] | None]:
+    """``url`` without ``user:password@`` and the credentials (sent as HTTP basic auth, never
+    part of a spec, identity, cache key or message)."""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url, None
+    userinfo, _, host = parts.netloc.rpartition("@")
+    user, _, password = userinfo.partition(":")
+    return urlunsplit(parts._replace(netloc=host)), (unquote(user), unquote(password))
+
+
 
 
 def _server_message(body: Any) -> str:
@@ -82,9 +96,11 @@ class OpenAIModel:
             raise ConfigError("openai backend: empty model name (spec openai:BASE_URL#MODEL)")
         if scoring not in ("auto", "echo", "off"):
             raise ConfigError(f"openai backend: scoring must be auto, echo or off, not {scoring!r}")
-        self.base_url = _normalise_base_url(base_url)
+        # Credentials written into the URL go to the HTTP client only: the identity (the cache
+        # key), the spec and every message use the URL without them.
+        self.base_url, auth = _split_credentials(_normalise_base_url(base_url))
         self.model = model
-        self.spec = spec or f"openai:{self.base_url}#{model}"
+        self.spec = redact_url(spec) if spec else f"openai:{self.base_url}#{model}"
         self.identity = f"openai:{self.base_url}#{model}"
         self.concurrency = max(1, int(concurrency))
         self.preferred_batch = 2 * self.concurrency
@@ -101,6 +117,7 @@ class OpenAIModel:
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         self._client = httpx.Client(
             headers=headers,
+            auth=auth,
             timeout=httpx.Timeout(timeout, connect=min(10.0, timeout)),
             limits=httpx.Limits(max_connections=self.concurrency, max_keepalive_connections=self.concurrency),
         )

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from contam.errors import ConfigError, ModelError
+from contam.textsafe import redact_url
 from contam.models.base import LanguageModel
 from contam.models.cache import CachedModel, default_cache_path, open_cache
 from contam.models.embedded import SMOLLM2, smollm2_path
@@ -40,16 +41,16 @@ def parse_spec(spec: str) -> tuple[str, str]:
     head, sep, rest = spec.partition(":")
     if sep and head in BACKENDS:
         if not rest:
-            raise ConfigError(f"model spec {spec!r} names the {head} backend but no model: {SPEC_HELP}")
+            raise ConfigError(f"model spec {redact_url(spec)!r} names the {head} backend but no model: {SPEC_HELP}")
         if head == "openai" and "#" not in rest:
-            raise ConfigError(f"model spec {spec!r}: the openai backend needs a model name after '#', e.g. openai:http://127.0.0.1:8080/v1#smollm2")
+            raise ConfigError(f"model spec {redact_url(spec)!r}: the openai backend needs a model name after '#', e.g. openai:http://127.0.0.1:8080/v1#smollm2")
         return head, rest
     p = Path(spec).expanduser()
     if p.suffix.lower() == ".gguf":
         return "llamacpp", spec
     if p.is_dir():
         return "hf", spec
-    raise ConfigError(f"unknown model spec {spec!r}: {SPEC_HELP}")
+    raise ConfigError(f"unknown model spec {redact_url(spec)!r}: {SPEC_HELP}")
 
 
 @lru_cache(maxsize=8)
@@ -90,7 +91,7 @@ def load(spec: str, *, cache: bool | str | os.PathLike[str] = True, **options: A
         model = _load_backend(spec.strip() if isinstance(spec, str) else spec, tuple(sorted(options.items())))
     except TypeError as e:
         if "unexpected keyword" in str(e):
-            raise ConfigError(f"model {spec!r}: {e}") from None
+            raise ConfigError(f"model {redact_url(spec)!r}: {e}") from None
         raise
     if cache is False or cache is None:
         return model

@@ -19,6 +19,7 @@ contam.perturb.arith.ArithError: unsupported syntax: Call
 from __future__ import annotations
 
 import ast
+import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -28,14 +29,19 @@ from contam.errors import ContamError
 
 #: Largest accepted exponent: ``2**1000000`` would be a denial of service, not arithmetic.
 MAX_EXPONENT = 12
+#: Largest numerator or denominator (bits) of any intermediate: nested powers such as
+#: ``((9**12)**12)**12`` stay small per step but grow without bound together.
+MAX_RESULT_BITS = 4096
 #: Longest accepted expression (characters).
 MAX_EXPR_CHARS = 400
 
 _NUM_RE = re.compile(r"\d+(?:\.\d*)?|\.\d+")
 
 
-class ArithError(ContamError):
-    """An expression that is not plain arithmetic, or that cannot be computed (division by zero, ...)."""
+class ArithError(ContamError, ValueError):
+    """An expression that is not plain arithmetic, or that cannot be computed (division by zero,
+    a result too large, ...). It is a ValueError too, so callers that guard a tool call with
+    ``except ValueError`` keep working."""
 
 
 @dataclass(frozen=True)
@@ -92,8 +98,10 @@ def parse(expr: str) -> Node:
         raise ArithError(f"expression longer than {MAX_EXPR_CHARS} characters")
     try:
         tree = ast.parse(expr.strip(), mode="eval")
-    except SyntaxError:
+    except (SyntaxError, ValueError):  # ValueError: a NUL byte
         raise ArithError(f"not an arithmetic expression: {expr!r}") from None
+    except (RecursionError, MemoryError):
+        raise ArithError("expression nested too deeply") from None
     literals = [m.group(0) for m in _NUM_RE.finditer(_strip_names(expr))]
     counter = [0]
 
@@ -103,8 +111,14 @@ def parse(expr: str) -> Node:
         if isinstance(node, ast.Constant) and type(node.value) in (int, float):
             i = counter[0]
             counter[0] += 1
+            if isinstance(node.value, float) and not math.isfinite(node.value):
+                raise ArithError(f"number out of range in {expr!r}")
             text = literals[i] if i < len(literals) else repr(node.value)
-            return Num(Fraction(text), text, i)
+            value = Fraction(text)
+            if value != node.value and float(value) != node.value:
+                # A literal the plain-number pattern splits (``1e5``): its parsed value is the truth.
+                text, value = repr(node.value), Fraction(repr(node.value))
+            return Num(value, text, i)
         if isinstance(node, ast.Name):
             return Var(node.id)
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
@@ -122,7 +136,7 @@ def _strip_names(expr: str) -> str:
     return re.sub(r"[A-Za-z_][A-Za-z_0-9]*", " ", expr)
 
 
-def eval_node(node: Node, env: Mapping[str, Fraction] | None = None) -> Fraction:
+def eval_node(node: Node, env: Mapping[str, Fraction] | None = None, max_exponent: int = MAX_EXPONENT) -> Fraction:
     """Exact value of a parsed tree; names are looked up in ``env``."""
     if isinstance(node, Num):
         return node.value
@@ -131,36 +145,63 @@ def eval_node(node: Node, env: Mapping[str, Fraction] | None = None) -> Fraction
             raise ArithError(f"unknown name {node.name!r}")
         return env[node.name]
     if isinstance(node, Neg):
-        return -eval_node(node.operand, env)
-    a = eval_node(node.left, env)
-    b = eval_node(node.right, env)
-    return apply(node.op, a, b)
+        return -eval_node(node.operand, env, max_exponent)
+    a = eval_node(node.left, env, max_exponent)
+    b = eval_node(node.right, env, max_exponent)
+    return apply(node.op, a, b, max_exponent)
 
 
-def apply(op: str, a: Fraction, b: Fraction) -> Fraction:
-    """One operation with the evaluator's safety limits."""
+def _bits(x: Fraction) -> int:
+    return max(x.numerator.bit_length(), x.denominator.bit_length())
+
+
+def apply(op: str, a: Fraction, b: Fraction, max_exponent: int = MAX_EXPONENT) -> Fraction:
+    """One operation with the evaluator's safety limits (exponent, and size of every result)."""
     if op == "+":
-        return a + b
-    if op == "-":
-        return a - b
-    if op == "*":
-        return a * b
-    if op == "/":
+        r = a + b
+    elif op == "-":
+        r = a - b
+    elif op == "*":
+        r = a * b
+    elif op == "/":
         if b == 0:
             raise ArithError("division by zero")
-        return a / b
-    if op == "**":
-        if b.denominator != 1 or abs(b) > MAX_EXPONENT:
+        r = a / b
+    elif op == "**":
+        if b.denominator != 1 or abs(b) > max_exponent:
             raise ArithError(f"exponent {b} is not a small integer")
         if a == 0 and b < 0:
             raise ArithError("division by zero")
-        return a ** int(b)
-    raise ArithError(f"unknown operator {op!r}")
+        # Checked before computing: the power itself is the costly step.
+        if _bits(a) * abs(int(b)) > MAX_RESULT_BITS + 64:
+            raise ArithError(f"result too large (over {MAX_RESULT_BITS} bits)")
+        r = a ** int(b)
+    else:
+        raise ArithError(f"unknown operator {op!r}")
+    if _bits(r) > MAX_RESULT_BITS:
+        raise ArithError(f"result too large (over {MAX_RESULT_BITS} bits)")
+    return r
 
 
-def evaluate(expr: str, env: Mapping[str, Fraction] | None = None) -> Fraction:
+def evaluate(expr: str, env: Mapping[str, Fraction] | None = None, *, max_exponent: int = MAX_EXPONENT) -> Fraction:
     """Parse and evaluate ``expr`` (see :func:`normalize_expression` for accepted spellings)."""
-    return eval_node(parse(normalize_expression(expr)), env)
+    return eval_node(parse(normalize_expression(expr)), env, max_exponent)
+
+
+def calculate(expr: str, *, max_exponent: int = 64) -> float:
+    """The value of ``expr`` as a float, for a ``calculate`` tool (τ-bench's): the same bounded
+    evaluator; ArithError (a ValueError) for anything that is not plain arithmetic, or too large.
+
+    >>> calculate("((9**64)**64)")
+    Traceback (most recent call last):
+    ...
+    contam.perturb.arith.ArithError: result too large (over 4096 bits)
+    """
+    value = evaluate(expr, max_exponent=max_exponent)
+    try:
+        return float(value)
+    except OverflowError:
+        raise ArithError("result too large for a float") from None
 
 
 def literals(node: Node) -> list[Num]:

@@ -159,17 +159,26 @@ def _read_jsonl(path: str | Path, need: tuple[str, ...]) -> list[dict[str, Any]]
 
     rows = []
     try:
-        fh = open(path, encoding="utf-8")
+        fh = open(path, encoding="utf-8-sig")  # -sig: a byte-order mark opening the file is not data
     except OSError as e:
         raise InputError(f"cannot read: {e.strerror or e}", path=path) from None
     with fh:
-        for ln, raw in enumerate(fh, 1):
+        lines = enumerate(fh, 1)
+        while True:
+            try:
+                ln, raw = next(lines)
+            except StopIteration:
+                break
+            except UnicodeDecodeError as e:
+                raise InputError(f"not valid UTF-8 (byte {e.start})", path=path, line=len(rows) + 1) from None
             if not raw.strip():
                 continue
             try:
                 rec = json.loads(raw)
-            except json.JSONDecodeError:
-                raise InputError("not valid JSON", path=path, line=ln) from None
+            except json.JSONDecodeError as e:
+                raise InputError(f"not valid JSON ({e.msg} at column {e.colno})", path=path, line=ln) from None
+            except RecursionError:
+                raise InputError("JSON nested too deeply to read", path=path, line=ln) from None
             if not isinstance(rec, dict):
                 raise InputError("expected a JSON object", path=path, line=ln)
             for f in need:
@@ -189,33 +198,17 @@ def grade_episodes(instances: str | Path, episodes: str | Path, out: str | Path 
     final-state hash equals the instance's goal hash and every required output was said. Writes
     ``graded.jsonl`` (``key``, ``passed``, ...) — the input of ``contam stats mcnemar``.
     """
-    from contam.errors import InputError
-    from contam.regen.generate import Instance, world_state
-    from contam.regen.rekey import map_digest
-    from contam.regen.replay import normalize_output, run_actions
+    from contam.errors import reading
+    from contam.regen.generate import Instance
 
-    insts = {r["key"]: Instance.from_dict(r) for r in _read_jsonl(instances, ("key", "domain", "task_index", "seed", "goal_hash"))}
+    insts = {}
+    for r in _read_jsonl(instances, ("key", "domain", "task_index", "seed", "goal_hash")):
+        with reading(instances, line=r["_line"], what="not an instance `contam regen` wrote"):
+            insts[r["key"]] = Instance.from_dict(r)
     rows = []
     for ep in track(_read_jsonl(episodes, ("key", "actions")), "grading episodes"):
-        inst = insts.get(ep["key"])
-        if inst is None:
-            raise InputError(f"no instance {ep['key']!r} in {instances}", path=episodes, line=ep["_line"], field="key")
-        acts = ep["actions"]
-        if not isinstance(acts, list) or not all(isinstance(a, dict) and isinstance(a.get("name"), str) for a in acts):
-            raise InputError("expected a list of {name, kwargs} objects", path=episodes, line=ep["_line"], field="actions")
-        msgs = ep.get("messages") or []
-        if not isinstance(msgs, list) or not all(isinstance(m, str) for m in msgs):
-            raise InputError("expected a list of strings", path=episodes, line=ep["_line"], field="messages")
-        km = world_map(inst.domain, inst.seed)
-        if inst.world.get("map_digest") not in (None, map_digest(km)):
-            raise InputError("the instance's world map differs from this generator's at its seed (another contam version?)",
-                             path=instances, field="world.map_digest")
-        run = run_actions(inst.domain, world_state(inst, km), acts)
-        said = normalize_output(" ".join(msgs))
-        found = [normalize_output(o) in said for o in inst.outputs]
-        match = run.goal_hash == inst.goal_hash
-        rows.append({"key": inst.key, "passed": match and all(found), "state_match": match, "outputs_found": found,
-                     "tool_errors": sum(bool(e) for e in run.errors)})
+        with reading(episodes, line=ep["_line"], what="not an episode that can be graded"):
+            rows.append(_grade_one(ep, insts, instances, episodes))
     summary = {"episodes": len(rows), "passed": sum(r["passed"] for r in rows),
                "pass_rate": sum(r["passed"] for r in rows) / len(rows) if rows else float("nan")}
     if out is not None:
@@ -225,3 +218,33 @@ def grade_episodes(instances: str | Path, episodes: str | Path, out: str | Path 
                 ck.write(r)
         write_json(out / "summary.json", summary)
     return summary
+
+
+def _grade_one(ep: dict[str, Any], insts: dict[str, Any], instances: str | Path, episodes: str | Path) -> dict[str, Any]:
+    """One episode's grade row (see :func:`grade_episodes`)."""
+    from contam.errors import InputError
+    from contam.regen.generate import world_state
+    from contam.regen.rekey import map_digest
+    from contam.regen.replay import normalize_output, run_actions
+
+    if not isinstance(ep["key"], str):
+        raise InputError(f"expected a string, found {type(ep['key']).__name__}", path=episodes, line=ep["_line"], field="key")
+    inst = insts.get(ep["key"])
+    if inst is None:
+        raise InputError(f"no instance {ep['key']!r} in {instances}", path=episodes, line=ep["_line"], field="key")
+    acts = ep["actions"]
+    if not isinstance(acts, list) or not all(isinstance(a, dict) and isinstance(a.get("name"), str) for a in acts):
+        raise InputError("expected a list of {name, kwargs} objects", path=episodes, line=ep["_line"], field="actions")
+    msgs = ep.get("messages") or []
+    if not isinstance(msgs, list) or not all(isinstance(m, str) for m in msgs):
+        raise InputError("expected a list of strings", path=episodes, line=ep["_line"], field="messages")
+    km = world_map(inst.domain, inst.seed)
+    if inst.world.get("map_digest") not in (None, map_digest(km)):
+        raise InputError("the instance's world map differs from this generator's at its seed (another contam version?)",
+                         path=instances, field="world.map_digest")
+    run = run_actions(inst.domain, world_state(inst, km), acts)
+    said = normalize_output(" ".join(msgs))
+    found = [normalize_output(o) in said for o in inst.outputs]
+    match = run.goal_hash == inst.goal_hash
+    return {"key": inst.key, "passed": match and all(found), "state_match": match, "outputs_found": found,
+            "tool_errors": sum(bool(e) for e in run.errors)}

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from contam.errors import ConfigError
+from contam.errors import ConfigError, reading
 from contam.report import data_side as ds
 from contam.report import model_side as ms
 from contam.report.data_side import RenderOptions
@@ -79,8 +79,35 @@ def build_report(paths: Sequence[str | os.PathLike[str]], *, title: str = "conta
     if not results:
         raise ConfigError("no contam results to report on (every input was skipped)")
     opt = options or RenderOptions()
-    sections = tuple(RENDERERS[r.kind](r, opt) for r in results)
-    return Report(title, sections, tuple(notes), _version()), results
+    sections = []
+    for r in results:
+        # A result file edited by hand or made by another tool may hold wrong types: say which file.
+        with reading(r.path, what=f"not a {r.kind} result contam can read"):
+            sections.append(RENDERERS[r.kind](r, opt))
+    return Report(title, tuple(sections), tuple(notes), _version()), results
+
+
+#: Names of files a report reads inside an input folder (besides the MEMBER_FILES of a result).
+_READ_NAMES = ("summary.json", "report.json", "sweep.json", "manifest.json")
+
+
+def check_out_not_input(out: str | os.PathLike[str], paths: Sequence[str | os.PathLike[str]]) -> None:
+    """Refuse an ``--out`` that is one of the report's inputs, or a file it reads inside an input
+    folder: writing the report there would destroy what it was made from."""
+    from contam.errors import OutputError
+    from contam.report.inputs import MEMBER_FILES
+
+    target = Path(out).resolve()
+    for p in map(Path, paths):
+        rp = p.resolve()
+        if target == rp:
+            raise OutputError(f"--out {out}: is one of the report's inputs; write the report elsewhere")
+        if rp.name.endswith(".log.jsonl") and target == rp.with_name(rp.name.removesuffix(".log.jsonl")):
+            raise OutputError(f"--out {out}: is the cleaned corpus of the input {p}; write the report elsewhere")
+        if rp.is_dir() and rp in target.parents and len(target.relative_to(rp).parts) <= 2:
+            name = target.name
+            if name in MEMBER_FILES or name in _READ_NAMES or name.endswith((".log.jsonl", ".json")):
+                raise OutputError(f"--out {out}: is a file the report reads in its input {p}; write the report elsewhere")
 
 
 def _finite(x: Any) -> Any:
@@ -128,6 +155,7 @@ def write_report(paths: Sequence[str | os.PathLike[str]], out: str | os.PathLike
     """Build the report for ``paths`` and write it atomically to ``out``."""
     from contam.outputs import atomic_write
 
+    check_out_not_input(out, paths)
     report, results = build_report(paths, **kw)
     text = render(report, format_for(Path(out), fmt), results)
     with atomic_write(out) as fh:

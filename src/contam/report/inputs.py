@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from contam.errors import InputError
+from contam.errors import InputError, reading
 from contam.records import Record
 
 #: Probe summaries name their command; these are the ones with a renderer.
@@ -216,7 +216,9 @@ def load_inputs(paths: list[Path], *, warn: Callable[[str], None] | None = None,
     out: list[Result] = []
     seen: set[tuple[str, str]] = set()
     for p in paths:
-        for r in recognize(Path(p), warn=warn, skip_unknown=skip_unknown):
+        with reading(p, what="not a contam result contam can read"):
+            found = recognize(Path(p), warn=warn, skip_unknown=skip_unknown)
+        for r in found:
             key = (r.kind, str(Path(r.folder or r.path).resolve()) + "#" + json.dumps(r.data, sort_keys=True, default=str)[:200])
             if key not in seen:
                 seen.add(key)

@@ -24,9 +24,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from contam.data.loaders import _base_suffix, _check_readable, _get, _open_binary
-from contam.errors import ConfigError, InputError
+from contam.data.loaders import _base_suffix, _check_readable, _decompress_errors, _get, _open_binary
+from contam.errors import ConfigError, InputError, reading
 from contam.outputs import atomic_write, dumps_line
+from contam.textsafe import no_surrogates
 from contam.progress import make_progress
 from contam.scan.flags import DocResult
 
@@ -40,12 +41,10 @@ def load_scan(scan_dir: str | os.PathLike[str]) -> list[DocResult]:
     if not path.is_file():
         raise InputError("no flags.jsonl here: is this a `contam scan --out` folder of a finished scan?", path=scan_dir)
     out: list[DocResult] = []
-    with open(path, encoding="utf-8") as fh:
+    with open(path, encoding="utf-8-sig", errors="surrogateescape") as fh:
         for lineno, raw in enumerate(fh, start=1):
-            try:
+            with reading(path, line=lineno, what="not a scan result"):
                 res = DocResult.from_dict(json.loads(raw))
-            except (json.JSONDecodeError, TypeError, KeyError) as e:
-                raise InputError(f"not a scan result ({e})", path=path, line=lineno) from None
             if res.contaminated:
                 out.append(res)
     return out
@@ -112,25 +111,30 @@ def decontaminate(
     with atomic_write(dst, "wb") as raw_out, atomic_write(log_path) as log_fh, make_progress() as prog:
         sink = gzip.GzipFile(fileobj=raw_out, mode="wb") if dst.name.endswith(".gz") else raw_out
         bar = prog.add_task(f"decontaminating {src.name}", total=size)
-        with _open_binary(src) as fh:
-            for lineno, raw in enumerate(fh, start=1):
-                prog.advance(bar, len(raw))
-                if raw.strip():
-                    stats["documents_in"] += 1
-                res = flagged.get(lineno)
-                if res is None:
-                    sink.write(raw)
-                    stats["documents_out"] += bool(raw.strip())
-                    continue
-                entry = _apply(res, raw, lineno, src, mode, text_field, id_field, mask)
-                log_fh.write(dumps_line(entry["log"]) + "\n")
-                stats["chars_masked"] += entry["log"].get("chars_masked", 0)
-                if entry["line"] is None:
-                    stats["dropped"] += 1
-                else:
-                    sink.write(entry["line"])
-                    stats["masked"] += 1
-                    stats["documents_out"] += 1
+        try:
+            with _open_binary(src) as fh:
+                for lineno, raw in enumerate(fh, start=1):
+                    prog.advance(bar, len(raw))
+                    if raw.strip():
+                        stats["documents_in"] += 1
+                    res = flagged.get(lineno)
+                    if res is None:
+                        sink.write(raw)
+                        stats["documents_out"] += bool(raw.strip())
+                        continue
+                    entry = _apply(res, raw, lineno, src, mode, text_field, id_field, mask)
+                    log_fh.write(dumps_line(entry["log"]) + "\n")
+                    stats["chars_masked"] += entry["log"].get("chars_masked", 0)
+                    if entry["line"] is None:
+                        stats["dropped"] += 1
+                    else:
+                        sink.write(entry["line"])
+                        stats["masked"] += 1
+                        stats["documents_out"] += 1
+        except _decompress_errors() as e:  # raised inside the atomic writes: nothing is left behind
+            if isinstance(e, OSError) and e.errno is not None:
+                raise  # the system's (a full disk), not the file's: reported as such
+            raise InputError(f"cannot read (corrupt or truncated compressed file?): {e}", path=src) from None
         beyond = sorted(line for line in flagged if line > lineno)
         if beyond:  # raised inside the atomic writes: nothing is left behind
             raise InputError(f"scan results do not match this corpus: the scan flagged line {beyond[0]}, the corpus has {lineno} lines", path=src)
@@ -141,8 +145,8 @@ def decontaminate(
 
 def _apply(res: DocResult, raw: bytes, lineno: int, src: Path, mode: str, text_field: str, id_field: str | None, mask: str) -> dict[str, Any]:
     try:
-        rec = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
+        rec = json.loads(raw.decode("utf-8-sig"))  # -sig: a byte-order mark opening the file
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         raise InputError("the scan flagged this line but it is not valid JSON now: was the corpus changed since the scan?", path=src, line=lineno) from None
     key = _get(rec, id_field) if id_field else rec.get("id") if isinstance(rec, dict) else None
     doc_id = str(key) if key is not None else str(lineno)
@@ -158,7 +162,7 @@ def _apply(res: DocResult, raw: bytes, lineno: int, src: Path, mode: str, text_f
     masked = mask_text(text, spans, mask)
     _set(rec, text_field, masked)
     log.update(action="masked", spans=[list(s) for s in spans], chars_masked=sum(b - a for a, b in spans))
-    return {"line": (json.dumps(rec, ensure_ascii=False) + "\n").encode("utf-8"), "log": log}
+    return {"line": (no_surrogates(json.dumps(rec, ensure_ascii=False)) + "\n").encode("utf-8"), "log": log}
 
 
 def _set(rec: dict[str, Any], dotted: str, value: Any) -> None:
