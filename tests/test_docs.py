@@ -160,3 +160,20 @@ def test_results_page_is_bench_results(site: tuple[Path, str, dict[Path, _Page]]
     for h in headings:
         # the section's words appear in the page (markup like `code` becomes <code>)
         assert escape(h.split("`")[0].strip(), quote=False) in text, h
+
+
+@pytest.mark.parametrize("page", sorted(p.relative_to(ROOT / "docs").as_posix() for p in (ROOT / "docs").rglob("*.md") if ">>>" in p.read_text(encoding="utf-8")))
+def test_examples_in_the_docs_run(page: str) -> None:
+    """Every ``>>>`` example on a docs page runs and prints what the page says (offline, real data
+    and the embedded model), so a newcomer can call each API the documented way."""
+    import doctest
+    import re
+
+    text = (ROOT / "docs" / page).read_text(encoding="utf-8")
+    # The examples are the ```pycon blocks; each block ends its last expected output.
+    blocks = re.findall(r"^```pycon\n(.*?)^```", text, flags=re.S | re.M)
+    test = doctest.DocTestParser().get_doctest("\n".join(blocks), {}, page, page, 0)
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    runner.run(test)
+    result = runner.summarize(verbose=False)
+    assert result.attempted > 0 and result.failed == 0, f"{page}: {result.failed} of {result.attempted} examples failed (output above)"
