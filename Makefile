@@ -11,8 +11,10 @@ LLAMA_VERSION := 0.3.36
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
+# mkdocs-material prints a banner about its successor on every build.
+export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: demo test test-slow lint bench clean
+.PHONY: demo test test-slow lint docs bench clean
 
 $(VENV)/.installed: pyproject.toml Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -37,5 +39,9 @@ test-slow: $(VENV)/.installed
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check src tests bench
 
+# The documentation site into site/, offline; --strict fails on any broken link or anchor.
+docs: $(VENV)/.installed
+	$(VENV)/bin/mkdocs build --strict
+
 clean:
-	rm -rf $(VENV) demo-out .pytest_cache
+	rm -rf $(VENV) demo-out site .pytest_cache

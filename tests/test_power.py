@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import pytest
@@ -48,10 +49,19 @@ def test_paired_design():
     assert mde_paired(115, 0.2) < mde_unpaired(115, 0.5)
 
 
-def test_passk_attenuates():
+def test_passk_gap_rises_then_vanishes():
+    # pass^k = p^k, so the gap is p1^k - p2^k: at high pass rates it first *grows* with k (0.7^k
+    # falls faster than 0.8^k), peaks, and then shrinks towards nothing; at low pass rates it
+    # only shrinks.
     assert passk_gap(0.8, 0.7, 1) == pytest.approx(0.1)
-    assert passk_gap(0.8, 0.7, 8) < passk_gap(0.8, 0.7, 1) * 1.2  # the gap does not grow with k ...
-    assert passk_gap(0.5, 0.4, 8) < 0.01  # ... and shrinks towards nothing at low pass rates
+    assert passk_gap(0.8, 0.7, 8) == pytest.approx(0.8**8 - 0.7**8)  # 0.110: larger than at k = 1
+    gaps = [passk_gap(0.8, 0.7, k) for k in range(1, 41)]
+    peak = max(range(len(gaps)), key=gaps.__getitem__) + 1
+    assert peak == 4 and gaps[peak - 1] == pytest.approx(0.8**4 - 0.7**4)  # 0.170
+    assert all(a > b for a, b in itertools.pairwise(gaps[peak - 1 :]))  # then falls for good
+    assert gaps[-1] < 0.001
+    low = [passk_gap(0.5, 0.4, k) for k in range(1, 9)]
+    assert all(a > b for a, b in itertools.pairwise(low)) and low[-1] < 0.01
 
 
 def test_bad_arguments():

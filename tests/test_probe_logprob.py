@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import random
 import zlib
@@ -112,3 +113,7 @@ def test_checkpoint_resume(model, items, tmp_path) -> None:
     again = probe.measure(model, {"benchmark": items[:3]}, checkpoint=ck)
     ck.close()
     assert again[:2] == first and isinstance(again[2], ItemLogProb)
+    # The two finished items were read back, not scored again: only the third was appended.
+    lines = (tmp_path / "i.jsonl").read_text().splitlines()
+    assert len(lines) == 3
+    assert [json.loads(line)["key"] for line in lines] == [f"benchmark/{it.id}" for it in items[:3]]

@@ -26,6 +26,7 @@ from contam.probe.swe import (
     starts_with_lines,
     summarize,
 )
+from contam.probe.textsim import ngram_overlap
 from contam.stats.power import mde_unpaired
 from contam.stats.tests import two_proportion_ztest
 
@@ -127,7 +128,21 @@ def test_funcrepro_and_prefix_on_a_real_instance(model, verified: list) -> None:
     res = pc.run(model, [item])
     r = res.items[0]
     assert r.hit == starts_with_lines(rest, r.answer)
-    assert res.rate in (0.0, 1.0)
+    assert res.n == 1 and res.hits == int(r.hit) and res.rate == float(r.hit)
+    assert r.score == pytest.approx(ngram_overlap(r.answer, "\n".join(rest), n=5))
+    # Planted positives: an answer that reproduces the gold text is a verbatim hit with full
+    # overlap, and the run's rate counts it; the model's own answer above is scored the same way.
+    key = f"{item.id}::{fn.path}::{fn.qualname}"
+    planted = pc.finish(item, fn, key, "\n".join(rest) + "\n    # and more\n")
+    assert planted.hit and planted.score == 1.0
+    missed = pc.finish(item, fn, key, "pass\n")
+    assert not missed.hit and missed.score == 0.0
+    both = summarize("swe-prefix", {}, [planted, missed])
+    assert (both.n, both.hits, both.rate) == (2, 1, 0.5)
+    frepro = FuncRepro(SweConfig())
+    gold = frepro.finish(item, fn, key, "```python\n" + "\n".join(fn.post_lines) + "\n```")
+    assert gold.hit and gold.score == 1.0 and gold.rouge_l == pytest.approx(1.0)
+    assert not frepro.finish(item, fn, key, "```python\ndef f():\n    return 1\n```").hit
 
 
 def test_cli_filepath_with_a_control_set(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:

@@ -2,11 +2,32 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
+import re
 
 from contam.data import load_benchmark
-from contam.data.webtext import build_corpus, build_demo_corpus, inject, leak_text, light_edit, paragraphs
+from contam.data.webtext import SYNONYMS, build_corpus, build_demo_corpus, inject, leak_text, light_edit, paragraphs
+
+
+def _words(text: str) -> list[str]:
+    # light_edit drops every comma, so "$80,000" comes back as "$80000".
+    return re.findall(r"[a-z0-9]+", text.lower().replace(",", ""))
+
+
+def _substitutions(original: str, edited: str) -> list[tuple[str, str]] | None:
+    """The fewest (at most two) SYNONYMS swaps of words of ``original`` that give ``edited`` once
+    case, whitespace and punctuation are ignored, or None when no such swaps explain the edit."""
+    words = original.split(" ")
+    candidates = [i for i, w in enumerate(words) if SYNONYMS.get(w.lower(), w.lower()) != w.lower()]
+    target = _words(edited)
+    for k in range(3):
+        for chosen in itertools.combinations(candidates, k):
+            swapped = [SYNONYMS[w.lower()] if i in chosen else w for i, w in enumerate(words)]
+            if _words(" ".join(swapped)) == target:
+                return [(words[i].lower(), SYNONYMS[words[i].lower()]) for i in chosen]
+    return None
 
 
 def test_paragraphs_are_real_prose() -> None:
@@ -33,7 +54,10 @@ def test_corpus_is_seeded_and_ground_truth_is_exact() -> None:
         if t.edit == "verbatim":
             assert leak == leak_text(by_id[t.item_id], t.part)
         else:
-            assert leak.lower() != leak_text(by_id[t.item_id], t.part).lower() or leak.isupper() or leak.islower()
+            # A light edit: the same words up to case, spacing, punctuation and at most two synonym swaps.
+            assert leak.isupper() or leak.islower()
+            swaps = _substitutions(leak_text(by_id[t.item_id], t.part), leak)
+            assert swaps is not None and len(swaps) <= 2, (leak, swaps)
 
 
 def test_light_edit_changes_surface_only() -> None:
@@ -41,6 +65,20 @@ def test_light_edit_changes_surface_only() -> None:
     edited = light_edit(q, random.Random(0))
     assert edited != q
     assert len(edited.split()) >= len(q.split()) - 2
+    # Every edit keeps the words and numbers, up to case, spacing, punctuation and 1-2 synonym swaps.
+    n_swapped = 0
+    for i, item in enumerate(load_benchmark("gsm8k")[:40]):
+        text = item.question
+        candidates = [w for w in text.split(" ") if w.lower() in SYNONYMS and SYNONYMS[w.lower()] != w.lower()]
+        edited = light_edit(text, random.Random(i))
+        swaps = _substitutions(text, edited)
+        assert swaps is not None, (text, edited)
+        assert len(swaps) == min(2, len(candidates)), (text, edited, swaps)
+        assert edited in (edited.lower(), edited.upper()) and "," not in edited
+        n_swapped += len(swaps)
+    assert n_swapped > 40
+    # the check itself tells a light edit from unrelated text
+    assert _substitutions(q, "an entirely different sentence about cats") is None
 
 
 def test_inject_places_text_between_paragraphs() -> None:

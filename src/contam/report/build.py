@@ -1,8 +1,21 @@
 """From result paths to one report: recognize, render each result, write HTML, Markdown or JSON.
 
->>> from contam.report import build_report, render  # doctest: +SKIP
->>> rep = build_report(["demo-out/scan", "demo-out/zerocot"])
->>> open("report.html", "w").write(render(rep, "html"))
+Here on the ``--json`` output of ``contam stats power`` (``demo-out/`` or any scan and probe
+folders work the same way):
+
+>>> import json, tempfile
+>>> from pathlib import Path
+>>> from contam.report import build_report, render
+>>> from contam.stats.power import power_report
+>>> path = Path(tempfile.mkdtemp()) / "power.json"
+>>> _ = path.write_text(json.dumps(power_report(n=115).to_dict()))
+>>> report, results = build_report([path])
+>>> [r.kind for r in results], report.sections[0].title
+(['power'], 'Power: n = 115, α = 0.05, power 0.8')
+>>> print(render(report, "md").splitlines()[0])
+# contam report
+>>> render(report, "html").startswith("<!DOCTYPE html>")
+True
 """
 
 from __future__ import annotations
