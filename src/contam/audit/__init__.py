@@ -1,0 +1,76 @@
+"""``contam audit``: one command from a question (has this benchmark leaked into this dataset,
+into this model?) to a verdict people can read and a pipeline can gate on.
+
+>>> from contam.audit import AuditConfig, run_audit                       # doctest: +SKIP
+>>> v = run_audit(AuditConfig(benchmarks=("gsm8k",), dataset="synth.jsonl", model="smollm2", out="runs/a1"))
+>>> [(x.benchmark, x.side, x.verdict) for x in v.verdicts]                 # doctest: +SKIP
+[('gsm8k', 'data', 'contaminated'), ('gsm8k', 'model', 'inconclusive')]
+
+The run folder holds every per-item record, so :func:`build_outputs` (``contam report RUN``)
+rebuilds ``verdict.json``, ``report.html``, ``summary.md`` and the figures from it alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from contam.audit.config import AuditConfig
+from contam.audit.verdict import AuditVerdict, Claim, Limitation, SideVerdict, build_verdict
+
+__all__ = ["AuditConfig", "AuditVerdict", "Claim", "Limitation", "SideVerdict", "build_outputs", "is_audit_run", "run_audit"]
+
+
+def is_audit_run(path: Path) -> bool:
+    """Whether ``path`` is an audit run folder (it holds ``audit.toml`` and ``audit.json``)."""
+    from contam.audit.runner import CONFIG, STATE
+
+    return path.is_dir() and (path / CONFIG).is_file() and (path / STATE).is_file()
+
+
+def run_audit(cfg: AuditConfig, *, fresh: bool = False, say: Callable[[str], None] = lambda s: None) -> AuditVerdict:
+    """Run (or resume) every step of ``cfg`` in ``cfg.out`` and write the verdict and the report."""
+    from contam.audit.runner import plan, prepare_run_folder, run_steps
+
+    out, state = prepare_run_folder(cfg, fresh)
+    steps = plan(cfg, out)
+    seconds = run_steps(steps, out, state, say)
+    return build_outputs(out, seconds=seconds)
+
+
+def build_outputs(run: Path, seconds: dict[str, float] | None = None) -> AuditVerdict:
+    """``verdict.json``, ``report.html``, ``report.md``, ``summary.md`` and ``figures/`` from the run folder's files."""
+    import json
+
+    from contam.audit.plots import figures
+    from contam.audit.report import render_html, render_summary, sections_html, write_text
+    from contam.audit.runner import CONFIG, STATE, slug
+    from contam.outputs import write_json
+
+    run = Path(run)
+    cfg = AuditConfig.from_file(run / CONFIG)
+    if seconds is None:
+        try:
+            seconds = json.loads((run / STATE).read_text(encoding="utf-8")).get("done", {})
+        except (OSError, ValueError):
+            seconds = {}
+    verdict = build_verdict(run, cfg.to_dict(), cfg.fingerprint(), seconds)
+    write_json(run / "verdict.json", verdict.to_dict())
+    figs, notes = figures(run, cfg.to_dict(), run / "figures")
+    steps: list[Path] = []
+    if (run / "data" / "scan" / "summary.json").exists():
+        steps.append(run / "data" / "scan")
+    steps += sorted(p for p in (run / "data").glob("*.log.jsonl")) if (run / "data").exists() else []
+    for b in cfg.benchmarks:
+        for name in ("reference", "zerocot", "cliff", "minkprob"):
+            if (run / slug(b) / name / "summary.json").exists():
+                steps.append(run / slug(b) / name)
+    detail, built = sections_html(steps)
+    write_text(run / "report.html", render_html(verdict, figs, notes, detail, run))
+    if built is not None:
+        from contam.report.build import render
+
+        md = render(built[0], "md", built[1])
+        write_text(run / "report.md", render_summary(verdict, str(run / "report.html"), figs) + "\n---\n\n" + md)
+    write_text(run / "summary.md", render_summary(verdict, str(run / "report.html"), figs))
+    return verdict

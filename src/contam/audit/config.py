@@ -1,0 +1,182 @@
+"""What one audit runs: every option in one dataclass, read from the command line or ``audit.toml``.
+
+The config is written back into the run folder (``RUN/audit.toml``) so the run can be repeated
+with ``contam audit --config RUN/audit.toml``; its fingerprint (every field that changes a
+result) decides whether a rerun in the same folder resumes or is refused.
+
+>>> c = AuditConfig(benchmarks=("gsm8k",), model="smollm2", out="runs/a1")
+>>> AuditConfig.from_toml_text(c.to_toml()) == c
+True
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import tomllib
+from dataclasses import asdict, dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from contam.errors import ConfigError, InputError
+
+#: Verdict words, weakest first (``--fail-on`` names one of the last two).
+FAIL_ON = ("contaminated", "suspect")
+
+#: Fields that do not change any result: they may differ between a run and its resumption.
+_NOT_FINGERPRINTED = frozenset({"out", "fail_on", "title"})
+
+
+@dataclass(frozen=True)
+class AuditConfig:
+    """Every option of ``contam audit`` (defaults: the probes' own, paper 001/004 settings, with a
+    shorter CoT budget so a default audit of the embedded model finishes in minutes).
+
+    ``min_items`` is the least number of items a probe needs before its verdict may say *clean*
+    or *contaminated*; below it a verdict is lowered (see :mod:`contam.audit.verdict`).
+    """
+
+    benchmarks: tuple[str, ...] = ()
+    out: str = ""
+    dataset: str | None = None
+    model: str | None = None
+    ref_model: str | None = None
+    control: str | None = None
+    reference: str | None = None
+    limit: int = 50
+    levels: str = "all"
+    text_field: str = "text"
+    thresholds: str | None = None
+    embedder: str = "minilm"
+    decontaminate_mode: str = "drop"
+    variants: int = 5
+    max_cot_tokens: int = 256
+    truncation: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75, 1.0)
+    resamples: int = 2000
+    probes: tuple[str, ...] = ("zerocot", "cliff", "minkprob")
+    min_items: int = 20
+    alpha: float = 0.05
+    seed: int = 0
+    calibration: str | None = None
+    fail_on: str | None = None
+    title: str = "contam audit"
+
+    def __post_init__(self) -> None:
+        if not self.benchmarks:
+            raise ConfigError("give at least one --benchmark (-b gsm8k)")
+        if not self.dataset and not self.model:
+            raise ConfigError("nothing to audit: give --dataset FILE (data side), --model SPEC (model side), or both")
+        if self.ref_model and not self.model:
+            raise ConfigError("--ref-model needs --model (the paired verdict compares the two)")
+        if self.fail_on is not None and self.fail_on not in FAIL_ON:
+            raise ConfigError(f"--fail-on {self.fail_on!r}: choose contaminated or suspect")
+        if self.limit < 0:
+            raise ConfigError(f"--limit must be >= 0 (0 = every item), got {self.limit}")
+        if self.variants < 1:
+            raise ConfigError(f"variants must be >= 1, got {self.variants}")
+        bad = [p for p in self.probes if p not in ("zerocot", "cliff", "minkprob")]
+        if bad:
+            raise ConfigError(f"unknown probe(s) {', '.join(bad)}: choose from zerocot, cliff, minkprob")
+        if self.decontaminate_mode not in ("drop", "mask"):
+            raise ConfigError(f"decontaminate_mode {self.decontaminate_mode!r}: choose drop or mask")
+        if not 0 < self.alpha < 1:
+            raise ConfigError(f"alpha must lie in (0, 1), got {self.alpha}")
+
+    # ---- identity -------------------------------------------------------------------------
+    def fingerprint(self) -> str:
+        """A hash of every field that changes a result (not ``out``, ``fail_on``, ``title``)."""
+        d = {k: v for k, v in self.to_dict().items() if k not in _NOT_FINGERPRINTED}
+        return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:16]
+
+    def differences(self, other: AuditConfig) -> list[str]:
+        """Names of the fingerprinted fields whose values differ from ``other``'s."""
+        a, b = self.to_dict(), other.to_dict()
+        return [k for k in a if k not in _NOT_FINGERPRINTED and a[k] != b[k]]
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in d.items()}
+
+    # ---- TOML -----------------------------------------------------------------------------
+    def to_toml(self) -> str:
+        """The config as TOML (``None`` fields are left out: TOML has no null)."""
+        lines = ["# contam audit configuration: rerun with `contam audit --config THIS_FILE`"]
+        for k, v in self.to_dict().items():
+            if v is None:
+                continue
+            lines.append(f"{k} = {_toml_value(v)}")
+        return "\n".join(lines) + "\n"
+
+    @classmethod
+    def from_toml_text(cls, text: str, path: str = "<toml>") -> AuditConfig:
+        try:
+            raw = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as e:
+            raise InputError(f"not valid TOML: {e}", path=path) from None
+        return cls.from_mapping(raw, path)
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> AuditConfig:
+        p = Path(path)
+        try:
+            text = p.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise ConfigError(f"{p}: config file not found") from None
+        except (OSError, UnicodeDecodeError) as e:
+            raise InputError(f"cannot read: {e}", path=p) from None
+        return cls.from_toml_text(text, str(p))
+
+    @classmethod
+    def from_mapping(cls, raw: dict[str, Any], path: str = "<config>") -> AuditConfig:
+        """Build from a parsed mapping; unknown keys and wrong types name the file and field."""
+        known = {f.name: f for f in fields(cls)}
+        if "benchmark" in raw and "benchmarks" not in raw:  # the singular is what people type
+            raw = {**raw, "benchmarks": raw["benchmark"]}
+            raw.pop("benchmark")
+        unknown = sorted(set(raw) - set(known))
+        if unknown:
+            raise InputError(f"unknown key(s) {', '.join(unknown)} (known: {', '.join(known)})", path=path)
+        return cls(**{k: _coerce(k, v, _DEFAULTS[k], path) for k, v in raw.items()})
+
+    def merged(self, **over: Any) -> AuditConfig:
+        """A copy with the given fields replaced (``None`` values are ignored)."""
+        return replace(self, **{k: v for k, v in over.items() if v is not None})
+
+
+def _toml_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int | float):
+        return repr(v)
+    if isinstance(v, list):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    return json.dumps(str(v), ensure_ascii=False)  # a JSON string is a valid TOML basic string
+
+
+def _coerce(name: str, v: Any, default: Any, path: str) -> Any:
+    """Check a TOML value against the field's default type (TOML has no tuples or nulls)."""
+    if isinstance(default, tuple):
+        if isinstance(v, str):
+            v = [v]
+        if not isinstance(v, list):
+            raise InputError(f"expected a list, got {type(v).__name__}", path=path, field=name)
+        return tuple(v)
+    if isinstance(default, bool):
+        if not isinstance(v, bool):
+            raise InputError(f"expected true or false, got {v!r}", path=path, field=name)
+        return v
+    if isinstance(default, int):
+        if not isinstance(v, int) or isinstance(v, bool):
+            raise InputError(f"expected an integer, got {v!r}", path=path, field=name)
+        return v
+    if isinstance(default, float):
+        if not isinstance(v, int | float) or isinstance(v, bool):
+            raise InputError(f"expected a number, got {v!r}", path=path, field=name)
+        return float(v)
+    if not isinstance(v, str):
+        raise InputError(f"expected a string, got {v!r}", path=path, field=name)
+    return v
+
+
+#: Field -> default, with ``""`` for the optional strings (what a TOML value is checked against).
+_DEFAULTS: dict[str, Any] = {f.name: "" if f.default is None else f.default for f in fields(AuditConfig)}

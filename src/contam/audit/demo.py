@@ -1,0 +1,49 @@
+"""``make demo``: ``contam audit`` on a synthetic dataset with real GPT-4 rephrasings injected,
+and on the embedded SmolLM2 model, offline, in minutes on 2 cores.
+
+    python -m contam.audit.demo --out demo-out
+
+It writes the benchmark (a packaged sample of GSM8K train items), the dataset (real prose with
+six of the items' GPT-4 rephrasings and two verbatim copies injected) and its ground truth, then
+runs the same ``contam audit`` command a user would type and prints the verdicts and the report's path.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+
+def main(argv: list[str] | None = None) -> int:
+    from contam.audit.demo_data import build_dataset, write_benchmark
+    from contam.cli.common import console
+    from contam.cli.main import main as contam
+    from contam.outputs import atomic_write, ensure_dir
+
+    ap = argparse.ArgumentParser(prog="python -m contam.audit.demo", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", default="demo-out", help="folder for everything the demo writes")
+    ap.add_argument("--limit", type=int, default=20, help="benchmark items per model-side probe")
+    ap.add_argument("--model", default="smollm2", help="model spec")
+    args = ap.parse_args(argv)
+    out = ensure_dir(args.out)
+    bench = write_benchmark(out / "dcq-gsm8k-train.jsonl")
+    truth = build_dataset(out / "dataset.jsonl", rephrased=6, verbatim=2)
+    with atomic_write(out / "injections.jsonl") as fh:
+        fh.writelines(json.dumps(t) + "\n" for t in truth)
+    console.print(f"dataset {out / 'dataset.jsonl'}: real prose + 20 same-genre GSM8K train items outside the benchmark, with "
+                  f"{sum(t['kind'] == 'rephrasing' for t in truth)} GPT-4 rephrasings (DCQ) and {sum(t['kind'] == 'verbatim' for t in truth)} "
+                  f"verbatim copies of benchmark items injected (ground truth: {out / 'injections.jsonl'})", markup=False)
+    cmd = ["audit", "-b", str(bench), "--dataset", str(out / "dataset.jsonl"), "--model", args.model, "--limit", str(args.limit),
+           "--variants", "2", "--max-cot-tokens", "128", "--out", str(out / "audit"), "--title", "contam demo audit"]
+    console.print("$ contam " + " ".join(cmd), style="dim", markup=False)
+    t0 = time.perf_counter()
+    rc = contam(cmd)
+    console.print(f"audit finished in {time.perf_counter() - t0:.0f} s (exit code {rc}); open {out / 'audit' / 'report.html'} in a browser", markup=False)
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())

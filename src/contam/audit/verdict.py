@@ -1,0 +1,444 @@
+"""From the files an audit wrote to one verdict per benchmark and side, in words.
+
+Every probe's result becomes a :class:`Claim` (its test, p-value, Contamination Confidence with a
+bootstrap interval, and the adversaries it holds against); the claims of one benchmark and side
+make a :class:`SideVerdict`: *clean*, *suspect*, *contaminated* or *inconclusive* (with what it
+lacks). A verdict is never stronger than its weakest input: too few items, a reference set with
+rejected items, a model that gives no answer, skipped dataset lines -- each is a
+:class:`Limitation` that lowers the verdict one step (contaminated -> suspect -> inconclusive,
+clean -> inconclusive), and the report says which.
+
+Adversaries (paper 003: say which adversary every claim holds against):
+
+* ``verbatim`` -- the benchmark items themselves were trained on / are in the dataset;
+* ``paraphrase`` -- reworded items with the same numbers and answer;
+* ``per-class leak`` -- only some items or one class (an MMLU subject, only the answers) leaked.
+  A set-level model test dilutes a few leaked items among clean ones, so a model-side *clean*
+  does not hold against it; the data-side scan judges every item on its own, so it does.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from contam.records import Record
+
+VERDICTS = ("clean", "suspect", "contaminated", "inconclusive")
+#: Strength order for --fail-on and for combining: inconclusive and clean never fail a gate.
+SEVERITY = {"inconclusive": 0, "clean": 0, "suspect": 1, "contaminated": 2}
+
+#: What each probe's positive claim evidences and a negative claim rules out.
+HOLDS_AGAINST: dict[str, tuple[str, ...]] = {
+    "zerocot": ("verbatim", "paraphrase"),  # the answer is memorized; the isomorphic variant changes it
+    "cliff": ("verbatim", "paraphrase"),
+    "minkprob": ("verbatim",),  # token probabilities of the exact text
+    "paired": ("verbatim",),  # same, with the reference model's pre-training cancelled
+    "token": ("verbatim", "per-class leak"),
+    "semantic": ("paraphrase", "per-class leak"),
+    "reasoning": ("paraphrase", "per-class leak"),
+}
+ADVERSARIES = ("verbatim", "paraphrase", "per-class leak")
+BOOTSTRAP = 400
+
+
+@dataclass(frozen=True)
+class Claim(Record):
+    """One probe's (or one scan level's) finding on one benchmark."""
+
+    probe: str
+    metric: str
+    n: int
+    effect: float
+    p_value: float
+    confidence: float
+    ci_low: float = math.nan
+    ci_high: float = math.nan
+    evidence: bool = False
+    holds_against: tuple[str, ...] = ()
+    test: str = ""
+    detail: str = ""
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class Limitation(Record):
+    """An input weakness that lowered (or would have lowered) a verdict, said in words."""
+
+    what: str
+    detail: str
+
+
+@dataclass(frozen=True)
+class SideVerdict(Record):
+    """The verdict of one side (``data`` or ``model``) on one benchmark."""
+
+    benchmark: str
+    side: str
+    verdict: str
+    raw_verdict: str
+    confidence: float
+    ci_low: float
+    ci_high: float
+    confidence_kind: str
+    agreed: tuple[str, ...]
+    holds_against: tuple[str, ...]
+    not_against: tuple[str, ...]
+    claims: tuple[Claim, ...] = ()
+    limitations: tuple[Limitation, ...] = ()
+    lacks: tuple[str, ...] = ()
+    summary: str = ""
+
+
+@dataclass(frozen=True)
+class AuditVerdict(Record):
+    """Everything ``verdict.json`` holds."""
+
+    title: str
+    fingerprint: str
+    verdicts: tuple[SideVerdict, ...]
+    worst: str
+    config: dict[str, Any] = field(default_factory=dict)
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def fails(self, fail_on: str | None) -> bool:
+        """Whether any verdict reaches ``fail_on`` (``contaminated`` or ``suspect``)."""
+        return fail_on is not None and SEVERITY[self.worst] >= SEVERITY[fail_on]
+
+
+def lower(v: str) -> str:
+    """One step weaker: contaminated -> suspect -> inconclusive; clean -> inconclusive."""
+    return {"contaminated": "suspect", "suspect": "inconclusive", "clean": "inconclusive"}.get(v, v)
+
+
+def _read(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _jsonl(path: Path) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    try:
+        with open(path, encoding="utf-8") as fh:
+            for raw in fh:
+                if raw.endswith("\n") and raw.strip():
+                    try:
+                        d = json.loads(raw)
+                    except ValueError:
+                        continue
+                    if isinstance(d, dict):
+                        out.append(d)
+    except OSError:
+        pass
+    return out
+
+
+def _f(x: Any) -> float:
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+# ---- Contamination Confidence intervals: resample items, recompute the test and its posterior --------------
+def _cc_interval(stat: Any, arrays: Sequence[np.ndarray], seed: int = 0, paired: bool = True) -> tuple[float, float]:
+    """2.5/97.5 percentiles of the Contamination Confidence over item resamples (``stat`` maps
+    resampled arrays to (p, effect)); paired arrays are resampled together."""
+    from contam.stats.calibration import contamination_confidence
+
+    rng = np.random.default_rng(seed)
+    vals = []
+    n = len(arrays[0])
+    if n < 2:
+        return math.nan, math.nan
+    for _ in range(BOOTSTRAP):
+        if paired:
+            idx = rng.integers(0, n, n)
+            sample = [a[idx] for a in arrays]
+        else:
+            sample = [a[rng.integers(0, len(a), len(a))] for a in arrays]
+        try:
+            p, eff = stat(*sample)
+            vals.append(contamination_confidence(p, eff))
+        except (ValueError, ZeroDivisionError, FloatingPointError):
+            continue
+    vals = [v for v in vals if not math.isnan(v)]
+    if not vals:
+        return math.nan, math.nan
+    return float(np.percentile(vals, 2.5)), float(np.percentile(vals, 97.5))
+
+
+def _zc_stat(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
+    from contam.stats.tests import mcnemar_exact
+
+    t = mcnemar_exact(a, b, "greater")
+    return t.p_value, float(a.mean() - b.mean())
+
+
+def _cliff_stat(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
+    from contam.stats.tests import paired_ttest
+
+    if np.all(a - b == (a - b)[0]):  # no variance: the t-test is undefined; the sign decides
+        d = float((a - b)[0])
+        return (0.0 if d > 0 else 1.0), d
+    t = paired_ttest(a, b, "greater")
+    return t.p_value, float(a.mean() - b.mean())
+
+
+def _mw_stat(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    from contam.stats.tests import mann_whitney
+
+    t = mann_whitney(x, y, "greater")
+    return t.p_value, t.effect - 0.5
+
+
+def _wil_stat(d: np.ndarray) -> tuple[float, float]:
+    from contam.stats.tests import wilcoxon_signed_rank
+
+    t = wilcoxon_signed_rank(d, np.zeros_like(d), "greater")
+    return t.p_value, float(t.effect)
+
+
+# ---- model side ---------------------------------------------------------------------------------------
+def zerocot_claim(folder: Path, alpha: float) -> tuple[Claim, dict[str, Any]] | None:
+    s = _read(folder / "summary.json")
+    if not isinstance(s, dict) or s.get("command") != "zerocot":
+        return None
+    prim = s.get("primary_metric", "accuracy")
+    m = next((x for x in s.get("metrics", []) if x.get("metric") == prim), None)
+    if m is None:
+        return None
+    items = _jsonl(folder / "items.jsonl")
+    a = np.array([_f(r["original"]["accuracy"]) for r in items if "original" in r])
+    b = np.array([_f(r["reference"]["accuracy"]) for r in items if "reference" in r])
+    lo, hi = _cc_interval(_zc_stat, [a, b]) if prim == "accuracy" and len(a) == len(b) and len(a) else (math.nan, math.nan)
+    p, eff = _f(m["test"]["p_value"]), _f(m["gap"])
+    answers = [r[side].get("zero_answer") for r in items for side in ("original", "reference") if side in r]
+    no_answer = sum(1 for x in answers if x in (None, "")) / len(answers) if answers else 0.0
+    c = Claim("zerocot", f"zero-CoT {prim} gap (original − variant)", int(s.get("n_pairs", 0)), eff, p, _f(m["calibration"]["confidence"]), lo, hi,
+              bool(eff > 0 and p < alpha), HOLDS_AGAINST["zerocot"], "exact McNemar, one-sided",
+              f"original {_f(m['original']):.3f} vs variant {_f(m['reference']):.3f}", str(folder))
+    return c, {"no_answer": no_answer, "answers": len(answers)}
+
+
+def cliff_claim(folder: Path, alpha: float) -> tuple[Claim, dict[str, Any]] | None:
+    s = _read(folder / "summary.json")
+    if not isinstance(s, dict) or s.get("command") != "cliff":
+        return None
+    items = _jsonl(folder / "items.jsonl")
+    a = np.array([_f(r.get("original_correct")) for r in items])
+    b = np.array([float(np.mean(r["variant_correct"])) if r.get("variant_correct") else math.nan for r in items])
+    ok = ~np.isnan(b)
+    lo, hi = _cc_interval(_cliff_stat, [a[ok], b[ok]]) if ok.sum() else (math.nan, math.nan)
+    answers = [r.get("original_answer") for r in items] + [x for r in items for x in r.get("variant_answers", [])]
+    no_answer = sum(1 for x in answers if x in (None, "")) / len(answers) if answers else 0.0
+    p, eff = _f(s["test"]["p_value"]), _f(s["delta"])
+    c = Claim("cliff", "accuracy drop, originals − variants", int(s.get("n_items", 0)), eff, p, _f(s["calibration"]["confidence"]), lo, hi,
+              bool(eff > 0 and p < alpha), HOLDS_AGAINST["cliff"], "paired t-test, one-sided",
+              f"originals {_f(s['acc_original']):.3f} vs variants {_f(s['acc_variants']):.3f} (K={s.get('k')})", str(folder))
+    return c, {"no_answer": no_answer, "answers": len(answers)}
+
+
+def minkprob_claim(folder: Path, alpha: float) -> tuple[Claim, dict[str, Any]] | None:
+    s = _read(folder / "summary.json")
+    if not isinstance(s, dict) or s.get("command") != "minkprob":
+        return None
+    prim = s.get("primary", "mink")
+    m = next((x for x in s.get("methods", []) if x.get("method") == prim), None)
+    if m is None:
+        return None
+    items = _jsonl(folder / "items.jsonl")
+    x = np.array([_f(r["scores"].get(prim)) for r in items if r.get("group") == "benchmark"])
+    y = np.array([_f(r["scores"].get(prim)) for r in items if r.get("group") == "control"])
+    x, y = x[~np.isnan(x)], y[~np.isnan(y)]
+    lo, hi = _cc_interval(_mw_stat, [x, y], paired=False) if len(x) and len(y) else (math.nan, math.nan)
+    p, auc = _f(m["test"]["p_value"]), _f(m["auc"])
+    c = Claim("minkprob", f"{prim} AUC, benchmark vs control", int(s.get("n_benchmark", 0)), auc - 0.5, p, _f(m["calibration"]["confidence"]), lo, hi,
+              bool(auc > 0.5 and p < alpha), HOLDS_AGAINST["minkprob"], "Mann–Whitney, one-sided",
+              f"AUC {auc:.3f} over {s.get('n_benchmark')} benchmark / {s.get('n_control')} control items (control: {s.get('control')})", str(folder))
+    return c, {"n_control": int(s.get("n_control", 0)), "control": s.get("control")}
+
+
+def paired_claim(folder: Path, alpha: float) -> tuple[Claim, dict[str, Any]] | None:
+    s = _read(folder / "summary.json")
+    if not isinstance(s, dict) or s.get("command") != "paired":
+        return None
+    from contam.probe.evalprobes import PairScore
+
+    v = s["verdict"]
+    d = np.array([PairScore.from_dict(r).d("did_diff") for r in _jsonl(folder / "items.jsonl")])
+    d = d[~np.isnan(d)]
+    lo, hi = _cc_interval(_wil_stat, [d]) if len(d) >= 2 else (math.nan, math.nan)
+    c = Claim("paired", "did_diff shift vs reference model", int(v["n"]), _f(v["effect"]), _f(v["p_value"]), _f(v["confidence"]), lo, hi,
+              bool(v.get("gate")), HOLDS_AGAINST["paired"], "Wilcoxon signed-rank, one-sided",
+              f"model {s['model']} vs reference model {s['ref_model']}", str(folder))
+    return c, {}
+
+
+def model_verdict(run: Path, benchmark: str, bslug: str, cfg: dict[str, Any]) -> SideVerdict:
+    alpha, min_items = float(cfg.get("alpha", 0.05)), int(cfg.get("min_items", 20))
+    bdir = run / bslug
+    claims: list[Claim] = []
+    info: dict[str, dict[str, Any]] = {}
+    for name, fn in (("zerocot", zerocot_claim), ("cliff", cliff_claim), ("minkprob", minkprob_claim), ("paired", paired_claim)):
+        got = fn(bdir / name, alpha)
+        if got is not None:
+            claims.append(got[0])
+            info[name] = got[1]
+    lim: list[Limitation] = []
+    lacks: list[str] = []
+    if not claims:
+        return SideVerdict(benchmark, "model", "inconclusive", "inconclusive", math.nan, math.nan, math.nan, "Contamination Confidence", (), (), ADVERSARIES,
+                           (), (), ("a finished model-side probe (run with --model)",), "no model-side probe finished")
+    small = [c for c in claims if c.n < min_items]
+    if small:
+        lim.append(Limitation("too few items", ", ".join(f"{c.probe} ran on {c.n}" for c in small) + f" (at least {min_items} needed)"))
+        lacks.append(f"more items (at least {min_items}; raise --limit)")
+    ref_sum = _read(bdir / "reference" / "summary.json") if (bdir / "reference").exists() else None
+    if isinstance(ref_sum, dict) and ref_sum.get("items"):
+        got, tot = int(ref_sum.get("items_with_variants", 0)), int(ref_sum["items"])
+        rej = sum(ref_sum["rejections"].values()) if isinstance(ref_sum.get("rejections"), dict) else 0
+        if tot and got / tot < 0.8:
+            lim.append(Limitation("reference set with rejected items",
+                                  f"only {got} of {tot} items got an audited variant ({rej} rejection(s)); the paired probes compare the rest only"))
+    for name in ("zerocot", "cliff"):
+        na = info.get(name, {}).get("no_answer", 0.0)
+        if na > 0.2:
+            lim.append(Limitation("model gives no answer", f"{name}: {na:.0%} of answers had no parseable final answer (refusal or ran out of tokens)"))
+    mk = info.get("minkprob")
+    if mk is not None and (mk.get("control") in (None, "built") or not cfg.get("control")):
+        # Not a lowering: the variant set is a fair control, but it says where the control came from.
+        pass
+    positives = [c for c in claims if c.evidence]
+    raw = "contaminated" if len(positives) >= 2 else "suspect" if len(positives) == 1 else "clean"
+    if not cfg.get("ref_model") and raw != "clean":
+        lacks.append("a reference model (--ref-model) for the paired verdict")
+    verdict = lower(raw) if lim else raw
+    if verdict == "inconclusive" and not lacks:
+        lacks.append("stronger inputs (see the limitations)")
+    best = max(claims, key=lambda c: (c.confidence if not math.isnan(c.confidence) else -1))
+    against = sorted({a for c in (positives or claims) for a in c.holds_against}, key=ADVERSARIES.index)
+    not_against = tuple(a for a in ADVERSARIES if a not in against)
+    summ = (f"{len(positives)} of {len(claims)} probe(s) show evidence ({', '.join(c.probe for c in positives) or 'none'}); "
+            f"strongest: {best.probe} with Contamination Confidence {best.confidence:.2f}")
+    return SideVerdict(benchmark, "model", verdict, raw, best.confidence, best.ci_low, best.ci_high, f"Contamination Confidence ({best.probe})",
+                       tuple(c.probe for c in positives), tuple(against), not_against, tuple(claims), tuple(lim), tuple(lacks if verdict == "inconclusive" else ()), summ)
+
+
+# ---- data side ------------------------------------------------------------------------------------------
+def scan_records(run: Path) -> list[dict[str, Any]]:
+    return _jsonl(run / "data" / "scan" / "flags.jsonl")
+
+
+def data_verdict(run: Path, benchmark: str, bench_names: Sequence[str], cfg: dict[str, Any], records: list[dict[str, Any]] | None = None) -> SideVerdict:
+    """Flags of the dataset scan that name this benchmark, turned into a verdict."""
+    from contam.stats.intervals import wilson_interval
+
+    s = _read(run / "data" / "scan" / "summary.json")
+    if not isinstance(s, dict):
+        return SideVerdict(benchmark, "data", "inconclusive", "inconclusive", math.nan, math.nan, math.nan, "leaked share of benchmark items", (), (),
+                           ADVERSARIES, (), (), ("a finished dataset scan (run with --dataset)",), "no dataset scan finished")
+    records = scan_records(run) if records is None else records
+    names = set(bench_names)
+    by_level: dict[str, set[str]] = defaultdict(set)
+    items: dict[str, set[str]] = defaultdict(set)
+    parts: Counter[str] = Counter()
+    best: dict[str, float] = {}
+    for r in records:
+        if not r.get("contaminated"):
+            continue
+        for f in r.get("flags", []):
+            if f.get("benchmark") and f["benchmark"] not in names:
+                continue
+            lv = f.get("level", "token")
+            by_level[lv].add(r["doc_id"])
+            items[lv].add(f["item_id"])
+            parts[f.get("part", "item")] += 1
+            best[lv] = max(best.get(lv, 0.0), _f(f.get("score")))
+    n_items = _bench_items(benchmark, cfg, s)
+    all_items = set().union(*items.values()) if items else set()
+    claims = []
+    for lv in ("token", "semantic", "reasoning"):
+        if lv not in by_level and lv not in str(s.get("levels", "token,semantic,reasoning")):
+            continue
+        k = len(items.get(lv, ()))
+        claims.append(Claim(lv, f"{lv}-level flags", len(by_level.get(lv, ())), k / n_items if n_items else math.nan, math.nan, math.nan,
+                            evidence=bool(by_level.get(lv)), holds_against=HOLDS_AGAINST[lv], test="threshold per document",
+                            detail=f"{len(by_level.get(lv, ()))} document(s) flagged, {k} item(s) matched, best score {best.get(lv, 0.0):.3f}",
+                            source=str(run / "data" / "scan")))
+    docs = int(s.get("documents", 0))
+    lim: list[Limitation] = []
+    skipped = int((s.get("bad_input") or {}).get("skipped", 0))
+    if docs and skipped / (docs + skipped) > 0.05:
+        lim.append(Limitation("dataset lines skipped", f"{skipped} bad line(s) of {docs + skipped} were not scanned"))
+    n_tok = len(by_level.get("token", ()))
+    n_para = len(by_level.get("semantic", set()) | by_level.get("reasoning", set()))
+    if docs == 0:
+        raw = "inconclusive"
+    elif n_tok >= 1 or n_para >= 2:
+        raw = "contaminated"
+    elif n_para == 1:
+        raw = "suspect"  # one paraphrase-level flag alone may be a near-duplicate topic, not a leak
+    else:
+        raw = "clean"
+    verdict = lower(raw) if lim and raw != "inconclusive" else raw
+    share = len(all_items) / n_items if n_items else math.nan
+    ci = wilson_interval(len(all_items), n_items) if n_items else None
+    positives = [c for c in claims if c.evidence]
+    against = sorted({a for c in (positives or claims) for a in c.holds_against}, key=ADVERSARIES.index)
+    cls = ", ".join(f"{k} {v}" for k, v in parts.most_common()) or "none"
+    summ = (f"{docs} document(s) scanned; {n_tok} flagged verbatim (token level), {n_para} as paraphrase (semantic/reasoning); "
+            f"{len(all_items)} of {n_items} benchmark item(s) found; matched parts: {cls}")
+    return SideVerdict(benchmark, "data", verdict, raw, share, ci.low if ci else math.nan, ci.high if ci else math.nan, "leaked share of benchmark items",
+                       tuple(c.probe for c in positives), tuple(against), tuple(a for a in ADVERSARIES if a not in against), tuple(claims), tuple(lim),
+                       ("documents in the dataset",) if docs == 0 else (), summ)
+
+
+def _bench_items(benchmark: str, cfg: dict[str, Any], scan_summary: dict[str, Any]) -> int:
+    from contam.data import load_benchmark
+
+    try:
+        return len(load_benchmark(benchmark))
+    except Exception:  # the run folder may outlive a benchmark file; the scan's own count is the fallback
+        return int(scan_summary.get("items", 0))
+
+
+def build_verdict(run: Path, cfg: dict[str, Any], fingerprint: str = "", seconds: dict[str, float] | None = None) -> AuditVerdict:
+    """Every side verdict of a run folder, from its files alone."""
+    from contam.audit.runner import slug
+
+    out: list[SideVerdict] = []
+    records = scan_records(run) if cfg.get("dataset") else []
+    for b in cfg["benchmarks"]:
+        if cfg.get("dataset"):
+            out.append(data_verdict(run, b, _bench_aliases(b), cfg, records))
+        if cfg.get("model"):
+            out.append(model_verdict(run, b, slug(b), cfg))
+    worst = max((v.verdict for v in out), key=lambda v: SEVERITY[v], default="inconclusive")
+    if all(v.verdict == "clean" for v in out) and out:
+        worst = "clean"
+    elif SEVERITY[worst] == 0:
+        worst = "inconclusive" if any(v.verdict == "inconclusive" for v in out) else "clean"
+    return AuditVerdict(str(cfg.get("title", "contam audit")), fingerprint, tuple(out), worst, cfg, dict(seconds or {}))
+
+
+def _bench_aliases(b: str) -> list[str]:
+    """Names a flag's ``benchmark`` field may carry for the spec ``b``."""
+    from contam.data import load_benchmark
+
+    names = {b, Path(b).stem}
+    try:
+        its = load_benchmark(b)
+        names |= {str(it.benchmark) for it in its[:5] if getattr(it, "benchmark", None)}
+    except Exception:
+        pass
+    return sorted(names)
