@@ -137,3 +137,11 @@ def reading(path: str | PathLike[str] | None, *, line: int | None = None, field:
     except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError, ZeroDivisionError) as e:
         detail = str(e) if not isinstance(e, KeyError) else f"missing {e}"
         raise InputError(f"{what} ({type(e).__name__}: {detail[:200]})", path=path, line=line, field=field) from None
+
+
+class WorkerDied(ContamError):
+    """A worker process died (killed, or out of memory). Not the input's fault: a scan keeps
+    its checkpoint, and running the same scan again resumes from it."""
+
+    def __init__(self) -> None:
+        super().__init__("a scan worker process died (killed, or out of memory?); run the same scan again to resume from its last checkpoint")
