@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from contam.data import Document, load_benchmark
+from contam.data import load_benchmark
 from contam.data.webtext import paragraphs
 from contam.scan.flags import DocResult, Evidence, Flag
 from contam.scan.judge import PROMPT, Judge, JudgeConfig, parse_verdict
@@ -151,13 +151,3 @@ def test_scan_levels_all_with_judge_end_to_end(items, tmp_path) -> None:
     assert tok and tok[0]["level"] == "token" and tok[0]["flags"][0]["item_id"] == items[11].id
     assert s["judge"]["spec"] == "smollm2" and s["judge"]["asked"] >= 0
     assert all("judge" in f["scores"] for r in flags for f in r["flags"] if f["level"] != "token")
-
-
-def test_judge_reads_the_flagged_turn_text(items) -> None:
-    """With conversation records the judge sees the flagged turn, not the whole record."""
-    from contam.scan.judge import judge_text
-
-    doc = Document("r1", "hello\n\nJanet's ducks lay 16 eggs", metadata={})
-    ev = Evidence(kind="embedding", doc_span=(7, 31), turn=1, role="user", turn_span=(0, 24))
-    f = Flag("r1", items[0].id, "semantic", 0.9, 0.8, evidence=(ev,))
-    assert judge_text(doc, f) == "Janet's ducks lay 16 eggs"

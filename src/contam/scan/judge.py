@@ -44,15 +44,6 @@ PROMPT = (
 _VERDICT = re.compile(r"\b(true|false|yes|no)\b", re.IGNORECASE)
 
 
-def judge_text(doc: Any, flag: Flag) -> str:
-    """The corpus text a flag is about: the turn(s) its evidence names in a conversation record
-    (the judge compares the flagged turn with the item, not the whole record), else the document."""
-    spans = [e.doc_span for e in flag.evidence if e.doc_span is not None and e.turn is not None]
-    if not spans:
-        return str(doc.text)
-    return str(doc.text[min(a for a, _ in spans) : max(b for _, b in spans)])
-
-
 def parse_verdict(reply: str) -> bool | None:
     """The first True/False (or Yes/No) in a reply; None when it has neither."""
     m = _VERDICT.search(reply or "")
