@@ -202,3 +202,26 @@ def test_cli_scan_and_decontaminate_chat(items, tmp_path) -> None:
     assert json.loads(p.stdout)["masked"] == 1
     rec = json.loads((tmp_path / "c.jsonl").read_text().splitlines()[11])
     assert "[CONTAMINATED]" in rec["messages"][1]["content"] and rec["messages"][2]["content"] == json.loads(corpus.read_text().splitlines()[11])["messages"][2]["content"]
+
+
+@pytest.mark.slow
+def test_levels_all_judge_one_turn_at_a_time(items, tmp_path) -> None:
+    """``--levels all`` on a chat corpus: each turn is its own document for the semantic and
+    reasoning levels, results are merged back per record, evidence names the turn."""
+    corpus = tmp_path / "chat.jsonl"
+    lines = _corpus(corpus, "chat", items, {5: (7, "q"), 9: (30, "a")})
+    s = run_scan(corpus, items[:300], tmp_path / "o", levels=("all",), roles=("user", "assistant"))
+    assert s["format"] == "chat" and s["documents"] == 200 and s["turn_documents"] == 400
+    got = {json.loads(r)["line"]: json.loads(r) for r in open(tmp_path / "o" / "flags.jsonl")}
+    assert {5, 9} <= set(got)
+    for line, (k, where) in {5: (7, "q"), 9: (30, "a")}.items():
+        r = got[line]
+        assert r["doc_id"] == f"r{line}" and any(f["item_id"] == items[k].id for f in r["flags"])
+        want = WHERE["chat"][0 if where == "q" else 1]
+        f = next(f for f in r["flags"] if f["item_id"] == items[k].id)
+        rt = record_text(json.loads(lines[line - 1]), "chat", roles=("user", "assistant"))
+        for e in f["evidence"]:
+            assert (e["turn"], e["role"]) == want
+            a, b = e["doc_span"]
+            t = next(t for t in rt.turns if t.turn == e["turn"])
+            assert t.start <= a <= b <= t.end and rt.text[a:b] == rt.text[t.start : t.end][e["turn_span"][0] : e["turn_span"][1]]
