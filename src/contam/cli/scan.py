@@ -28,6 +28,21 @@ ThresholdsOpt = Annotated[
     typer.Option("--thresholds", help="Calibrated per-level thresholds: the thresholds.json of `contam eval-detectors --out DIR` (the scanned benchmark's entry)."),
 ]
 EmbedderOpt = Annotated[str, typer.Option("--embedder", help="Embedder of the semantic level: minilm (embedded), st:PATH or a sentence-transformers folder.")]
+FormatOpt = Annotated[
+    str,
+    typer.Option("--format", help="Corpus record format: auto (detected from the first record), text, chat (messages), sharegpt (conversations), alpaca, pair (prompt/response). See docs/formats.md."),
+]
+RolesOpt = Annotated[str | None, typer.Option("--roles", help="Turns to scan in conversation formats, e.g. user,assistant (default: every turn).")]
+JudgeOpt = Annotated[
+    str | None,
+    typer.Option("--judge", help="Re-check semantic/reasoning flags with this model (smollm2, llamacpp:PATH.gguf, openai:URL#MODEL); off by default."),
+]
+
+
+def _roles(roles: str | None) -> tuple[str, ...] | None:
+    from contam.data.formats import parse_roles
+
+    return parse_roles(roles)
 
 
 def _thresholds(path: Path | None, benchmark: list[str], threshold: float | None):  # type: ignore[no-untyped-def]
@@ -76,6 +91,9 @@ def scan(
     workers: Annotated[int, typer.Option("--workers", help="Worker processes (0 = every core; small corpora run in-process).")] = 0,
     thresholds: ThresholdsOpt = None,
     embedder: EmbedderOpt = "minilm",
+    fmt: FormatOpt = "auto",
+    roles: RolesOpt = None,
+    judge: JudgeOpt = None,
     skip_bad: SkipBad = False,
     json_out: JsonFlag = False,
 ) -> None:
@@ -86,13 +104,13 @@ def scan(
 
     Example: contam scan -b gsm8k --corpus synth.jsonl --out runs/s2 --levels all --thresholds calib/thresholds.json
     """
-    from contam.scan.job import run_scan
+    from contam.scan.records import scan_records
 
-    summary = run_scan(
+    summary = scan_records(
         corpus, benchmark, out,
         config=_config(n, threshold, style, skip), text_field=text_field, id_field=id_field,
         skip_bad=skip_bad, keep_all=all_docs, levels=tuple(x.strip() for x in levels.split(",") if x.strip()), workers=workers,
-        thresholds=_thresholds(thresholds, benchmark, threshold), embedder=embedder,
+        thresholds=_thresholds(thresholds, benchmark, threshold), embedder=embedder, fmt=fmt, roles=_roles(roles), judge=judge,
     )
     if json_out:
         emit_json(summary)
@@ -150,6 +168,9 @@ def decontaminate(
     levels: Annotated[str, typer.Option("--levels", help="With --benchmark: token (default), semantic, reasoning, or all; comma-separated.")] = "token",
     thresholds: ThresholdsOpt = None,
     embedder: EmbedderOpt = "minilm",
+    fmt: Annotated[str | None, typer.Option("--format", help="Record format (default: what the scan used, else auto); records are written back in it.")] = None,
+    roles: RolesOpt = None,
+    judge: JudgeOpt = None,
     skip_bad: SkipBad = False,
     json_out: JsonFlag = False,
 ) -> None:
@@ -163,16 +184,16 @@ def decontaminate(
         raise ConfigError("give exactly one of --scan DIR (a finished scan) or --benchmark NAME (scan now)")
     if benchmark:
         from contam.outputs import ensure_dir
-        from contam.scan.job import run_scan
+        from contam.scan.records import scan_records
 
         parent = ensure_dir(out.parent if str(out.parent) else Path("."))
         with tempfile.TemporaryDirectory(prefix=".contam-scan-", dir=parent) as tmp:
-            run_scan(corpus, benchmark, tmp, config=_config(None, threshold, "gpt3", None), text_field=text_field, id_field=id_field, skip_bad=skip_bad,
+            scan_records(corpus, benchmark, tmp, config=_config(None, threshold, "gpt3", None), text_field=text_field, id_field=id_field, skip_bad=skip_bad,
                      levels=tuple(x.strip() for x in levels.split(",") if x.strip()),
-                     thresholds=_thresholds(thresholds, benchmark, threshold), embedder=embedder)
-            summary = run(corpus, out, scan=tmp, mode=mode, text_field=text_field, id_field=id_field, log=log, mask=mask)
+                     thresholds=_thresholds(thresholds, benchmark, threshold), embedder=embedder, fmt=fmt or "auto", roles=_roles(roles), judge=judge)
+            summary = run(corpus, out, scan=tmp, mode=mode, text_field=text_field, id_field=id_field, log=log, mask=mask, fmt=fmt, roles=_roles(roles))
     else:
-        summary = run(corpus, out, scan=scan_dir, mode=mode, text_field=text_field, id_field=id_field, log=log, mask=mask)
+        summary = run(corpus, out, scan=scan_dir, mode=mode, text_field=text_field, id_field=id_field, log=log, mask=mask, fmt=fmt, roles=_roles(roles))
     if json_out:
         emit_json(summary)
         return

@@ -278,12 +278,21 @@ def read_documents(
     id_field: str | None = None,
     skip_bad: bool = False,
     stats: BadInputStats | None = None,
+    fmt: str = "text",
+    roles: tuple[str, ...] | None = None,
 ) -> Iterator[Document]:
     """Stream :class:`Document` records from a corpus file.
 
     ``id_field`` defaults to ``id`` when present, else the line number. A missing or non-string
     text field is an error naming file, line and field (or a skip under ``skip_bad``).
+
+    ``fmt`` (:mod:`contam.data.formats`): ``text`` reads ``text_field``; ``chat``, ``sharegpt``,
+    ``alpaca``, ``pair`` read the turns of ``roles`` (None: all) joined by a blank line, with
+    the turn map in ``metadata["turns"]``; ``auto`` detects the format from the first valid record.
     """
+    if fmt != "text":
+        yield from _read_turn_documents(path, text_field, id_field, skip_bad, stats, fmt, roles)
+        return
     src = str(path)
     for lineno, rec in iter_records(path, skip_bad=skip_bad, stats=stats):
         text = _get(rec, text_field)
@@ -298,6 +307,52 @@ def read_documents(
         doc_id = str(key) if key is not None else str(lineno)
         meta = {k: v for k, v in rec.items() if k not in (text_field, id_field or "id")}
         yield Document(id=doc_id, text=text, metadata=meta, source=src, line=lineno)
+
+
+def _read_turn_documents(
+    path: str | os.PathLike[str], text_field: str, id_field: str | None, skip_bad: bool, stats: BadInputStats | None, fmt: str, roles: tuple[str, ...] | None,
+) -> Iterator[Document]:
+    """:func:`read_documents` for the conversation formats (and ``auto``)."""
+    from contam.data.formats import FormatReader
+
+    src = str(path)
+    reader = FormatReader(fmt, roles=roles, text_field=text_field, path=src)
+    for lineno, rec in iter_records(path, skip_bad=skip_bad, stats=stats):
+        try:
+            rt = reader.read(rec, lineno)
+        except InputError as err:
+            if skip_bad:
+                if stats is not None:
+                    stats.add(err, f"not a {reader.format} record" if reader.format != "auto" else "unknown record format")
+                continue
+            raise
+        key = _get(rec, id_field) if id_field else rec.get("id")
+        doc_id = str(key) if key is not None else str(lineno)
+        if reader.format == "text":
+            meta = {k: v for k, v in rec.items() if k not in (text_field, id_field or "id")}
+        else:
+            meta = {"format": reader.format, "turns": rt.turns}
+        yield Document(id=doc_id, text=rt.text, metadata=meta, source=src, line=lineno)
+
+
+def sniff_format(path: str | os.PathLike[str], text_field: str = "text", limit: int = 1000) -> str:
+    """The format ``auto`` picks for a file: that of its first record with a known shape (among
+    the first ``limit`` that parse); an error naming the first record when none has one."""
+    from contam.data.formats import FormatReader, detect
+
+    first: tuple[int, Any] | None = None
+    for k, (lineno, rec) in enumerate(iter_records(path, skip_bad=True)):
+        found = detect(rec, text_field)
+        if found is not None:
+            return found
+        if first is None:
+            first = (lineno, rec)
+        if k >= limit:
+            break
+    if first is None:
+        return "text"  # nothing parses: the reader reports the bad lines as it always did
+    FormatReader("auto", text_field=text_field, path=str(path)).read(first[1], first[0])  # raises, naming the record
+    return "text"  # pragma: no cover - read() raised
 
 
 def _get(rec: dict[str, Any], dotted: str | None) -> Any:

@@ -1,8 +1,16 @@
 """Text normalisation shared by every detector, with character offsets kept.
 
-The GPT-3 / lm-eval convention: Unicode NFKC, lowercase, punctuation dropped, words split on
-whitespace. :func:`words_with_spans` keeps each word's span in the *original* text so
-evidence can be shown where it was found.
+The GPT-3 / lm-eval convention: lowercase, punctuation dropped, words split on what is left.
+Before that, :func:`fold` undoes the cheap evasions that defeat an n-gram match while a reader
+sees the same text: Unicode NFKC (full-width letters, ligatures, compatibility digits),
+invisible characters dropped (zero-width space/joiners, soft hyphen, bidi marks, the BOM,
+variation selectors) and the common confusables folded (Cyrillic and Greek letters that look
+like Latin ones: Cyrillic ``а`` is read as ``a``). Benchmark items and corpus documents go
+through the same fold, so clean text matches exactly as before; an ASCII text is only
+lowercased (no other work).
+
+:func:`fold_spans` maps the folded text back to the original, so evidence spans stay offsets
+into the document as written.
 """
 
 from __future__ import annotations
@@ -14,19 +22,127 @@ import unicodedata
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _SPACE = re.compile(r"\s+")
 
+#: Invisible characters dropped by :func:`fold`: zero-width space, joiners and non-joiner,
+#: directional marks and embeddings, word joiner and invisible operators, the byte-order mark
+#: (zero-width no-break space), soft hyphen, combining grapheme joiner, Mongolian vowel
+#: separator, variation selectors. A zero-width space between two letters must not split a word.
+INVISIBLE = (
+    "\u00ad\u034f\u061c\u180e\u200b\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d\u202e"
+    "\u2060\u2061\u2062\u2063\u2064\u2066\u2067\u2068\u2069\ufeff" + "".join(chr(c) for c in range(0xFE00, 0xFE10))
+)
+
+#: Look-alike letters folded to the Latin letter they imitate (a small, common subset of
+#: Unicode's confusables.txt: Cyrillic, Greek, Armenian and Latin-extension homoglyphs an
+#: evasion would use). Applied after lowercasing, so a letter and its capital always fold
+#: alike (Cyrillic ``В`` and ``в`` both read ``b``; Greek ``Ν`` and ``ν`` both read ``v``, the
+#: small letter's look, as most text is lowercase).
+CONFUSABLES = {
+    # Cyrillic (small letters; their capitals lowercase to them first)
+    "а": "a", "в": "b", "е": "e", "к": "k", "м": "m", "н": "h", "о": "o", "р": "p", "с": "c", "т": "t",
+    "у": "y", "х": "x", "ѕ": "s", "і": "i", "ј": "j", "һ": "h", "ү": "y", "ԁ": "d", "ԛ": "q", "ԝ": "w", "ӏ": "l",
+    # Greek
+    "α": "a", "β": "b", "ε": "e", "ζ": "z", "η": "h", "ι": "i", "κ": "k", "μ": "m", "ν": "v", "ο": "o",
+    "ρ": "p", "τ": "t", "υ": "u", "χ": "x", "ϳ": "j",
+    # Armenian and Latin extensions
+    "օ": "o", "ս": "u", "ɑ": "a", "ɡ": "g", "ı": "i", "ȷ": "j",
+}  # fmt: skip
+
+_TABLE = {ord(c): None for c in INVISIBLE} | {ord(k): v for k, v in CONFUSABLES.items()}
+_NEEDS_TABLE = re.compile("[" + re.escape("".join(chr(c) for c in _TABLE)) + "]")
+
+
+def fold(text: str) -> str:
+    """The text the token level reads: NFKC, lowercased, invisible characters dropped, look-alikes folded.
+
+    >>> fold("Ja\u200bnet’s ducks")  # a zero-width space inside a word
+    'janet’s ducks'
+    >>> fold("Jаnеt") == "janet"  # Cyrillic а and е
+    True
+    >>> fold("ＧＳＭ８Ｋ ﬁle")  # full-width letters and digits, a ligature
+    'gsm8k file'
+    """
+    if text.isascii():
+        return text.lower()
+    if not unicodedata.is_normalized("NFKC", text):
+        text = unicodedata.normalize("NFKC", text)
+    text = text.lower()
+    return text.translate(_TABLE) if _NEEDS_TABLE.search(text) else text
+
+
+def fold_char(c: str) -> str:
+    """:func:`fold` of one character on its own (what the prefilter's character table is built from)."""
+    return unicodedata.normalize("NFKC", c).lower().translate(_TABLE)
+
 
 def nfkc(text: str) -> str:
-    """NFKC-normalise and drop zero-width characters, keeping length changes out of spans."""
-    return unicodedata.normalize("NFKC", text)
+    """NFKC-normalise and drop the invisible characters (no lowercasing, no look-alike folding)."""
+    text = unicodedata.normalize("NFKC", text)
+    return text.translate({ord(c): None for c in INVISIBLE}) if _NEEDS_TABLE.search(text) else text
+
+
+def _joins_previous(c: str) -> bool:
+    """Whether ``c`` may change under NFKC with the character before it (a combining mark, or
+    a starter that composes with what precedes it, such as a Hangul vowel jamo)."""
+    return bool(unicodedata.combining(c)) or c in _composing() or c in INVISIBLE
+
+
+_COMPOSING: set[str] | None = None
+
+
+def _composing() -> set[str]:
+    """Characters that are the second half of a canonical composition (NFKC quick check
+    'maybe'): they may merge with the character before them."""
+    global _COMPOSING
+    if _COMPOSING is None:
+        out = {chr(c) for c in range(0x1161, 0x1176)} | {chr(c) for c in range(0x11A8, 0x11C3)}  # Hangul vowel, trailing jamo
+        for cp in range(0x80, 0x30000):
+            d = unicodedata.decomposition(chr(cp))
+            if d and not d.startswith("<"):
+                parts = d.split()
+                if len(parts) == 2:
+                    out.add(chr(int(parts[1], 16)))
+        _COMPOSING = out
+    return _COMPOSING
+
+
+def fold_spans(text: str) -> tuple[str, list[int], list[int]]:
+    """:func:`fold` of ``text`` with, for each folded character, the ``(start, end)`` in
+    ``text`` of the characters it came from (a ligature's letters share one span, a dropped
+    zero-width character belongs to the character before it).
+
+    Folded piece by piece (a character with the combining marks and composing characters after
+    it), so the pieces' folds can differ from the whole text's fold only in characters within a
+    word (a Greek final sigma), never in where words start and end.
+
+    >>> folded, starts, ends = fold_spans("ﬁx Jа\u200bnet")
+    >>> folded, starts[:2], ends[:2], starts[-5:]
+    ('fix janet', [0, 0], [1, 1], [3, 4, 6, 7, 8])
+    """
+    if text.isascii():
+        return text.lower(), list(range(len(text))), list(range(1, len(text) + 1))
+    pieces: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    i, n = 0, len(text)
+    while i < n:
+        j = i + 1
+        while j < n and _joins_previous(text[j]):
+            j += 1
+        piece = fold(text[i:j])
+        pieces.append(piece)
+        starts.extend([i] * len(piece))
+        ends.extend([j] * len(piece))
+        i = j
+    return "".join(pieces), starts, ends
 
 
 def normalize(text: str) -> str:
-    """Lowercase, NFKC, punctuation removed, whitespace collapsed.
+    """Folded (:func:`fold`), punctuation removed, whitespace collapsed.
 
     >>> normalize("Janet’s  ducks lay 16 eggs!")
     'janet s ducks lay 16 eggs'
     """
-    return " ".join(m.group(0) for m in _WORD.finditer(nfkc(text).casefold()))
+    return " ".join(m.group(0) for m in _WORD.finditer(fold(text)))
 
 
 def words(text: str) -> list[str]:
@@ -35,18 +151,17 @@ def words(text: str) -> list[str]:
     >>> words("How many? 3,000 apples.")
     ['how', 'many', '3', '000', 'apples']
     """
-    return [m.group(0).casefold() for m in _WORD.finditer(text)]
+    return [m.group(0) for m in _WORD.finditer(fold(text))]
 
 
 def words_with_spans(text: str) -> list[tuple[str, int, int]]:
-    """Normalised words with their ``(start, end)`` character span in ``text``.
+    """Normalised words with their ``(start, end)`` character span in ``text`` (the original).
 
-    Case folding is done per word, so spans refer to the original string.
-
-    >>> words_with_spans("Hi, Bob")
+    >>> words_with_spans("Hi, Bоb")  # Cyrillic о
     [('hi', 0, 2), ('bob', 4, 7)]
     """
-    return [(m.group(0).casefold(), m.start(), m.end()) for m in _WORD.finditer(text)]
+    folded, starts, ends = fold_spans(text)
+    return [(m.group(0), starts[m.start()], ends[m.end() - 1]) for m in _WORD.finditer(folded)]
 
 
 def collapse_whitespace(text: str) -> str:

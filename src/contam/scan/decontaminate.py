@@ -91,9 +91,16 @@ def decontaminate(
     id_field: str | None = None,
     log: str | os.PathLike[str] | None = None,
     mask: str = DEFAULT_MASK,
+    fmt: str | None = None,
+    roles: tuple[str, ...] | None = None,
 ) -> dict[str, Any]:
     """Copy ``corpus`` to ``out`` without the documents flagged in ``scan`` (a scan folder) or
-    ``results``; returns a summary. ``log`` defaults to ``<out>.log.jsonl``."""
+    ``results``; returns a summary. ``log`` defaults to ``<out>.log.jsonl``.
+
+    Records are written back in their own format (:mod:`contam.data.formats`): a masked chat,
+    ShareGPT, Alpaca or prompt/response record keeps its shape, with the matched spans masked
+    inside the turns they lie in. ``fmt`` and ``roles`` default to what the scan used (its
+    ``summary.json``), else ``auto`` and every turn."""
     if mode not in MODES:
         raise ConfigError(f"unknown mode {mode!r}: choose drop or mask")
     src, dst = Path(corpus), Path(out)
@@ -105,6 +112,10 @@ def decontaminate(
         if p.exists() and p.resolve() == src.resolve():
             raise ConfigError(f"refusing to overwrite the input corpus {src}: choose another output path")
     flagged = {r.line: r for r in (load_scan(scan) if scan is not None else results or [])}
+    used = _scan_settings(scan)
+    from contam.data.formats import FormatReader, check_format
+
+    reader = FormatReader(check_format(fmt or used.get("format") or "auto"), roles=roles if roles is not None else used.get("roles"), text_field=text_field, path=str(src))
     stats = {"documents_in": 0, "documents_out": 0, "dropped": 0, "masked": 0, "chars_masked": 0}
     size = os.path.getsize(src)
     lineno = 0
@@ -122,7 +133,7 @@ def decontaminate(
                         sink.write(raw)
                         stats["documents_out"] += bool(raw.strip())
                         continue
-                    entry = _apply(res, raw, lineno, src, mode, text_field, id_field, mask)
+                    entry = _apply(res, raw, lineno, src, mode, text_field, id_field, mask, reader)
                     log_fh.write(dumps_line(entry["log"]) + "\n")
                     stats["chars_masked"] += entry["log"].get("chars_masked", 0)
                     if entry["line"] is None:
@@ -143,7 +154,19 @@ def decontaminate(
     return {**stats, "mode": mode, "out": str(dst), "log": str(log_path)}
 
 
-def _apply(res: DocResult, raw: bytes, lineno: int, src: Path, mode: str, text_field: str, id_field: str | None, mask: str) -> dict[str, Any]:
+def _scan_settings(scan: str | os.PathLike[str] | None) -> dict[str, Any]:
+    """The record format and roles a scan folder's ``summary.json`` says it read (if any)."""
+    if scan is None:
+        return {}
+    try:
+        summary = json.loads((Path(scan) / "summary.json").read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return {}
+    roles = summary.get("roles")
+    return {"format": summary.get("format"), "roles": tuple(roles) if isinstance(roles, list) else None}
+
+
+def _apply(res: DocResult, raw: bytes, lineno: int, src: Path, mode: str, text_field: str, id_field: str | None, mask: str, reader: Any = None) -> dict[str, Any]:
     try:
         rec = json.loads(raw.decode("utf-8-sig"))  # -sig: a byte-order mark opening the file
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
@@ -155,6 +178,10 @@ def _apply(res: DocResult, raw: bytes, lineno: int, src: Path, mode: str, text_f
     items = sorted({f.item_id for f in res.flags})
     spans = merge_spans(e.doc_span for f in res.flags for e in f.evidence if e.doc_span is not None)
     log: dict[str, Any] = {"doc_id": doc_id, "line": lineno, "items": items, "levels": sorted({f.level for f in res.flags}), "score": res.flags[0].score if res.flags else None}
+    if reader is not None and reader.format != "text":
+        rt = reader.read(rec, lineno)
+        if rt.turns and (rt.turns[0].role != "text"):
+            return _apply_turns(rec, rt, spans, log, mode, mask)
     text = _get(rec, text_field)
     if mode == "drop" or not spans or not isinstance(text, str):
         log["action"] = "dropped" if mode == "drop" else "dropped (no spans to mask)"
@@ -162,6 +189,31 @@ def _apply(res: DocResult, raw: bytes, lineno: int, src: Path, mode: str, text_f
     masked = mask_text(text, spans, mask)
     _set(rec, text_field, masked)
     log.update(action="masked", spans=[list(s) for s in spans], chars_masked=sum(b - a for a, b in spans))
+    return {"line": (no_surrogates(json.dumps(rec, ensure_ascii=False)) + "\n").encode("utf-8"), "log": log}
+
+
+def _apply_turns(rec: dict[str, Any], rt: Any, spans: list[tuple[int, int]], log: dict[str, Any], mode: str, mask: str) -> dict[str, Any]:
+    """Mask a conversation record's spans inside the turns they lie in (the record keeps its format)."""
+    from contam.data.formats import locate, set_turn_text
+
+    if mode == "drop" or not spans:
+        log["action"] = "dropped" if mode == "drop" else "dropped (no spans to mask)"
+        return {"line": None, "log": log}
+    per_turn: dict[int, list[tuple[int, int]]] = {}
+    by_index = {k: t for k, t in enumerate(rt.turns)}
+    for span in spans:
+        for k, t in by_index.items():
+            for _, _, inner, _ in locate([t], span):
+                if inner[1] > inner[0]:
+                    per_turn.setdefault(k, []).append(inner)
+    masked_turns = []
+    for k, inner in sorted(per_turn.items()):
+        t = by_index[k]
+        text = rt.text[t.start : t.end]
+        set_turn_text(rec, t.path, mask_text(text, inner, mask))
+        masked_turns.append({"turn": t.turn, "role": t.role, "spans": [list(s) for s in merge_spans(inner)]})
+    chars = sum(b - a for t in masked_turns for a, b in t["spans"])
+    log.update(action="masked", spans=[list(s) for s in spans], turns=masked_turns, chars_masked=chars)
     return {"line": (no_surrogates(json.dumps(rec, ensure_ascii=False)) + "\n").encode("utf-8"), "log": log}
 
 

@@ -22,8 +22,13 @@ class Evidence(Record):
     """One piece of evidence: what matched, where in the document and where in the item.
 
     ``kind`` says what the matcher was (``ngram``, ``exact``, ``lcs``, ``embedding``, ``cluster``,
-    ``anomaly``, ``struct``, ``step``, ``arg``); spans are ``(start, end)`` character offsets
-    (``doc_span`` into the document text, ``item_span`` into the matched item ``part``).
+    ``anomaly``, ``struct``, ``step``, ``arg``, ``judge``); spans are ``(start, end)`` character
+    offsets (``doc_span`` into the document text, ``item_span`` into the matched item ``part``).
+
+    For a conversation record (:mod:`contam.data.formats`) ``turn`` and ``role`` name the turn
+    the evidence lies in and ``turn_span`` its offsets inside that turn's text (``doc_span``
+    stays the offsets in the turns joined by a blank line). They are left out of
+    :meth:`to_dict` for plain text, so text corpora's results read as before.
     """
 
     kind: str
@@ -32,6 +37,15 @@ class Evidence(Record):
     item_span: tuple[int, int] | None = None
     part: str = ""
     weight: float = 0.0
+    turn: int | None = None
+    role: str = ""
+    turn_span: tuple[int, int] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        d = super().to_dict()
+        if self.turn is None:
+            del d["turn"], d["role"], d["turn_span"]
+        return d
 
 
 @dataclass(frozen=True)

@@ -22,9 +22,12 @@ import re
 
 import numpy as np
 
+from contam.data.normalize import fold, fold_spans
+
 #: Non-ASCII characters treated as separators (curly quotes, dashes, ellipsis, odd spaces,
-#: bullets, the minus sign). Everything else non-ASCII counts as a word character.
-SEPARATORS = "\u00a0\u00ab\u00b7\u00bb\u2002\u2003\u2009\u200b\u2010\u2011\u2012\u2013\u2014\u2015\u2018\u2019\u201a\u201c\u201d\u201e\u2022\u2026\u2032\u2033\u2212\u3000\ufeff"
+#: bullets, the minus sign). Everything else non-ASCII counts as a word character. Zero-width
+#: characters are not separators: :func:`contam.data.normalize.fold` drops them first.
+SEPARATORS = "\u00a0\u00ab\u00b7\u00bb\u2002\u2003\u2009\u2010\u2011\u2012\u2013\u2014\u2015\u2018\u2019\u201a\u201c\u201d\u201e\u2022\u2026\u2032\u2033\u2212\u3000"
 
 #: Regular-expression twin of the fast path's word rule (used for spans in the original text).
 WORD_RE = re.compile("[^\\x00-\\x2f\\x3a-\\x40\\x5b-\\x60\\x7b-\\x7f" + SEPARATORS + "]+")
@@ -107,7 +110,8 @@ _WORK = _Workspace()
 
 
 def normalize_batch(texts: list[str]) -> tuple[bytes, np.ndarray]:
-    """Lowercase and encode ``texts``, separators turned to spaces, joined by one space.
+    """Fold (:func:`contam.data.normalize.fold`: lowercase, NFKC, invisible characters dropped,
+    look-alikes folded) and encode ``texts``, separators turned to spaces, joined by one space.
 
     Returns the buffer and the byte offset where each text starts (plus the end offset).
     """
@@ -118,7 +122,7 @@ def normalize_batch(texts: list[str]) -> tuple[bytes, np.ndarray]:
         np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)) + 1, out=offsets[1:])
         buf = joined.lower().encode("ascii").translate(_ASCII_TABLE)
     else:  # text by text: lowercasing one wide string is slower than many narrow ones
-        encoded = [t.lower().encode("utf-8", "surrogatepass") for t in texts]
+        encoded = [fold(t).encode("utf-8", "surrogatepass") for t in texts]
         np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)) + 1, out=offsets[1:])
         buf = (b" ".join(encoded) + b" ").translate(_ASCII_TABLE)
     if buf.isascii():
@@ -223,21 +227,23 @@ def window_hashes(wh: np.ndarray, doc: np.ndarray, n: int) -> tuple[np.ndarray, 
 
 
 def text_words(text: str) -> list[tuple[int, int]]:
-    """Character spans of the words of ``text`` (the same words :func:`word_hashes` hashes).
+    """Character spans in ``text`` of the words :func:`word_hashes` hashes (the words of its fold).
 
     >>> text_words("Hi, Bob’s")
     [(0, 2), (4, 7), (8, 9)]
+    >>> text_words("Jа\u200bnet’s")  # Cyrillic а, a zero-width space: still one word
+    [(0, 6), (7, 8)]
     """
-    return [m.span() for m in WORD_RE.finditer(text)]
+    return list(zip(*(a.tolist() for a in word_spans(text)), strict=True))
 
 
 def normalized_words(text: str) -> list[str]:
-    """The normalised words of ``text``.
+    """The normalised words of ``text`` (of its fold).
 
     >>> normalized_words("Janet’s ducks: 3,000!")
     ['janet', 's', 'ducks', '3', '000']
     """
-    return [m.group(0).lower() for m in WORD_RE.finditer(text)]
+    return WORD_RE.findall(fold(text))
 
 
 # Word characters by code point (the rule of WORD_RE): ASCII letters and digits, and every
@@ -252,9 +258,24 @@ def word_spans(text: str) -> tuple[np.ndarray, np.ndarray]:
     """:func:`text_words` as two arrays (word starts, word ends), vectorised: spans of the
     words of a non-ASCII document, where the fast path's byte offsets are not character offsets.
 
+    A text that folds character for character (lowercasing only) is cut where it stands; one
+    that NFKC, a dropped invisible character or a look-alike changes is cut in its fold, and
+    the spans are mapped back (:func:`contam.data.normalize.fold_spans`).
+
     >>> [a.tolist() for a in word_spans("Hi, Bob’s")]
     [[0, 4, 8], [2, 7, 9]]
     """
+    if not text.isascii():
+        folded = fold(text)
+        if len(folded) != len(text) or folded != text.lower():
+            pieces, starts, ends = fold_spans(text)
+            a, b = _spans_of(pieces)
+            return np.asarray(starts, dtype=np.int64)[a].astype(np.intp), np.asarray(ends, dtype=np.int64)[b - 1].astype(np.intp) if len(b) else b
+    return _spans_of(text)
+
+
+def _spans_of(text: str) -> tuple[np.ndarray, np.ndarray]:
+    """Word starts and ends of ``text`` as it stands, by the rule of :data:`WORD_RE`."""
     code = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
     isw = _WORD_CHAR[np.minimum(code, 0xFFFF)].view(np.int8)
     edge = np.diff(isw, prepend=np.int8(0), append=np.int8(0))  # +1 where a word starts, -1 after it ends

@@ -37,7 +37,7 @@ from contam.data import Document, Item
 from contam.errors import ConfigError
 from contam.scan.exact import lcs_ratio
 from contam.scan.flags import DocResult, Evidence, Flag
-from contam.scan.hashing import WORD_RE, window_hashes, word_hashes, word_spans
+from contam.scan.hashing import normalized_words, window_hashes, word_hashes, word_spans
 from contam.scan.ngram_index import PART_NAMES, NGramIndex, match_runs, unique
 from contam.scan.prefilter import Prefilter
 
@@ -289,8 +289,8 @@ class NGramScanner:
                 if b < a:
                     failed.add((d, p, start))
                     continue
-                # Lowercasing the joined words is lowercasing each word (the spaces end every word).
-                window = " ".join(WORD_RE.findall(docs[d].text, spans.start(a), spans.end(b))).lower()
+                # The folded words of the window (the part's are folded the same way).
+                window = " ".join(normalized_words(docs[d].text[spans.start(a) : spans.end(b)]))
                 part_norm = idx.short_norm[p]
                 if near_cutoff and _near_bound(part_norm, window) < near_cutoff:
                     near = 0.0  # what partial_ratio with the cutoff returns, found without its search

@@ -64,6 +64,7 @@ import numpy as np
 from numba import njit
 
 from contam.data.jsonl_check import check_lines
+from contam.data.normalize import CONFUSABLES, INVISIBLE, _composing, fold, fold_char
 from contam.data.swar import GATHER, H8, L1, zero_bytes
 from contam.scan.hashing import SEPARATORS
 
@@ -106,6 +107,30 @@ def find_case_changers() -> str:
     return "".join(out)
 
 
+def find_fold_changers() -> str:
+    """Every character the token level's fold (:func:`contam.data.normalize.fold`) may change
+    beyond lowercasing: one NFKC changes on its own or may compose with the character before
+    it, an invisible character (dropped), a look-alike letter (folded to Latin). A text
+    holding one is cut again from its fold, like a text holding a case changer. Characters
+    whose fold stays outside words (a no-break space, an ellipsis) keep their separator class.
+    A pass over the characters with a decomposition (a fraction of a second, once a process)."""
+    seps = set(SEPARATORS)
+    table = set(INVISIBLE) | set(CONFUSABLES)
+    out = table | _composing()
+    for cp in range(0x80, 0x30000):
+        c = chr(cp)
+        if 0xD800 <= cp < 0xE000:
+            continue
+        if unicodedata.decomposition(c) or any(ch in table for ch in c.lower()):  # NFKC may change it; or its lowercase is folded
+            if fold_char(c) != c.lower():
+                out.add(c)
+    for c in seps:
+        f = fold_char(c)
+        if any((ch.isalnum() if ch.isascii() else ch not in seps) for ch in f):
+            raise AssertionError(f"separator {c!r} folds to word characters {f!r}")
+    return "".join(sorted(out - seps))
+
+
 _SEP, _CHANGER = 1, 2  # character classes in the tables below (0: a word character)
 
 
@@ -121,7 +146,7 @@ def _tables() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         elif 65 <= c <= 90:
             ascii_fold[c] = c | 0x20
     chars = _CASE_CHANGERS_14 if unicodedata.unidata_version == "14.0.0" else find_case_changers()
-    special = {ord(c): _CHANGER for c in chars} | {ord(c): _SEP for c in SEPARATORS}
+    special = {ord(c): _CHANGER for c in chars + find_fold_changers()} | {ord(c): _SEP for c in SEPARATORS}
     bmp = np.zeros(0x10000, dtype=np.uint8)
     astral = sorted((cp, k) for cp, k in special.items() if cp >= 0x10000)
     for cp, k in special.items():
@@ -494,10 +519,10 @@ def text_keys(texts: list[str]) -> list[np.ndarray]:
     True
     """
     ws, nw, odd = _cut_texts(texts)
-    if len(odd):  # rare: lowercase the texts holding a case changer, then cut again
+    if len(odd):  # rare: fold the texts holding a case or fold changer, then cut again
         texts = list(texts)
         for i in odd.tolist():
-            texts[i] = texts[i].lower()
+            texts[i] = fold(texts[i])
         ws, nw, _ = _cut_texts(texts, fold_changers=True)
     keys = np.diff(ws.c[: nw + 1])  # wraps modulo 2**64, as the sums did
     bounds = np.concatenate([[0], np.searchsorted(ws.starts[:nw], ws.ends[: len(texts) - 1]), [nw]])
@@ -607,9 +632,9 @@ class Prefilter:
             return np.zeros(0, dtype=np.int64)
         cand, odd, _ = self._marked(texts, len(texts))
         cand = cand[: len(texts)]
-        if len(odd):  # rare: texts holding a case changer are cut again from their lowercase
+        if len(odd):  # rare: texts holding a case or fold changer are cut again from their fold
             redo = odd
-            lowered = [texts[i].lower() for i in redo.tolist()]
+            lowered = [fold(texts[i]) for i in redo.tolist()]
             cand[redo] = self._marked(lowered, len(lowered), fold_changers=True)[0][: len(lowered)]
         return np.flatnonzero(cand)
 
