@@ -181,10 +181,11 @@ class StaticEmbedder:
         self.identity = f"static:{p.name}:{digest}"
         # Recomputing is faster than a lookup in the persistent embedding cache.
         self.cacheable = False
-        #: Default level-2 cosine threshold (rule "sim") when no calibrated thresholds are given:
-        #: eval-detectors calibrated 0.931 (GSM8K), 0.907 (HumanEval) and 0.938 (MMLU) for the
-        #: distilled MiniLM table; its cosines of unrelated same-genre texts sit near 0.8.
-        self.semantic_threshold = 0.93 if spec == "static" else None
+        #: Default level-2 cosine threshold of the ``nn`` rule (contam.scan.semantic.EMBEDDER_DEFAULTS,
+        #: calibrated on real DCQ paraphrases); its cosines of unrelated same-genre texts sit near 0.8.
+        from contam.scan.semantic import EMBEDDER_DEFAULTS
+
+        self.semantic_threshold = EMBEDDER_DEFAULTS["static"].threshold if spec == "static" else None
 
     def embed(self, texts: Sequence[str], *, batch_size: int = 16) -> np.ndarray:
         if len(texts) == 0:

@@ -11,6 +11,8 @@ test negatives). Methods:
 * ``min-k%`` — Min-K% Prob (K = 20 %) of the sample under ``model`` (only when one is given);
 * ``cascade (paper τ)`` — the cascade with the paper's fixed settings (τ2 0.75 with the full
   semantic rule, τ1 0.5, τ3 0.6);
+* ``cascade (defaults)`` — the cascade as shipped, no calibration: the semantic level's ``nn``
+  rule with the embedder's calibrated defaults (:data:`contam.scan.semantic.EMBEDDER_DEFAULTS`);
 * ``cascade`` — the cascade with thresholds and semantic rule calibrated on ``calib``.
 
 >>> rep = evaluate(build_scenarios("gsm8k", n=20))                # doctest: +SKIP
@@ -31,7 +33,7 @@ from contam.scan.hierarchy import Hierarchy, HierarchyConfig, LevelScores, Thres
 from contam.scan.scenarios import SCENARIOS, ScenarioSet
 from contam.scan.semantic import embedder_identity
 
-METHODS = ("13-gram", "embed-sim", "min-k%", "cascade (paper τ)", "cascade")
+METHODS = ("13-gram", "embed-sim", "min-k%", "cascade (paper τ)", "cascade (defaults)", "cascade")
 
 
 @dataclass(frozen=True)
@@ -102,7 +104,7 @@ def evaluate(
 ) -> EvalReport:
     """Table-1 style rows for one benchmark's scenarios (see the module docstring)."""
 
-    cfg = config or HierarchyConfig(levels="all")
+    cfg = config or HierarchyConfig.for_embedder(embedder, levels="all")
     docs = [s.document() for s in scenarios.samples]
     h = Hierarchy(cfg, embedder=embedder).fit(scenarios.items())
     ls: LevelScores = h.score_levels(docs)
@@ -132,7 +134,7 @@ def report(
         idx = np.flatnonzero(mask)
         sem = ls.semantic
         if sem is not None:
-            sem = type(sem)(**{k: getattr(sem, k)[idx] for k in sem.__dataclass_fields__})
+            sem = sem.subset(idx)
         rea = [ls.reasoning[i] for i in idx] if ls.reasoning is not None else None
         return LevelScores(ls.token[idx], [ls.token_results[i] for i in idx], sem, rea)
 
@@ -153,9 +155,12 @@ def report(
         t = _threshold_1d(min_k[calib], y[calib])
         preds["min-k%"] = min_k >= t
         thresholds["min-k%"] = {"min_k": t, "model": model_spec}
-    paper = cfg.thresholds
+    paper = Thresholds(token=0.5, semantic=0.75, reasoning=0.6, semantic_rule="paper")
     preds["cascade (paper τ)"] = ls.decisions(paper, levels)[0]
     thresholds["cascade (paper τ)"] = paper.to_dict()
+    defaults = cfg.thresholds
+    preds["cascade (defaults)"] = ls.decisions(defaults, levels)[0]
+    thresholds["cascade (defaults)"] = defaults.to_dict()
     c_all = calibrate(sub(calib), y[calib], levels=levels, target_precision=target_precision, sample_weight=wc)
     preds["cascade"] = ls.decisions(c_all.thresholds, levels)[0]
     thresholds["cascade"] = c_all.thresholds.to_dict() | {"validation_f1": c_all.validation.f1}

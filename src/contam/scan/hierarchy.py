@@ -60,9 +60,9 @@ class Thresholds(Record):
     """One threshold per level and the semantic rule; the output of calibration."""
 
     token: float = 0.5
-    semantic: float = 0.75
+    semantic: float = SemanticConfig().threshold
     reasoning: float = 0.6
-    semantic_rule: str = "sim+cluster+anomaly"
+    semantic_rule: str = "nn"
 
     @classmethod
     def load(cls, path: str | os.PathLike[str], benchmark: str | None = None) -> Thresholds:
@@ -131,15 +131,12 @@ class HierarchyConfig:
 
     @classmethod
     def for_embedder(cls, embedder: Any, **fields: Any) -> HierarchyConfig:
-        """The settings ``fields`` with the semantic level's defaults for ``embedder``. The paper's
-        τ2 = 0.75 (rule ``sim+cluster+anomaly``) is a MiniLM/mpnet cosine; an embedder whose
-        cosines run higher (the static one) brings its own calibrated default
-        (``semantic_threshold``, rule ``sim``), kept unless ``fields`` sets ``semantic``.
-        :class:`Hierarchy` uses it when given no config."""
+        """The settings ``fields`` with the semantic level's calibrated defaults for ``embedder``
+        (:data:`contam.scan.semantic.EMBEDDER_DEFAULTS`: rule ``nn``, its own cosine thresholds),
+        kept unless ``fields`` sets ``semantic``. :class:`Hierarchy` uses it when given no config."""
         config = cls(**fields)
-        own = getattr(embedder, "semantic_threshold", None)
-        if own is not None and "semantic" not in fields:
-            config = replace(config, semantic=replace(config.semantic, threshold=own, rule="sim"))
+        if "semantic" not in fields:
+            config = replace(config, semantic=SemanticConfig.for_embedder(embedder))
         return config
 
     def with_thresholds(self, t: Thresholds) -> HierarchyConfig:
@@ -221,6 +218,9 @@ class Hierarchy:
         #: ``ExtractReasoning(M(x))``); without it, level 3 reads the text's own solution.
         self.trace_model = trace_model
         self.items: list[Item] = []
+        #: Benchmark-level semantic signal of the last scan: DBSCAN clusters where several
+        #: candidates gather around benchmark items (:meth:`SemanticScores.cluster_summary`).
+        self.cluster_summary: list[dict[str, Any]] = []
 
     def fit(self, items: Iterable[Item], reference: Sequence[str] | None = None, item_embeddings: np.ndarray | None = None) -> Hierarchy:
         """Index the benchmark for every configured level (``reference``: clean text for L2's anomaly model)."""
@@ -231,6 +231,7 @@ class Hierarchy:
             raise ConfigError("the cascade needs at least one benchmark item")
         cfg = self.config
         self.token = self.semantic = self.reasoning = None
+        self.cluster_summary = []
         if "token" in cfg.levels:
             # Record coverage from a low floor so calibration sees scores below τ1 too.
             self.token = NGramScanner(replace(cfg.token or NGramConfig(), threshold=TOKEN_FLOOR)).fit(self.items)
@@ -306,6 +307,7 @@ class Hierarchy:
             idx = np.flatnonzero(todo)
             sem = self.semantic.score([docs[i].text for i in idx])
             hit = sem.flagged(th.semantic, th.semantic_rule)
+            self.cluster_summary.extend(sem.cluster_summary(self.items, [docs[i].id for i in idx]))
             for k, i in enumerate(idx):
                 scores[i].update(semantic_score_dict(sem, k))
                 scores[i]["nearest_item"] = self.items[int(sem.nearest[k, 0])].id
@@ -313,7 +315,7 @@ class Hierarchy:
                 if hit[k]:
                     if not level[i]:
                         level[i] = "semantic"
-                    flags[i] = flags[i] + (self.semantic.flag(docs[i].id, k, sem, th.semantic, th.semantic_rule),)
+                    flags[i] = flags[i] + (self.semantic.flag(docs[i].id, k, sem, th.semantic, th.semantic_rule, text=docs[i].text),)
                     todo[i] = not cfg.stop_at_first
         if self.reasoning is not None and todo.any():
             idx = np.flatnonzero(todo)

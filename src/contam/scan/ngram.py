@@ -75,6 +75,12 @@ class NGramConfig:
     parts: tuple[str, ...] = PART_NAMES
     batch_bytes: int = 2 << 20
     prefilter: bool = True
+    #: Corpus-side boilerplate (:mod:`contam.scan.stopgrams`): benchmark n-grams found in at least
+    #: this share of a corpus sample become stop-grams (0 = off); and n-grams mostly inside a
+    #: match of ``reject_patterns`` (regexes, e.g. ``stopgrams.DEFAULT_REJECT_PATTERNS``).
+    stopgram_df: float = 0.0
+    stopgram_min_docs: int = 3
+    reject_patterns: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.n < 2:
@@ -86,6 +92,12 @@ class NGramConfig:
         bad = set(self.parts) - set(PART_NAMES)
         if bad:
             raise ConfigError(f"unknown part(s) {sorted(bad)}: choose from {', '.join(PART_NAMES)}")
+        if not 0.0 <= self.stopgram_df <= 1.0:
+            raise ConfigError(f"stopgram_df must be in [0, 1], got {self.stopgram_df}")
+        if self.reject_patterns:
+            from contam.scan.stopgrams import compile_patterns
+
+            compile_patterns(self.reject_patterns)
 
     @classmethod
     def gpt3(cls, **overrides: object) -> NGramConfig:
@@ -106,8 +118,17 @@ class NGramScanner:
         self.config = config or NGramConfig()
         self.index: NGramIndex | None = None
 
-    def fit(self, items: Iterable[Item]) -> NGramScanner:
-        self.index = NGramIndex.build(list(items), self.config)
+    def fit(self, items: Iterable[Item], corpus_sample: Iterable[str] | None = None) -> NGramScanner:
+        """Index ``items``; with ``stopgram_df`` > 0, n-grams common in ``corpus_sample`` (texts of
+        the corpus to be scanned) are dropped, as are those inside ``reject_patterns``."""
+        from contam.scan.stopgrams import learn_stopgrams, reject_ngrams
+
+        cfg = self.config
+        self.index = NGramIndex.build(list(items), cfg)
+        if cfg.reject_patterns:
+            self.index.drop_ngrams(reject_ngrams(self.index, cfg.reject_patterns))
+        if cfg.stopgram_df > 0 and corpus_sample is not None:
+            self.index.drop_ngrams(learn_stopgrams(self.index, corpus_sample, cfg.stopgram_df, cfg.stopgram_min_docs))
         return self
 
     def scan(self, docs: Iterable[Document]) -> Iterator[DocResult]:

@@ -293,6 +293,13 @@ class NGramIndex:
         self._df = df
         self._win_idf = self.hash_idf[inverse]
         self._win_u = inverse.astype(np.int64)
+        self._token_weights()
+        # Largest number of times one n-gram repeats inside a part (for reachable_parts' bound).
+        key, counts = unique(self._win_part * (len(self.hashes) + 1) + self._win_u, counts=True)
+        self._max_rep = np.ones(self.n_parts, dtype=np.int64)
+        np.maximum.at(self._max_rep, key // (len(self.hashes) + 1), counts)
+
+    def _token_weights(self) -> None:
         # Token weight = the largest IDF of the windows covering the token. For a fixed offset k
         # the indices first + k are distinct, so plain fancy assignment is exact.
         tok = np.zeros(int(self._tok_off[-1]))
@@ -302,12 +309,25 @@ class NGramIndex:
         self._tok_w = [tok[self._tok_off[p] : self._tok_off[p + 1]] for p in range(self.n_parts)]
         self._tok_total = np.add.reduceat(tok, self._tok_off[:-1]) if len(tok) else np.zeros(self.n_parts)
         self._max_w = np.maximum.reduceat(tok, self._tok_off[:-1]) if len(tok) else np.zeros(self.n_parts)
-        # Largest number of times one n-gram repeats inside a part (for reachable_parts' bound).
-        key, counts = unique(self._win_part * (len(self.hashes) + 1) + self._win_u, counts=True)
-        self._max_rep = np.ones(self.n_parts, dtype=np.int64)
-        np.maximum.at(self._max_rep, key // (len(self.hashes) + 1), counts)
+
+    def drop_ngrams(self, u: np.ndarray) -> int:
+        """Make the n-grams ``u`` (indices into :attr:`hashes`) stop-grams: they weigh nothing in
+        coverage and generate no candidates (:mod:`contam.scan.stopgrams`). Returns how many."""
+        u = np.unique(np.asarray(u, dtype=np.int64))
+        if not len(u):
+            return 0
+        self.hash_idf = self.hash_idf.copy()
+        self.hash_idf[u] = 0.0
+        self._win_idf = self.hash_idf[self._win_u]
+        self._token_weights()
+        self._df = self._df.copy()
+        self._df[u] = np.iinfo(np.int64).max // 4  # above any max_df cap: out of the postings
+        self._build_postings(len(self.items), self._max_df)
+        self.stopgrams = np.union1d(getattr(self, "stopgrams", np.zeros(0, dtype=np.int64)), u)
+        return len(u)
 
     def _build_postings(self, n_items: int, max_df: float) -> None:
+        self._max_df = max_df
         cap = max(20, math.ceil(max_df * n_items))
         keep = self._df[self._win_u] <= cap
         key = unique(self._win_u[keep] * (self.n_parts + 1) + self._win_part[keep])
