@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from contam.textsafe import escape, redact_url
 from rich.table import Table
 
 from contam.cli.common import JsonFlag, console, emit_json, err_console, probe_app
 from contam.errors import ConfigError
+from contam.textsafe import escape, redact_url
 
 ModelOpt = Annotated[str, typer.Option("--model", "-m", help="Model spec: smollm2, llamacpp:PATH, hf:PATH, openai:URL#MODEL, vllm:NAME.")]
 BenchOpt = Annotated[str, typer.Option("--benchmark", "-b", help="Built-in benchmark name or a benchmark file.")]
@@ -246,7 +246,7 @@ def _is_reference(path: Path, resolve: Any) -> bool:
         import gzip
 
         opener: Any = gzip.open if file.name.endswith(".gz") else open
-        with opener(file, "rt", encoding="utf-8") as fh:
+        with opener(file, "rt", encoding="utf-8-sig") as fh:
             first = next((ln for ln in fh if ln.strip()), "")
         row = json.loads(first) if first else {}
     except Exception:  # not JSONL: then it is a benchmark file for the loader to judge

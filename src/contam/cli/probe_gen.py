@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from contam.textsafe import escape, redact_url
 from rich.table import Table
 
 from contam.cli.common import JsonFlag, console, emit_json, probe_app
 from contam.errors import ConfigError
+from contam.textsafe import escape, redact_url
 
 ModelOpt = Annotated[str, typer.Option("--model", "-m", help="Model spec: smollm2, llamacpp:PATH, hf:PATH, openai:URL#MODEL, vllm:NAME.")]
 LimitOpt = Annotated[int, typer.Option("--limit", "-n", help="Use the first N items (0 = all); with --shuffle a seeded random N.")]
