@@ -72,6 +72,14 @@ class OutputError(ContamError):
     """An output could not be written (unwritable folder, disk full, ...)."""
 
 
+class WorkerDied(ContamError):
+    """A worker process died (killed, or out of memory). Not the input's fault: a scan keeps
+    its checkpoint, and running the same scan again resumes from it."""
+
+    def __init__(self) -> None:
+        super().__init__("a scan worker process died (killed, or out of memory?); run the same scan again to resume from its last checkpoint")
+
+
 # Errors of the environment that a user causes or fixes (a full disk, a folder where a file was
 # meant, a path without permission) and input a parser chokes on deep inside: the one place that
 # turns them into a ContamError, so every command reports them as one line and exit code 2.
@@ -137,11 +145,3 @@ def reading(path: str | PathLike[str] | None, *, line: int | None = None, field:
     except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError, ZeroDivisionError) as e:
         detail = str(e) if not isinstance(e, KeyError) else f"missing {e}"
         raise InputError(f"{what} ({type(e).__name__}: {detail[:200]})", path=path, line=line, field=field) from None
-
-
-class WorkerDied(ContamError):
-    """A worker process died (killed, or out of memory). Not the input's fault: a scan keeps
-    its checkpoint, and running the same scan again resumes from it."""
-
-    def __init__(self) -> None:
-        super().__init__("a scan worker process died (killed, or out of memory?); run the same scan again to resume from its last checkpoint")

@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from contam.textsafe import escape
 from rich.table import Table
 
 from contam.cli.common import JsonFlag, console, emit_json, err_console
 from contam.errors import ConfigError
+from contam.textsafe import escape
 
 
 def _fmt(x: Any) -> str:

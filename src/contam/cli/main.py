@@ -12,7 +12,6 @@ import os
 import sys
 from typing import Annotated
 
-import click
 import typer
 
 from contam import __version__
@@ -75,15 +74,16 @@ def main(argv: list[str] | None = None) -> int:
     """
     try:
         code = app(args=argv, prog_name="contam", standalone_mode=False)
-    except click.exceptions.Exit as e:
+    except typer.Exit as e:
         return e.exit_code
-    except click.exceptions.Abort:
+    except typer.Abort:
         err_console.print("aborted")
         return 130
-    except click.ClickException as e:
-        # Usage errors (unknown option, missing argument, bad value): click's usage line and message.
-        _show_click_error(e)
-        return e.exit_code
+    except typer.TyperException as e:
+        # Usage errors (unknown option, missing argument, bad value): the usage line and the
+        # message, exit 2. (Typer 0.29 raises its own vendored click's exceptions, not click's.)
+        _show_usage_error(e)
+        return int(getattr(e, "exit_code", 2) or 2)
     except KeyboardInterrupt:
         err_console.print("interrupted: finished work is kept; run the same command again to resume")
         return 130
@@ -106,11 +106,14 @@ def print_error(err: BaseException) -> None:
     err_console.print(f"[bold red]error:[/] {escape(text)}", highlight=False, soft_wrap=True)
 
 
-def _show_click_error(e: click.ClickException) -> None:
+def _show_usage_error(e: typer.TyperException) -> None:
+    show = getattr(e, "show", None)
     try:
-        e.show()
+        if show is None:
+            raise ValueError
+        show()
     except (UnicodeEncodeError, ValueError):  # a lone surrogate in the echoed argument
-        sys.stderr.write(clean(f"error: {e.format_message()}") + "\n")
+        sys.stderr.write(clean(f"Usage: contam --help\nError: {e.format_message()}") + "\n")
 
 
 def _silence_stdout() -> None:

@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from contam.textsafe import escape, redact_url
 from rich.table import Table
 
 from contam.cli.common import JsonFlag, console, emit_json
 from contam.errors import ConfigError
+from contam.textsafe import escape, redact_url
 
 KIND_HELP = "symbolic (GSM8K-style isomorphs), permute (MC option order), mask (TS-Guessing), paraphrase (needs --model), or auto."
 

@@ -275,7 +275,7 @@ def _is_reference(path: Path, resolve: Any) -> bool:
         import gzip
 
         opener: Any = gzip.open if file.name.endswith(".gz") else open
-        with opener(file, "rt", encoding="utf-8") as fh:
+        with opener(file, "rt", encoding="utf-8-sig") as fh:
             first = next((ln for ln in fh if ln.strip()), "")
         row = json.loads(first) if first else {}
     except Exception:  # not JSONL: then it is a benchmark file for the loader to judge

@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from contam.textsafe import escape
 from rich.table import Table
 
 from contam.cli.common import JsonFlag, console, emit_json
+from contam.textsafe import escape
 
 regen_app = typer.Typer(
     name="regen",

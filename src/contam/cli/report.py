@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from contam.textsafe import clean, escape
 
 from contam.cli.common import console, err_console
+from contam.textsafe import clean, escape
 
 
 def report(

@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from contam.textsafe import escape
 from rich.table import Table
 
 from contam.cli.common import JsonFlag, console, emit_json
+from contam.textsafe import escape
 
 stats_app = typer.Typer(name="stats", help="Statistics for evaluations: power, sample sizes, paired tests.\n\nExample: contam stats power --n 115",
                         no_args_is_help=True)

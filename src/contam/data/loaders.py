@@ -207,6 +207,7 @@ def _iter_csv(p: Path, delimiter: str) -> Iterator[tuple[int, dict[str, Any]]]:
         text = io.TextIOWrapper(fh, encoding="utf-8-sig", newline="")
         reader = csv.DictReader(text, delimiter=delimiter)
         try:
+            start = 2  # the physical line a record starts on (a quoted field may span lines)
             for rec in reader:
                 # DictReader files extra values under the key None and fills missing ones with
                 # None: either way the row does not match the header, and guessing is wrong.
@@ -214,8 +215,9 @@ def _iter_csv(p: Path, delimiter: str) -> Iterator[tuple[int, dict[str, Any]]]:
                     header = len(reader.fieldnames or ())
                     extra = rec.pop(None, None)  # type: ignore[call-overload]
                     n_fields = header + len(extra) if extra else header - sum(v is None for v in rec.values())
-                    raise InputError(f"row has {n_fields} fields, the header has {header}", path=p, line=reader.line_num)
+                    raise InputError(f"row has {n_fields} fields, the header has {header}", path=p, line=start)
                 yield reader.line_num, dict(rec)
+                start = reader.line_num + 1
         except UnicodeDecodeError as e:
             raise InputError(f"not valid UTF-8 (byte {e.start})", path=p, line=reader.line_num + 1) from None
         except csv.Error as e:

@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from contam.errors import ConfigError, OutputError
-from contam.textsafe import no_surrogates
 from contam.models.base import Completion, LanguageModel, Messages, Prompt, TokenScores
+from contam.textsafe import no_surrogates
 
 T = TypeVar("T")
 

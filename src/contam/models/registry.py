@@ -22,10 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from contam.errors import ConfigError, ModelError
-from contam.textsafe import redact_url
 from contam.models.base import LanguageModel
 from contam.models.cache import CachedModel, default_cache_path, open_cache
 from contam.models.embedded import SMOLLM2, smollm2_path
+from contam.textsafe import redact_url
 
 BACKENDS = ("llamacpp", "hf", "openai", "vllm")
 SPEC_HELP = "use smollm2, llamacpp:PATH.gguf, hf:PATH, openai:BASE_URL#MODEL or vllm:NAME"

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from contam.data import Item
-from contam.errors import InputError
+from contam.errors import InputError, reading
 
 _ORIG_KEYS = ("original_id", "orig_id", "source_id", "parent_id", "item_id")
 _ID_KEYS = ("variant_id", "id")
@@ -62,7 +62,7 @@ def load_reference(path: str | os.PathLike[str]) -> dict[str, list[Item]]:
     opener: Any = gzip.open if file.name.endswith(".gz") else open
     out: dict[str, list[Item]] = {}
     try:
-        with opener(file, "rt", encoding="utf-8") as fh:
+        with opener(file, "rt", encoding="utf-8-sig") as fh:  # -sig: a byte-order mark is not data
             for lineno, raw in enumerate(fh, 1):
                 if not raw.strip():
                     continue
@@ -70,9 +70,12 @@ def load_reference(path: str | os.PathLike[str]) -> dict[str, list[Item]]:
                     row = json.loads(raw)
                 except json.JSONDecodeError as e:
                     raise InputError(f"not valid JSON ({e.msg})", path=file, line=lineno) from None
+                except RecursionError:
+                    raise InputError("JSON nested too deeply to read", path=file, line=lineno) from None
                 if not isinstance(row, dict):
                     raise InputError("expected a JSON object", path=file, line=lineno)
-                item = _row_item(row, file, lineno)
+                with reading(file, line=lineno, what="not a reference-set row"):
+                    item = _row_item(row, file, lineno)
                 out.setdefault(item.metadata["original_id"], []).append(item)
     except UnicodeDecodeError as e:
         raise InputError(f"not UTF-8 text ({e.reason})", path=file) from None

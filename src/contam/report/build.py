@@ -95,9 +95,19 @@ def build_report(paths: Sequence[str | os.PathLike[str]], *, title: str = "conta
     sections = []
     for r in results:
         # A result file edited by hand or made by another tool may hold wrong types: say which file.
-        with reading(r.path, what=f"not a {r.kind} result contam can read"):
+        with reading(_source_file(r.path), what=f"not a {r.kind} result contam can read"):
             sections.append(RENDERERS[r.kind](r, opt))
     return Report(title, tuple(sections), tuple(notes), _version()), results
+
+
+def _source_file(path: str) -> str:
+    """The file a result's data came from: a folder result's summary (or report, sweep) JSON."""
+    p = Path(path)
+    if p.is_dir():
+        for name in ("summary.json", "report.json", "sweep.json", "manifest.json"):
+            if (p / name).is_file():
+                return str(p / name)
+    return path
 
 
 #: Names of files a report reads inside an input folder (besides the MEMBER_FILES of a result).

@@ -27,9 +27,9 @@ from typing import Any
 from contam.data.loaders import _base_suffix, _check_readable, _decompress_errors, _get, _open_binary
 from contam.errors import ConfigError, InputError, reading
 from contam.outputs import atomic_write, dumps_line
-from contam.textsafe import no_surrogates
 from contam.progress import make_progress
 from contam.scan.flags import DocResult
+from contam.textsafe import no_surrogates
 
 MODES = ("drop", "mask")
 DEFAULT_MASK = "[CONTAMINATED]"
