@@ -70,7 +70,10 @@ app.add_typer(probe_app, name="probe")
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script; returns the exit code."""
     try:
-        app(args=argv, prog_name="contam", standalone_mode=False)
+        # Without standalone mode click *returns* the code of a ``typer.Exit(n)`` instead of raising it.
+        rc = app(args=argv, prog_name="contam", standalone_mode=False)
+        if isinstance(rc, int) and not isinstance(rc, bool) and rc:
+            return rc
     except ContamError as e:
         err_console.print(f"[bold red]error:[/] {e}", markup=True, highlight=False, soft_wrap=True)
         return e.exit_code
