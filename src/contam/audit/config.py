@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import tomllib
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -108,15 +108,16 @@ class AuditConfig:
         return "\n".join(lines) + "\n"
 
     @classmethod
-    def from_toml_text(cls, text: str, path: str = "<toml>") -> AuditConfig:
+    def from_toml_text(cls, text: str, path: str = "<toml>", **over: Any) -> AuditConfig:
+        """Parse TOML; ``over`` (e.g. command-line options; ``None`` values ignored) wins over the file."""
         try:
             raw = tomllib.loads(text)
         except tomllib.TOMLDecodeError as e:
             raise InputError(f"not valid TOML: {e}", path=path) from None
-        return cls.from_mapping(raw, path)
+        return cls.from_mapping(raw, path, **over)
 
     @classmethod
-    def from_file(cls, path: str | Path) -> AuditConfig:
+    def from_file(cls, path: str | Path, **over: Any) -> AuditConfig:
         p = Path(path)
         try:
             text = p.read_text(encoding="utf-8")
@@ -124,19 +125,20 @@ class AuditConfig:
             raise ConfigError(f"{p}: config file not found") from None
         except (OSError, UnicodeDecodeError) as e:
             raise InputError(f"cannot read: {e}", path=p) from None
-        return cls.from_toml_text(text, str(p))
+        return cls.from_toml_text(text, str(p), **over)
 
     @classmethod
-    def from_mapping(cls, raw: dict[str, Any], path: str = "<config>") -> AuditConfig:
+    def from_mapping(cls, raw: dict[str, Any], path: str = "<config>", **over: Any) -> AuditConfig:
         """Build from a parsed mapping; unknown keys and wrong types name the file and field."""
-        known = {f.name: f for f in fields(cls)}
         if "benchmark" in raw and "benchmarks" not in raw:  # the singular is what people type
             raw = {**raw, "benchmarks": raw["benchmark"]}
             raw.pop("benchmark")
-        unknown = sorted(set(raw) - set(known))
+        unknown = sorted(set(raw) - set(_DEFAULTS))
         if unknown:
-            raise InputError(f"unknown key(s) {', '.join(unknown)} (known: {', '.join(known)})", path=path)
-        return cls(**{k: _coerce(k, v, _DEFAULTS[k], path) for k, v in raw.items()})
+            raise InputError(f"unknown key(s) {', '.join(unknown)} (known: {', '.join(_DEFAULTS)})", path=path)
+        kw = {k: _coerce(k, v, _DEFAULTS[k], path) for k, v in raw.items()}
+        kw.update({k: v for k, v in over.items() if v is not None})
+        return cls(**kw)
 
     def merged(self, **over: Any) -> AuditConfig:
         """A copy with the given fields replaced (``None`` values are ignored)."""

@@ -14,7 +14,6 @@ import argparse
 import json
 import sys
 import time
-from pathlib import Path
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -9,6 +9,7 @@ event handler or external reference before it is inlined.
 from __future__ import annotations
 
 import io
+import itertools
 import math
 import re
 from collections.abc import Sequence
@@ -94,21 +95,14 @@ def _wilson(k: float, n: int) -> tuple[float, float]:
     return ci.low, ci.high
 
 
+#: The document score each level's threshold is applied to (``DocResult.scores`` keys).
+LEVEL_SCORE = {"token": "token_coverage", "semantic": "cosine", "reasoning": "reasoning"}
+
+
 def _level_score(r: dict[str, Any], level: str) -> float | None:
-    """The score a document got at ``level`` (the one its threshold was applied to)."""
-    sc = r.get("scores", {}).get(level)
-    if isinstance(sc, int | float):
-        return float(sc)
-    if isinstance(sc, dict):
-        for k in ("score", "coverage", "cosine", "sim", "struct", "max"):
-            if isinstance(sc.get(k), int | float):
-                return float(sc[k])
-        vals = [v for v in sc.values() if isinstance(v, int | float)]
-        return float(max(vals)) if vals else None
-    for f in r.get("flags", []):
-        if f.get("level") == level:
-            return float(f.get("score", 0.0))
-    return None
+    """The score a document got at ``level`` (``None`` when the cascade stopped before it)."""
+    v = r.get("scores", {}).get(LEVEL_SCORE[level])
+    return float(v) if isinstance(v, int | float) and math.isfinite(v) else None
 
 
 def _threshold(records: Sequence[dict[str, Any]], level: str) -> float | None:
@@ -151,7 +145,12 @@ def figures(run: Path, cfg: dict[str, Any], out: Path) -> tuple[list[Figure], li
             th = _threshold(recs, lv)
             if th is not None:
                 ax.axvline(th, color="#0969da", linestyle="--", label=f"threshold {th:.2f}")
-            ax.set_yscale("log" if len(allv) > 50 else "linear")
+            if len(allv) > 50:  # a few flagged documents stay visible next to thousands of clean ones
+                from matplotlib.ticker import FuncFormatter, NullFormatter
+
+                ax.set_yscale("log")
+                ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+                ax.yaxis.set_minor_formatter(NullFormatter())
             ax.set_xlabel(f"{lv}-level score")
             ax.set_ylabel("documents")
             ax.set_title(f"Data side, {lv} level: score distribution")
@@ -261,7 +260,7 @@ def calibration_figure(path: Path, plt: Any) -> Any:
     conf = np.array([p[0] for p in pts])
     truth = np.array([p[1] for p in pts])
     mids, rates, ns = [], [], []
-    for lo, hi in zip(edges[:-1], edges[1:], strict=True):
+    for lo, hi in itertools.pairwise(edges):
         m = (conf >= lo) & ((conf < hi) | (hi == 1.0))
         if m.any():
             mids.append(float(conf[m].mean()))

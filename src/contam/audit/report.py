@@ -26,7 +26,8 @@ VERDICT_CSS = """
 .v-suspect{background:#fff8c5;color:#7d4e00}.c-suspect{border-top-color:#d4a72c}
 .v-clean{background:#dafbe1;color:#116329}.c-clean{border-top-color:#1a7f37}
 .v-inconclusive{background:#eaeef2;color:#424a53}.c-inconclusive{border-top-color:#8c959f}
-.lim{color:#7d4e00}.figs figure{border:1px solid #d0d7de;border-radius:6px;padding:.5rem;margin:.6rem 0 1rem;max-width:46rem}
+.lim{color:#7d4e00}.figs{display:grid;grid-template-columns:repeat(auto-fill,minmax(28rem,1fr));gap:.8rem}
+.figs figure{border:1px solid #d0d7de;border-radius:6px;padding:.5rem;margin:0}
 .figs svg{display:block;width:100%;height:auto}.overall{font-size:1.15rem}
 """
 

@@ -20,7 +20,6 @@ Layout of a run folder::
 from __future__ import annotations
 
 import contextlib
-import io
 import json
 import os
 import re
@@ -233,25 +232,36 @@ def _bind(fn: Callable[..., Any], *args: Any) -> Callable[[], None]:
 
 @contextlib.contextmanager
 def _captured(log: Path) -> Iterator[None]:
-    """Send what the commands print (tables, warnings, inner progress bars) to ``log``."""
-    from contam import progress
+    """Send what the commands print (tables, warnings) to ``log`` and turn their own bars off:
+    the audit shows one bar over the whole run."""
     from contam.cli import common
 
     ensure_dir(log.parent)
-    saved = (common.console.file, common.err_console.file, progress.stderr_console.file, os.environ.get("CONTAM_PROGRESS"))
+    # The private ``_file`` (None = "whatever sys.stdout/stderr is at print time"): the public
+    # property would pin the stream of the moment and break later redirections (pytest, pipes).
+    saved = (common.console._file, common.err_console._file, os.environ.get("CONTAM_PROGRESS"))
     with open(log, "a", encoding="utf-8") as fh:
         common.console.file = fh
         common.err_console.file = fh
-        progress.stderr_console.file = io.StringIO()
         os.environ["CONTAM_PROGRESS"] = "0"
         try:
             yield
         finally:
-            common.console.file, common.err_console.file, progress.stderr_console.file = saved[:3]
-            if saved[3] is None:
+            common.console._file, common.err_console._file = saved[:2]
+            if saved[2] is None:
                 os.environ.pop("CONTAM_PROGRESS", None)
             else:
-                os.environ["CONTAM_PROGRESS"] = saved[3]
+                os.environ["CONTAM_PROGRESS"] = saved[2]
+
+
+def _progress(enabled: bool) -> Any:
+    """The project's bar columns on a console of its own (the steps' consoles are redirected)."""
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    return Progress(SpinnerColumn(), TextColumn("[progress.description]{task.description}"), BarColumn(),
+                    TextColumn("{task.percentage:>3.0f}%"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+                    console=Console(stderr=True), disable=not enabled)
 
 
 def _last_error(log: Path) -> str:
@@ -266,12 +276,12 @@ def _last_error(log: Path) -> str:
 def run_steps(steps: list[Step], out: Path, state: RunState, say: Callable[[str], None]) -> dict[str, float]:
     """Run every step not finished before; one progress bar over all of them with an ETA."""
     from contam.cli.main import main
-    from contam.progress import make_progress, progress_enabled
+    from contam.progress import progress_enabled
 
     total = sum(s.units for s in steps)
     done_units = sum(s.units for s in steps if s.name in state.done)
     live = progress_enabled()
-    with make_progress() as prog:
+    with _progress(live) as prog:
         task = prog.add_task("audit", total=total, completed=done_units)
         for i, s in enumerate(steps, 1):
             if s.name in state.done:
@@ -282,7 +292,7 @@ def run_steps(steps: list[Step], out: Path, state: RunState, say: Callable[[str]
             stop = threading.Event()
             base = done_units
 
-            def poll(step: Step = s, base: float = base) -> None:
+            def poll(step: Step = s, base: float = base, stop: threading.Event = stop) -> None:
                 while not stop.wait(0.5):
                     if step.watch is not None:
                         prog.update(task, completed=base + min(step.units, _count_lines(step.watch) * step.per_line))

@@ -368,7 +368,7 @@ def data_verdict(run: Path, benchmark: str, bench_names: Sequence[str], cfg: dic
     all_items = set().union(*items.values()) if items else set()
     claims = []
     for lv in ("token", "semantic", "reasoning"):
-        if lv not in by_level and lv not in str(s.get("levels", "token,semantic,reasoning")):
+        if lv not in by_level and lv not in (s.get("levels") or ("token",)):
             continue
         k = len(items.get(lv, ()))
         claims.append(Claim(lv, f"{lv}-level flags", len(by_level.get(lv, ())), k / n_items if n_items else math.nan, math.nan, math.nan,
@@ -424,10 +424,8 @@ def build_verdict(run: Path, cfg: dict[str, Any], fingerprint: str = "", seconds
         if cfg.get("model"):
             out.append(model_verdict(run, b, slug(b), cfg))
     worst = max((v.verdict for v in out), key=lambda v: SEVERITY[v], default="inconclusive")
-    if all(v.verdict == "clean" for v in out) and out:
-        worst = "clean"
-    elif SEVERITY[worst] == 0:
-        worst = "inconclusive" if any(v.verdict == "inconclusive" for v in out) else "clean"
+    if SEVERITY[worst] == 0:  # no evidence anywhere: clean only if every side could say so
+        worst = "clean" if out and all(v.verdict == "clean" for v in out) else "inconclusive"
     return AuditVerdict(str(cfg.get("title", "contam audit")), fingerprint, tuple(out), worst, cfg, dict(seconds or {}))
 
 

@@ -49,13 +49,15 @@ def audit(
              "probes": tuple(p.strip() for p in probes.split(",") if p.strip()) if probes else None, "min_items": min_items,
              "calibration": calibration, "seed": seed, "title": title}
     if config is not None:
-        cfg = AuditConfig.from_file(config).merged(**given)
+        cfg = AuditConfig.from_file(config, **given)
     else:
         cfg = AuditConfig(**{k: v for k, v in given.items() if v is not None and k in _DEFAULTS})
     verdict = run_audit(cfg, fresh=fresh, say=lambda s: err_console.print(s, markup=False, highlight=False))
     run = Path(cfg.out)
     if json_out:
-        emit_json(verdict.to_dict())
+        from contam.report.build import _finite
+
+        emit_json(_finite(verdict.to_dict()))
     else:
         show(verdict, run)
     if verdict.fails(cfg.fail_on):
