@@ -50,7 +50,9 @@ class _Outer(Record):
 def _reference(value: object) -> object:
     """The generic conversion before the fast paths (fields looked up on every call)."""
     if isinstance(value, Record) or (dataclasses.is_dataclass(value) and not isinstance(value, type)):
-        return {f.name: _reference(getattr(value, f.name)) for f in dataclasses.fields(value)}  # type: ignore[arg-type]
+        # Evidence outside a conversation record leaves out its (empty) turn fields.
+        skip = ("turn", "role", "turn_span") if isinstance(value, Evidence) and value.turn is None else ()
+        return {f.name: _reference(getattr(value, f.name)) for f in dataclasses.fields(value) if f.name not in skip}  # type: ignore[arg-type]
     if isinstance(value, dict):
         return {str(k): _reference(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -73,7 +75,9 @@ def test_to_dict_matches_generic_conversion() -> None:
     flag = Flag(doc_id="d", item_id="i", level="token", score=1.0, threshold=0.5, scores={"coverage": 1.0, "n": np.int64(3)}, evidence=(ev,))
     res = DocResult(doc_id="d", contaminated=True, level="token", flags=(flag,), scores={"max_coverage": 1.0, 7: [np.float32(0.5), None]})
     outer = _Outer(inner=_Inner(x=np.float64(2.5), y=(1, 2)), mapping={1: ev, 2: [True, "s"]})
-    for record in (ev, flag, res, outer):
+    turned = dataclasses.replace(ev, turn=2, role="user", turn_span=(0, 3))
+    for record in (ev, flag, res, outer, turned):
         assert _typed(record.to_dict()) == _typed(_reference(record))
+    assert Evidence.from_dict(turned.to_dict()) == turned and "turn" not in ev.to_dict()
     assert list(res.to_dict()) == list(_field_names(DocResult))
     assert DocResult.from_dict(res.to_dict()).flags[0].evidence[0].doc_span == (1, 4)
