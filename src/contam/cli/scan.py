@@ -61,6 +61,20 @@ def _config(n: int | None, threshold: float | None, style: str, skip: int | None
     return replace(base, **over) if over else base
 
 
+def _boilerplate(config, stopgrams: float, reject: list[str] | None):  # type: ignore[no-untyped-def]
+    """``config`` with corpus stop-grams and reject patterns (``default`` expands to the built-in list)."""
+    if not stopgrams and not reject:
+        return config
+    from dataclasses import replace
+
+    from contam.scan.stopgrams import DEFAULT_REJECT_PATTERNS
+
+    pats: list[str] = []
+    for r in reject or []:
+        pats.extend(DEFAULT_REJECT_PATTERNS if r == "default" else [r])
+    return replace(config, stopgram_df=stopgrams, reject_patterns=tuple(pats))
+
+
 def scan(
     benchmark: BenchOpt,
     corpus: Annotated[Path, typer.Option("--corpus", "-c", help="Corpus: JSONL (.gz/.zst), JSON, CSV, Parquet, or a datasets folder.")],
@@ -76,6 +90,8 @@ def scan(
     workers: Annotated[int, typer.Option("--workers", help="Worker processes (0 = every core; small corpora run in-process).")] = 0,
     thresholds: ThresholdsOpt = None,
     embedder: EmbedderOpt = "minilm",
+    stopgrams: Annotated[float, typer.Option("--stopgrams", help="Drop benchmark n-grams found in at least this share of the corpus's first 2,000 documents (corpus boilerplate; 0 = off, e.g. 0.05).")] = 0.0,
+    reject: Annotated[list[str] | None, typer.Option("--reject", help="Regex of boilerplate whose n-grams never count (repeatable; 'default' = built-in list: CoT triggers, licence headers, enacting clauses).")] = None,
     skip_bad: SkipBad = False,
     json_out: JsonFlag = False,
 ) -> None:
@@ -90,7 +106,7 @@ def scan(
 
     summary = run_scan(
         corpus, benchmark, out,
-        config=_config(n, threshold, style, skip), text_field=text_field, id_field=id_field,
+        config=_boilerplate(_config(n, threshold, style, skip), stopgrams, reject), text_field=text_field, id_field=id_field,
         skip_bad=skip_bad, keep_all=all_docs, levels=tuple(x.strip() for x in levels.split(",") if x.strip()), workers=workers,
         thresholds=_thresholds(thresholds, benchmark, threshold), embedder=embedder,
     )
