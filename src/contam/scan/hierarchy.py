@@ -222,8 +222,12 @@ class Hierarchy:
         #: candidates gather around benchmark items (:meth:`SemanticScores.cluster_summary`).
         self.cluster_summary: list[dict[str, Any]] = []
 
-    def fit(self, items: Iterable[Item], reference: Sequence[str] | None = None, item_embeddings: np.ndarray | None = None) -> Hierarchy:
-        """Index the benchmark for every configured level (``reference``: clean text for L2's anomaly model)."""
+    def fit(
+        self, items: Iterable[Item], reference: Sequence[str] | None = None, item_embeddings: np.ndarray | None = None,
+        corpus_sample: Sequence[str] | None = None,
+    ) -> Hierarchy:
+        """Index the benchmark for every configured level (``reference``: clean text for L2's anomaly
+        model; ``corpus_sample``: corpus texts for L1's stop-grams when ``token.stopgram_df`` > 0)."""
         from contam.scan.ngram import NGramConfig, NGramScanner
 
         self.items = list(items)
@@ -234,7 +238,7 @@ class Hierarchy:
         self.cluster_summary = []
         if "token" in cfg.levels:
             # Record coverage from a low floor so calibration sees scores below τ1 too.
-            self.token = NGramScanner(replace(cfg.token or NGramConfig(), threshold=TOKEN_FLOOR)).fit(self.items)
+            self.token = NGramScanner(replace(cfg.token or NGramConfig(), threshold=TOKEN_FLOOR)).fit(self.items, corpus_sample=corpus_sample)
         if "semantic" in cfg.levels:
             self.semantic = SemanticScanner(cfg.semantic, self.embedder).fit(self.items, reference=reference, item_embeddings=item_embeddings)
         if "reasoning" in cfg.levels:
