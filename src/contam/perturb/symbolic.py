@@ -125,6 +125,9 @@ def _lift(item: Item, cfg: SymbolicConfig) -> Template:
     consumed: set[int] = set()  # steps whose result a later literal already reads
 
     for i, p in enumerate(parsed):
+        if isinstance(p.tree, arith.Num) and p.value not in seen_before(parsed, i):
+            # "<<15=15>>": a result stated, not computed; the program would read a question number as it.
+            raise Rejected("bare_annotation", f"step {i}: <<{p.expr}={p.value}>> computes nothing")
         leaves: list[Leaf] = []
         for lit in arith.literals(p.tree):
             v = lit.value
@@ -254,8 +257,12 @@ def _guards(
             continue
         for m in ms:
             cap = guards.plausible_cap(question, m)
-            if cap is not None and cap >= v:
-                extra.append(Constraint("le", sid, str(cap)))
+            if cap is not None:
+                extra.append(Constraint("le", sid, str(max(cap, v))))
+            tight = guards.tight_range(question, m)
+            if tight is not None:
+                extra.append(Constraint("ge", sid, str(tight[0])))
+                extra.append(Constraint("le", sid, str(tight[1])))
     # A sum written with a fixed number of terms over a count that would change ("60 + 57 + 54 + 51"
     # for a relay of four): the program cannot grow the sum with the count, so the count is frozen
     # (it then never changes, and the sum stays right).
@@ -301,6 +308,11 @@ def _unanchored_definite(question: str, ms: list[Mention], nouns: list[str]) -> 
         return False
     plain = {n for n, d in zip(nouns, definite, strict=True) if not d and n}
     return any(d and nouns[k] not in plain for k, d in enumerate(definite)) or not plain
+
+
+def seen_before(parsed: list, i: int) -> set[Fraction]:
+    """Results of the steps before step ``i`` (a bare annotation may restate one of them)."""
+    return {q.value for q in parsed[:i]}
 
 
 def _check_unused_totals(mentions: list[Mention], slots: list[Slot]) -> None:
@@ -474,6 +486,17 @@ _WORD_AS_LABEL = re.compile(r"\b(?:day|week|month|year|step|part|round|level|gra
                             re.IGNORECASE)
 
 
+def restated_value(expr: str) -> Fraction | None:
+    """Value of an expression restated in prose ("10 miles * 5 days", "15x6"), words dropped; None
+    when it does not parse as plain arithmetic."""
+    core = re.sub(r"(?<=[\d\s)])[xX](?=[\s\d$(.])", "*", expr)
+    core = re.sub(r"[A-Za-z%'$]+", " ", core).replace("×", "*").replace("÷", "/").replace(",", "")
+    try:
+        return arith.evaluate(core)
+    except (arith.ArithError, ValueError, ZeroDivisionError):
+        return None
+
+
 def _prose(
     solution: str, steps: list[Step], slots: list[Slot], group_values: list[Fraction],
     group_scales: dict[Fraction, list[Fraction]], gid: dict[Fraction, str], results: list[Fraction],
@@ -499,6 +522,10 @@ def _prose(
         if not em:
             continue
         toks = list(_RESTATED_NUM.finditer(seg, em.start(1), em.end(1)))
+        said = restated_value(em.group(1))
+        if said is not None and said != Fraction(st.result):
+            # "7.5 / .5 = <<15=15>>": the prose computes something else than the annotation.
+            raise Rejected("restated_mismatch", f"{em.group(1).strip()} = is not {st.result}")
         if [_number(t.group(1)) for t in toks] != [Fraction(lf.value) for lf in st.leaves]:
             continue
         for t, lf in zip(toks, st.leaves, strict=True):
