@@ -405,7 +405,7 @@ def plausible_cap(text: str, m: Mention) -> Fraction | None:
 #: a 60 % loan rate are what a wider range produced).
 _TIGHT_AFTER = re.compile(
     r"^\s*[- ]?(?:years?[- ]old|years?\s+(?:older|younger)|(?:miles|kilometers|km|meters|feet|yards)\s*(?:per|an|a|/)\s*(?:hour|hr|h|minute|second)\b"
-    r"|mph\b|km/h|kmph|km/hr|m/s)",
+    r"|mph\b|km/h|kmph|km/hr|m/s|seconds?\b)",
     re.IGNORECASE,
 )
 _TIGHT_PERCENT = re.compile(r"(?:interest|fee|tax|tip|commission|rate|raise|markup|inflation|tariff|charge)", re.IGNORECASE)
@@ -419,3 +419,20 @@ def tight_range(text: str, m: Mention) -> tuple[Fraction, Fraction] | None:
     ):
         return v * 2 / 3, v * 3 / 2
     return None
+
+
+_ASK = re.compile(r"\bhow\s+many\s+(?:more\s+|fewer\s+|less\s+|new\s+|extra\s+|total\s+)?([a-z]+)", re.IGNORECASE)
+
+
+def asked_noun(question: str) -> str:
+    """What the question asks for: "How many guests did not ..." -> "guest"; "How much ..." with
+    money in the question -> "$"; "" when unclear."""
+    m = None
+    for m in _ASK.finditer(question):  # noqa: B007 -- the last question asked is the one answered
+        pass
+    if m is not None:
+        noun = _singular(m.group(1).lower())
+        return "$" if noun == "dollar" else noun
+    if re.search(r"\bhow\s+much\b", question, re.IGNORECASE) and "$" in question:
+        return "$"
+    return ""

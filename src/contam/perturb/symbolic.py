@@ -201,6 +201,7 @@ def _lift(item: Item, cfg: SymbolicConfig) -> Template:
     constraints += [Constraint("eqstep", str(j), str(k)) for j, k in sorted(set(step_eqs))]
     moving_ids = {s.id for s in slots if s.role == "free"}
     constraints += [c for c in guard_constraints if c.target in moving_ids]
+    constraints += _answer_bounds(question, mentions, slots, answer, answer_step)
     if not any(s.role == "free" for s in slots):
         raise Rejected("nothing_to_perturb", "no question number the program reads can be changed")
     prose = _prose(solution, steps, slots, group_values, group_scales, gid, results, frozen_values | set(constants), cfg)
@@ -276,13 +277,28 @@ def _guards(
             if st.expr.count("+") == int(v) - 1 and not any(op in st.expr for op in "*/-") and len(st.leaves) == int(v):
                 freeze[sid] = "fixed_term_sum"
                 break
-    # Ordinals that must stay within a count: "5 days ... the third day" keeps at least 3 days.
+    # A count of the noun an ordinal numbers ("for 11 months ... on the twelfth month", "5 days ...
+    # the third day") is frozen: the ordinal may be within the count or the one after it.
     for om in re.finditer(r"\b(" + "|".join(ORDINALS) + r")\s+([a-z]+)", question, re.IGNORECASE):
-        k, noun = ORDINALS[om.group(1).lower()], guards._singular(om.group(2).lower())
+        noun = guards._singular(om.group(2).lower())
         for v, idx in groups.items():
-            if any(guards.head_noun(question, mentions[i]) == noun for i in idx):
-                extra.append(Constraint("ge", gid[v], str(k)))
+            if gid[v] not in freeze and any(guards.head_noun(question, mentions[i]) == noun for i in idx):
+                freeze[gid[v]] = "ordinal"
     return freeze, extra
+
+
+def _answer_bounds(question: str, mentions: list[Mention], slots: list[Slot], answer: Fraction, answer_step: int) -> list[Constraint]:
+    """The answer stays at most every question number of the thing it counts that it was at most in
+    the original: "how many guests did not get a second" never exceeds the guests, the questions
+    still to answer never exceed the test's, the money spent never exceeds the money one has."""
+    noun = guards.asked_noun(question)
+    if not noun:
+        return []
+    out: list[Constraint] = []
+    for s in slots:
+        if any(guards.head_noun(question, mentions[i]) == noun for i in s.mentions) and answer <= Fraction(s.value):
+            out.append(Constraint("ansle", str(answer_step), s.id))
+    return out
 
 
 def _same_unit(question: str, solution: str, mentions: list[Mention], slot: Slot, step: Step) -> bool:
