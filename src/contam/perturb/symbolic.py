@@ -154,6 +154,10 @@ def _lift(item: Item, cfg: SymbolicConfig) -> Template:
                     step_ties.extend((gid[g], j, scale) for g, scale in from_groups)
                 consumed.add(j)
                 step_eqs.extend((j, k) for k in from_steps[1:])
+            elif from_groups and any(r * k == v for r in results for k in (Fraction(1, 100), Fraction(100))):
+                # ".5" for the 100% - 50% = 50% of a step, or for the 50% the question states: which one
+                # the solution meant cannot be told (a variant reading the wrong one is wrong).
+                raise Rejected("ambiguous_operand", f"step {i}: {lit.text} is a question number and an earlier result in percent")
             elif from_groups:
                 g, scale = from_groups[0]
                 leaves.append(Leaf("slot", gid[g], str(scale), str(v), lit.text))
@@ -202,6 +206,7 @@ def _lift(item: Item, cfg: SymbolicConfig) -> Template:
     moving_ids = {s.id for s in slots if s.role == "free"}
     constraints += [c for c in guard_constraints if c.target in moving_ids]
     constraints += _answer_bounds(question, mentions, slots, answer, answer_step)
+    constraints += _budget_bounds(question, mentions, slots, results)
     if not any(s.role == "free" for s in slots):
         raise Rejected("nothing_to_perturb", "no question number the program reads can be changed")
     prose = _prose(solution, steps, slots, group_values, group_scales, gid, results, frozen_values | set(constants), cfg)
@@ -285,6 +290,25 @@ def _guards(
             if gid[v] not in freeze and any(guards.head_noun(question, mentions[i]) == noun for i in idx):
                 freeze[gid[v]] = "ordinal"
     return freeze, extra
+
+
+_BUDGET = re.compile(r"(?:\bhas|\bhad|\bgave\s+(?:him|her|them)|\bstarts?\s+(?:off\s+)?with|\bbudget\s+of|\bsaved|\bbrought|\bwith)\s+(?:only\s+|a\s+total\s+of\s+)?\$?\s*$",
+                     re.IGNORECASE)
+
+
+def _budget_bounds(question: str, mentions: list[Mention], slots: list[Slot], results: list[Fraction]) -> list[Constraint]:
+    """Money someone has ("Dean's mother gave him $64", "Ted starts with $200") bounds what the
+    steps compute where it bounded them in the original: no variant spends $81 out of $64."""
+    out: list[Constraint] = []
+    for s in slots:
+        if s.kind not in ("money", "cents"):
+            continue
+        if not any(_BUDGET.search(question[max(0, mentions[i].start - 30):mentions[i].start]) for i in s.mentions):
+            continue
+        for j, r in enumerate(results):
+            if 0 < r <= Fraction(s.value):
+                out.append(Constraint("stle", str(j), s.id))
+    return out
 
 
 def _answer_bounds(question: str, mentions: list[Mention], slots: list[Slot], answer: Fraction, answer_step: int) -> list[Constraint]:
