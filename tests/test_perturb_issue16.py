@@ -73,7 +73,11 @@ def test_closed_two_days_is_not_two_weeks() -> None:
 
 def test_average_of_the_two_keeps_two_people() -> None:
     """Item 983: 'the average size worn by the two' became 'by the four' with two people."""
-    for v in _variants(GSM[983]):
+    t = lift(GSM[983])
+    if isinstance(t, Rejection):  # "size five" is a label that "five times" shares: nothing may move
+        assert t.reason in ("nothing_to_perturb", "answer_independent")
+        return
+    for v in instances(t, 6, seed=11):
         assert v.question.rstrip().endswith("worn by the two?")
         k = _WORDS.get(re.search(r"are (\w+) times", v.question).group(1)) or int(re.search(r"are (\d+) times", v.question).group(1))
         size = _WORDS.get(re.search(r"size (\w+) boots", v.question).group(1))

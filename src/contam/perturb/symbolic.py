@@ -183,7 +183,7 @@ def _lift(item: Item, cfg: SymbolicConfig) -> Template:
     if answer_step < 0:
         raise Rejected("answer_not_computed", f"final answer {answer} is not the result of any annotation")
 
-    guard_freeze, guard_constraints = _guards(question, solution, mentions, groups, gid, reads, steps, freeze)
+    guard_freeze, guard_constraints = _guards(question, solution, mentions, groups, gid, reads, steps, freeze, frozen_values)
     freeze |= set(guard_freeze)
     slots = _resolve_slots(mentions, groups, gid, bound, slot_links, step_ties, freeze)
     # A question number derived from a step result must count what that result counts ("four packs"
@@ -222,7 +222,7 @@ def _lift(item: Item, cfg: SymbolicConfig) -> Template:
 
 def _guards(
     question: str, solution: str, mentions: list[Mention], groups: dict[Fraction, list[int]], gid: dict[Fraction, str],
-    reads: dict[Fraction, int], steps: list[Step], already: set[str],
+    reads: dict[Fraction, int], steps: list[Step], already: set[str], frozen_values: set[Fraction] | None = None,
 ) -> tuple[dict[str, str], list[Constraint]]:
     """Slots to freeze (slot id -> guard name) and range constraints, from what the text means
     (:mod:`contam.perturb.guards`); raises :class:`Rejected` where freezing cannot make it right."""
@@ -236,8 +236,12 @@ def _guards(
         ms = [mentions[i] for i in idx]
         nouns = [guards.head_noun(question, m) for m in ms]
         why = ""
-        if v.denominator == 1 and int(v) in consts and reads.get(v, 0) >= 1:
+        if any(_LABEL.search(question[max(0, m.start - 12):m.start]) for m in ms):
+            why = "label"  # "Grade 5", "Room 12": a name, not a quantity
+        elif v.denominator == 1 and int(v) in consts and reads.get(v, 0) >= 1:
             why = "constant_word"  # "twice", "Monday to Friday", "Sunday and Wednesday", 7 days a week, 3 listed flavors
+        elif frozen_values and v in frozen_values and reads.get(v, 0) >= 1:
+            why = "frozen_mention"  # the 5 of "2/5" read as "Grade 5": a frozen fraction explains it too
         elif len(ms) > 1 and len(set(nouns)) > 1 and reads.get(v, 0) < len(ms):
             why = "one_number_two_things"  # "three cups ... three separate meals": which one the program reads is unknown
         elif v.denominator == 1 and int(v) in ordinals:
@@ -338,6 +342,10 @@ def _same_unit(question: str, solution: str, mentions: list[Mention], slot: Slot
 
 
 _ALGEBRA = re.compile(r"\b[Ll]et\s+[a-zA-Z]\b|\b\d+\s*\*?\s*[a-zA-Z]\s*[-+=]|[-+=]\s*\d*\s*\*?\s*[xyXY]\b|\b[xyXY]\s*=")
+
+
+_LABEL = re.compile(r"\b(?:grade|level|room|chapter|page|day|week|year|no\.|number|class|floor|gate|platform|route|bus|channel|lane|section|unit|apartment|apt\.?|size)\s+$",
+                    re.IGNORECASE)
 
 
 def _unanchored_definite(question: str, ms: list[Mention], nouns: list[str]) -> bool:
