@@ -7,6 +7,7 @@ import pytest
 from contam.data import Item, load_benchmark
 from contam.errors import InputError
 from contam.perturb import make_reference_set, mask_option, permute
+from contam.perturb.choices import pinned_options
 
 
 @pytest.fixture(scope="module")
@@ -16,6 +17,8 @@ def mmlu() -> list[Item]:
 
 def test_permutation_moves_gold_and_keeps_content(mmlu: list[Item]) -> None:
     for item in mmlu:
+        if ord(item.answer) - 65 in pinned_options(item):
+            continue  # refused: see test_options_that_refer_to_others_keep_their_place
         for i in range(3):
             v = permute(item, seed=0, index=i)
             gold_text = item.choices[ord(item.answer) - 65]
@@ -35,8 +38,46 @@ def test_mask_hides_a_wrong_option(mmlu: list[Item]) -> None:
 
 
 def test_auto_kind_uses_permutation(mmlu: list[Item]) -> None:
-    ref = make_reference_set(mmlu[:10], variants=2, seed=0)
+    ok = [it for it in mmlu if ord(it.answer) - 65 not in pinned_options(it)][:10]
+    ref = make_reference_set(ok, variants=2, seed=0)
     assert len(ref) == 20 and {v.kind for v in ref} == {"permute"}
+
+
+def test_permutation_moves_only_the_gold_letter(mmlu: list[Item]) -> None:
+    """Issue 16: a permutation changes nothing a reader sees but the order of the options: the
+    question is the same string, every option text is the same string, the gold text sits under
+    the new letter, and options that point at others keep their place."""
+    items = load_benchmark("mmlu")
+    checked = refused = 0
+    for item in items:
+        pins = pinned_options(item)
+        gold = ord(item.answer) - 65
+        if gold in pins:
+            with pytest.raises(InputError, match="refers to other options"):
+                permute(item, seed=4)
+            refused += 1
+            continue
+        v = permute(item, seed=4)
+        assert v.question == item.question
+        assert sorted(v.choices) == sorted(item.choices) and v.choices[ord(v.answer) - 65] == item.choices[gold]
+        assert v.answer != item.answer
+        for p in pins:  # "All of the above", "Both (a) and (b)" stay where they pointed from
+            assert v.choices[p] == item.choices[p]
+        checked += 1
+    assert checked > 700 and refused >= 1
+    # A real item whose options refer to others: "Neither (a) nor (b)." and " Both (a) and (b)." stay put.
+    it = next(x for x in items if any("Both (a) and (b)" in c for c in x.choices) and ord(x.answer) - 65 not in pinned_options(x))
+    v = permute(it, seed=0)
+    assert [v.choices[p] for p in pinned_options(it)] == [it.choices[p] for p in pinned_options(it)]
+
+
+def test_masked_option_keeps_the_question_intact(mmlu: list[Item]) -> None:
+    for item in mmlu:
+        v = mask_option(item, seed=2)
+        k = ord(v.metadata["masked_letter"]) - 65
+        assert item.question in v.question  # the question itself, verbatim
+        assert all(c == item.choices[i] for i, c in enumerate(v.choices) if i != k)  # other options untouched, in place
+        assert v.answer == item.choices[k] and k != ord(item.answer) - 65
 
 
 def test_bad_answer_is_a_clear_error() -> None:

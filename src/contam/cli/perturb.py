@@ -28,6 +28,7 @@ def perturb(
     budget: Annotated[int, typer.Option("--budget", help="Symbolic: candidate assignments tried per instance.")] = 400,
     fresh: Annotated[bool, typer.Option("--fresh", help="Start over instead of resuming an existing variants.jsonl.")] = False,
     swap_names: Annotated[bool, typer.Option("--swap-names", help="Symbolic: also replace listed person names (context change).")] = False,
+    judge: Annotated[str | None, typer.Option("--judge", help="Symbolic: a model spec that solves each variant; only variants whose judged answer equals the computed one are kept (off by default; calls are cached).")] = None,
     json_out: JsonFlag = False,
 ) -> None:
     """Make a reference set whose answers are computed, never guessed, and audit every instance.
@@ -51,10 +52,12 @@ def perturb(
     if kind == "paraphrase":  # model calls are costly: items already written are skipped
         summary = _paraphrase([it for it in items if ck is None or it.id not in ck.done], model, variants, seed, floor, ck)
     else:
-        summary = _reference(items, variants, seed, kind, budget, ck, out, swap_names)
+        summary = _reference(items, variants, seed, kind, budget, ck, out, swap_names, judge)
     summary.update({"benchmark": benchmark, "kind": kind, "seed": seed, "variants_per_item": variants})
     if ck is not None:
         ck.close()
+        if not (out / "variants.jsonl").exists():  # type: ignore[operator]
+            (out / "variants.jsonl").touch()  # type: ignore[operator]  # a judge may keep none: the set is empty, not missing
         write_json(out / "summary.json", summary)  # type: ignore[operator]
     if json_out:
         emit_json(summary)
@@ -78,16 +81,35 @@ def _check_resume(out: Path, fresh: bool, settings: dict[str, Any]) -> None:
             raise ConfigError(f"{out}: was built with {k}={old[k]!r}, not {v!r}; use the same settings to resume, or --fresh to start over")
 
 
-def _reference(items: list, variants: int, seed: int, kind: str, budget: int, ck: Any, out: Path | None, names: bool) -> dict[str, Any]:
+def _reference(items: list, variants: int, seed: int, kind: str, budget: int, ck: Any, out: Path | None, names: bool,
+               judge: str | None = None) -> dict[str, Any]:
     from contam.outputs import atomic_write, dumps_line
     from contam.perturb.reference import build_reference_set
 
     # Generation is deterministic and cheap, so a resumed run rebuilds the whole set (the summary
     # covers every item) and appends only the items not written before.
     ref = build_reference_set(items, variants, seed, kind=kind, budget=budget, names=names)
+    kept = ref.variants
+    judged: dict[str, Any] = {}
+    if judge:
+        from contam.models import load
+        from contam.perturb.judge import Judge
+
+        # Judged answers come from the response cache on a rerun, so resuming costs no model calls.
+        result = Judge(load(judge)).run(ref.variants)
+        kept = result.kept
+        judged = result.summary(judge)
+        per_item: dict[str, int] = {}
+        for v in kept:
+            per_item[v.original_id] = per_item.get(v.original_id, 0) + 1
+        judged["covered_after_judge"] = sum(1 for n in per_item.values() if n >= variants)
+        if out is not None:
+            with atomic_write(out / "judge.jsonl") as fh:
+                for row in result.verdicts:
+                    fh.write(dumps_line(row) + "\n")
     if ck is not None:
         done = set(ck.done)
-        for v in ref.variants:
+        for v in kept:
             if v.original_id not in done:
                 ck.write(_row(v))
     if out is not None:
@@ -99,7 +121,8 @@ def _reference(items: list, variants: int, seed: int, kind: str, budget: int, ck
         "items": rep.items, "templated": rep.templated, "covered": rep.covered, "instances": rep.instances,
         "template_share": round(rep.template_share, 4), "coverage": round(rep.coverage, 4),
         "audit_checks": list(rep.checks), "audit_failures": rep.failures, "rejections": rep.rejections,
-        "items_with_variants": len({v.original_id for v in ref.variants}),
+        "items_with_variants": len({v.original_id for v in kept}),
+        "frozen_by_guard": rep.frozen, "written": len(kept), **({"judge": judged} if judged else {}),
     }
 
 
@@ -135,7 +158,7 @@ def _print(s: dict[str, Any], out: Path | None) -> None:
     if "templated" in s:
         t.add_row("templated / planned", f"{s['templated']} ({s['template_share']:.1%})")
         t.add_row(f"with {s['variants_per_item']} audited variants", f"{s['covered']} ({s['coverage']:.1%})")
-    t.add_row("variants written", str(s["instances"]))
+    t.add_row("variants written", str(s.get("written", s["instances"])))
     if "similarity_metric" in s:
         t.add_row("similarity", escape(f"{s['similarity_metric']} >= {s['floor']}"))
     console.print(t)
@@ -145,7 +168,21 @@ def _print(s: dict[str, Any], out: Path | None) -> None:
         a.add_column("failed", justify="right")
         for c in s["audit_checks"]:
             a.add_row(c, str(s["audit_failures"].get(c, 0)))
+            for sub, n in sorted(s["audit_failures"].items()):
+                if sub.startswith(c + ":"):  # which readback statements failed
+                    a.add_row(escape("  " + sub), str(n))
         console.print(a)
+    if s.get("judge"):
+        j = s["judge"]
+        console.print(escape(f"judge {j['judge']}: {j['agreed']} of {j['judged']} variants agree ({j['agreement_rate']:.1%}); "
+                             f"{j['dropped']} dropped; {j['covered_after_judge']} items keep {s['variants_per_item']} variants"))
+    if s.get("frozen_by_guard"):
+        g = Table(title="numbers frozen by the lifter's guards (they keep their value in every variant)")
+        g.add_column("guard")
+        g.add_column("slots", justify="right")
+        for k, n in s["frozen_by_guard"].items():
+            g.add_row(escape(k), str(n))
+        console.print(g)
     if s.get("rejections"):
         r = Table(title="items without variants, by reason")
         r.add_column("reason")

@@ -51,6 +51,7 @@ from contam.perturb.chain import number as _number
 from contam.perturb.instantiate import Draw, check_constraints, compiled, draw
 from contam.perturb.mentions import find_mentions
 from contam.perturb.records import Template
+from contam.perturb.symbolic import restated_value
 
 CHECKS = ("faithfulness", "coverage", "reparse", "solution", "constraints", "answer_changed", "determinism", "readback", "stale_numbers")
 _REWRITABLE = ("int", "decimal", "money", "percent", "word", "cents")
@@ -202,4 +203,8 @@ def unaccounted_numbers(template: Template, d: Draw) -> list[str]:
         lits = [_number(t) for t in re.findall(r"\d[\d,]*(?:\.\d+)?|\.\d+", am.group(1))]
         if len(said) == len(lits) and sorted(said) != sorted(lits):  # restated in another order is fine
             bad.append(f"{rm.group(1).strip()} = <<{am.group(1)}>>")
+            continue
+        value = restated_value(rm.group(1))
+        if value is not None and value != _number(am.group(2)):  # "13.75 / .5 = <<20=20>>"
+            bad.append(f"{rm.group(1).strip()} = <<{am.group(1)}={am.group(2)}>>")
     return bad

@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import re
 
 from contam.data.items import Item
 from contam.errors import InputError
@@ -42,16 +43,47 @@ def _hash(*parts: object) -> str:
     return hashlib.sha256(json.dumps(parts, ensure_ascii=False).encode()).hexdigest()
 
 
+#: Options that point at other options by place or letter ("All of the above", "Both (a) and (b)",
+#: "A and B"): moving the others under them would change what they say, so they keep their place.
+REFERS = re.compile(
+    r"\b(?:all|none|neither|both|any|each)\s+of\s+(?:the\s+)?(?:above|below|these|those|them|the\s+options)\b"
+    r"|\((?:[a-dA-D]|i{1,3}|iv)\)|\b(?:both|either|neither)\s+\(?[a-dA-D]\)?\s*(?:,|and|or|nor)\s+\(?[a-dA-D]\)?"
+    r"|\b[A-D]\s*(?:,|and|or|&)\s*[A-D]\b|\b(?:options?|choices?|answers?)\s+\(?[A-Da-d]\)?\b",
+    re.IGNORECASE,
+)
+
+
+def pinned_options(item: Item) -> list[int]:
+    """Indices of options that refer to other options (kept in place by :func:`permute`)."""
+    return [i for i, c in enumerate(item.choices) if REFERS.search(c)]
+
+
 def permute(item: Item, seed: int = 0, index: int = 0) -> Variant:
-    """The options shuffled so that the gold option moves to another letter (needs ≥ 2 options)."""
+    """The options shuffled so that the gold option moves to another letter (needs ≥ 2 options).
+
+    Only the order changes: the question and every option text stay as they were, so the one
+    thing a permutation moves for a reader is the gold letter. Options that refer to others
+    ("All of the above", "Both (a) and (b)") keep their place; an item whose gold option is such
+    a reference cannot be permuted without changing its meaning and is refused (InputError).
+    """
     n = len(item.choices)
     if n < 2:
         raise InputError("permutation needs at least two options", path=item.id, field="choices")
     gold = _gold_index(item)
+    pinned = set(pinned_options(item))
+    if gold in pinned:
+        raise InputError(f"the gold option {item.choices[gold]!r} refers to other options; a permutation would change its meaning",
+                         path=item.id, field="choices")
+    movable = [i for i in range(n) if i not in pinned]
+    if len(movable) < 2:
+        raise InputError("fewer than two options can move without changing what the others say", path=item.id, field="choices")
     rng = random.Random(f"{item.id}|permute|{seed}|{index}")
     order = list(range(n))
-    while True:  # rejection: uniform over permutations that move the gold letter
-        rng.shuffle(order)
+    while True:  # rejection: uniform over permutations of the movable options that move the gold letter
+        shuffled = movable[:]
+        rng.shuffle(shuffled)
+        for slot, src in zip(movable, shuffled, strict=True):
+            order[slot] = src
         if order.index(gold) != gold:
             break
     choices = tuple(item.choices[i] for i in order)

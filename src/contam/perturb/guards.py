@@ -27,37 +27,105 @@ from contam.perturb.mentions import ORDINALS, UNITS
 from contam.perturb.records import Mention
 
 DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-          "november", "december")
+MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december")
 
 #: Words that state a constant number without a digit: the program may read that constant where
 #: the solution writes it ("33 * 2" for "twice as much"), so a question number equal to it is ambiguous.
 CONSTANT_WORDS: dict[str, int] = {
-    "twice": 2, "double": 2, "doubled": 2, "doubles": 2, "both": 2, "pair": 2, "pairs": 2, "couple": 2, "twins": 2,
-    "half": 2, "halves": 2, "halved": 2, "bicycle": 2, "weekend": 2, "weekends": 2, "biweekly": 2, "semi": 2,
-    "triple": 3, "tripled": 3, "thrice": 3, "third": 3, "thirds": 3, "tricycle": 3, "triplets": 3, "trio": 3,
-    "quadruple": 4, "quarter": 4, "quarters": 4, "fourth": 4, "fourths": 4, "quartet": 4,
-    "fifth": 5, "fifths": 5, "weekday": 5, "weekdays": 5, "nickel": 5, "nickels": 5,
-    "sixth": 6, "sixths": 6, "dime": 10, "dimes": 10, "decade": 10, "decades": 10,
-    "dozen": 12, "dozens": 12, "score": 20, "century": 100, "centuries": 100,
+    "twice": 2,
+    "double": 2,
+    "doubled": 2,
+    "doubles": 2,
+    "both": 2,
+    "pair": 2,
+    "pairs": 2,
+    "couple": 2,
+    "twins": 2,
+    "half": 2,
+    "halves": 2,
+    "halved": 2,
+    "bicycle": 2,
+    "weekend": 2,
+    "weekends": 2,
+    "biweekly": 2,
+    "semi": 2,
+    "triple": 3,
+    "tripled": 3,
+    "thrice": 3,
+    "third": 3,
+    "thirds": 3,
+    "tricycle": 3,
+    "triplets": 3,
+    "trio": 3,
+    "quadruple": 4,
+    "quarter": 4,
+    "quarters": 4,
+    "fourth": 4,
+    "fourths": 4,
+    "quartet": 4,
+    "fifth": 5,
+    "fifths": 5,
+    "weekday": 5,
+    "weekdays": 5,
+    "nickel": 5,
+    "nickels": 5,
+    "sixth": 6,
+    "sixths": 6,
+    "dime": 10,
+    "dimes": 10,
+    "decade": 10,
+    "decades": 10,
+    "dozen": 12,
+    "dozens": 12,
+    "score": 20,
+    "century": 100,
+    "centuries": 100,
+    "parents": 2,
+    "spouses": 2,
+    "grandparents": 4,
 }
 
 #: Facts of the world a solution uses without the question stating them, by the words that
 #: license them. A question number equal to one of these, where the solution reads that value,
 #: is ambiguous (the "7" of a week, the "60" of an hour).
 WORLD_FACTS: tuple[tuple[int, str], ...] = (
-    (7, r"\bweek|\bdays?\b"), (24, r"\bhours?\b|\bday"), (60, r"minute|\bhours?\b|second"), (12, r"month|year|inch|feet|foot|dozen"),
-    (52, r"\bweek.*\byear|\byear.*\bweek"), (365, r"\byear"), (30, r"\bmonth"), (31, r"\bmonth"), (100, r"percent|%|cent|meter|metre"),
-    (1000, r"kilo|\bkg\b|\bkm\b|gram|liter|litre|milli|\bml\b|\bkb\b|\bmb\b"), (16, r"ounce|pound"), (3, r"\byards?\b|\bfeet\b|\bfoot\b"),
-    (4, r"quart|gallon|season"), (8, r"pint|gallon"), (36, r"\byards?\b|\binch"), (5280, r"\bmiles?\b"), (25, r"\bquarters?\b"),
+    (7, r"\bweek|\bdays?\b"),
+    (24, r"\bhours?\b|\bday"),
+    (60, r"minute|\bhours?\b|second"),
+    (12, r"month|year|inch|feet|foot|dozen"),
+    (52, r"\bweek.*\byear|\byear.*\bweek"),
+    (365, r"\byear"),
+    (30, r"\bmonth"),
+    (31, r"\bmonth"),
+    (100, r"percent|%|cent|meter|metre"),
+    (1000, r"kilo|\bkg\b|\bkm\b|gram|liter|litre|milli|\bml\b|\bkb\b|\bmb\b"),
+    (16, r"ounce|pound"),
+    (3, r"\byards?\b|\bfeet\b|\bfoot\b"),
+    (4, r"quart|gallon|season"),
+    (8, r"pint|gallon"),
+    (36, r"\byards?\b|\binch"),
+    (5280, r"\bmiles?\b"),
+    (25, r"\bquarters?\b"),
     (10, r"\bdimes?\b|\bdecades?\b"),
 )
 
 #: "N <unit> a <period>": the largest N the period holds (a week has 7 days ...).
 PERIODS: dict[tuple[str, str], int] = {
-    ("day", "week"): 7, ("day", "month"): 31, ("day", "year"): 366, ("week", "year"): 52, ("week", "month"): 5,
-    ("month", "year"): 12, ("hour", "day"): 24, ("hour", "week"): 168, ("minute", "hour"): 60, ("second", "minute"): 60,
-    ("night", "week"): 7, ("evening", "week"): 7, ("morning", "week"): 7, ("weekend", "month"): 5, ("weekend", "year"): 53,
+    ("day", "week"): 7,
+    ("day", "month"): 31,
+    ("day", "year"): 366,
+    ("week", "year"): 52,
+    ("week", "month"): 5,
+    ("month", "year"): 12,
+    ("hour", "day"): 24,
+    ("hour", "week"): 168,
+    ("minute", "hour"): 60,
+    ("second", "minute"): 60,
+    ("night", "week"): 7,
+    ("evening", "week"): 7,
+    ("morning", "week"): 7,
+    ("weekend", "month"): 5,
+    ("weekend", "year"): 53,
 }
 _PERIOD_RE = re.compile(
     r"^\s*[- ]?(?P<unit>day|week|month|hour|minute|second|night|evening|morning|weekend)s?"
@@ -65,22 +133,73 @@ _PERIOD_RE = re.compile(
     re.IGNORECASE,
 )
 #: "N-day week", "a 5 day work week".
-_SIZED_PERIOD_RE = re.compile(r"^\s*[- ](?P<unit>day|hour|month)[- ](?:work\s*|school\s*|working\s*)?(?P<period>week|day|year)\b", re.IGNORECASE)
+_SIZED_PERIOD_RE = re.compile(
+    r"^\s*[- ](?P<unit>day|hour|month)[- ](?:work\s*|school\s*|working\s*)?(?P<period>week|day|year)\b", re.IGNORECASE
+)
 #: "1 Mb has 1000 kb", "there are 100 cm in a meter", "12 inches per foot": a stated conversion is a definition.
 _CONVERSION_AFTER = re.compile(
     r"^\s*[a-zA-Z]+\s+(?:in|per)\s+(?:a|an|one|each|1)\s+[a-zA-Z]+|^\s*[a-zA-Z]+\s*(?:=|make|makes|equals?)\s*(?:a|an|one|1)\s+[a-zA-Z]+",
     re.IGNORECASE,
 )
-_CONVERSION_BEFORE = re.compile(r"(?:\b(?:a|an|one|1|each|every)\s+[a-zA-Z]+\s+(?:has|have|is|equals|contains|holds|=|makes|is\s+equal\s+to|weighs|are)\s+)$", re.IGNORECASE)
+_CONVERSION_BEFORE = re.compile(
+    r"(?:\b(?:a|an|one|1|each|every)\s+[a-zA-Z]+\s+(?:has|have|is|equals|contains|holds|=|makes|is\s+equal\s+to|weighs|are)\s+)$",
+    re.IGNORECASE,
+)
 #: Counts fixed by nature: legs of a table, wheels of a car, sides of a square ...
-NATURE_NOUNS = ("leg", "wheel", "wing", "side", "corner", "eye", "arm", "hand", "finger", "toe", "ear", "face", "vertice", "vertex",
-                "edge", "season", "continent", "player")
-_DEFINITE = re.compile(r"(?:\b(?:the|all|these|those|both|each\s+of\s+the|any\s+of\s+the|of\s+the|among\s+the|for\s+the|by\s+the|across\s+the|between\s+the)\s+)$",
-                       re.IGNORECASE)
+NATURE_NOUNS = (
+    "leg",
+    "wheel",
+    "wing",
+    "side",
+    "corner",
+    "eye",
+    "arm",
+    "hand",
+    "finger",
+    "toe",
+    "ear",
+    "face",
+    "vertice",
+    "vertex",
+    "edge",
+    "season",
+    "continent",
+    "player",
+)
+_DEFINITE = re.compile(
+    r"(?:\b(?:the|all|these|those|both|each\s+of\s+the|any\s+of\s+the|of\s+the|among\s+the|for\s+the|by\s+the|across\s+the|between\s+the)\s+)$",
+    re.IGNORECASE,
+)
 _BILL = re.compile(r"^\s*[- ]?(?:dollar\s+)?(?:bills?|notes?|coins?)\b", re.IGNORECASE)
 _WORD = re.compile(r"[A-Za-z]+")
-_SKIP_ADJ = {"more", "less", "fewer", "extra", "other", "additional", "new", "old", "big", "small", "large", "full", "whole", "different",
-             "separate", "equal", "same", "identical", "total", "of", "times", "a", "an", "the", "each", "per"}
+_SKIP_ADJ = {
+    "more",
+    "less",
+    "fewer",
+    "extra",
+    "other",
+    "additional",
+    "new",
+    "old",
+    "big",
+    "small",
+    "large",
+    "full",
+    "whole",
+    "different",
+    "separate",
+    "equal",
+    "same",
+    "identical",
+    "total",
+    "of",
+    "times",
+    "a",
+    "an",
+    "the",
+    "each",
+    "per",
+}
 
 
 def head_noun(text: str, m: Mention) -> str:
@@ -89,7 +208,7 @@ def head_noun(text: str, m: Mention) -> str:
         return "$"
     if m.kind == "percent":
         return "%"
-    for w in _WORD.findall(text[m.end:m.end + 40])[:3]:
+    for w in _WORD.findall(text[m.end : m.end + 40])[:3]:
         lw = w.lower()
         if lw in ("dollar", "dollars"):
             return "$"
@@ -132,8 +251,38 @@ _LIST = re.compile(
     r"\s*,?\s+(?:and|or)\s+(?:[A-Z][a-z]+|(?:\$?\d[\d,.]*|[a-z]+)\s+[a-z][a-z -]{0,30}?))(?=[.,;:?!)]|\s+(?:for|to|at|in|on|with|each|that|which|who)\b|$)"
 )
 _NAME_PAIR = re.compile(r"\b([A-Z][a-z]+)\s+and\s+([A-Z][a-z]+)\b")
-_NOT_NAMES = {"The", "If", "He", "She", "They", "It", "In", "On", "At", "But", "So", "Then", "When", "How", "What", "A", "An", "His", "Her",
-              "Their", "This", "That", "Each", "Every", "After", "Before", "There", "We", "I", "You"}
+_NOT_NAMES = {
+    "The",
+    "If",
+    "He",
+    "She",
+    "They",
+    "It",
+    "In",
+    "On",
+    "At",
+    "But",
+    "So",
+    "Then",
+    "When",
+    "How",
+    "What",
+    "A",
+    "An",
+    "His",
+    "Her",
+    "Their",
+    "This",
+    "That",
+    "Each",
+    "Every",
+    "After",
+    "Before",
+    "There",
+    "We",
+    "I",
+    "You",
+}
 
 
 def enumerations(text: str) -> list[int]:
@@ -172,7 +321,7 @@ def constant_values(question: str, solution: str, *, world: bool = True) -> set[
 
 def period_cap(text: str, m: Mention) -> tuple[int, bool] | None:
     """For "N days a week": (7, N is the whole period). None when the mention counts no period."""
-    after = text[m.end:m.end + 40]
+    after = text[m.end : m.end + 40]
     got = _PERIOD_RE.match(after) or _SIZED_PERIOD_RE.match(after)
     if not got:
         return None
@@ -184,32 +333,36 @@ def period_cap(text: str, m: Mention) -> tuple[int, bool] | None:
 
 def is_conversion(text: str, m: Mention) -> bool:
     """A stated unit conversion or definition ("1 Mb has 1000 kb", "12 inches per foot")."""
-    return bool(_CONVERSION_BEFORE.search(text[max(0, m.start - 40):m.start]) or _CONVERSION_AFTER.match(text[m.end:m.end + 40]))
+    return bool(_CONVERSION_BEFORE.search(text[max(0, m.start - 40) : m.start]) or _CONVERSION_AFTER.match(text[m.end : m.end + 40]))
 
 
 def is_definite(text: str, m: Mention) -> bool:
-    """"the two", "all 10 tests", "the four of them": a count that refers back to a group the story fixed."""
-    return bool(_DEFINITE.search(text[max(0, m.start - 30):m.start]))
+    """ "the two", "all 10 tests", "the four of them": a count that refers back to a group the story fixed."""
+    return bool(_DEFINITE.search(text[max(0, m.start - 30) : m.start]))
 
 
 def is_bill(text: str, m: Mention) -> bool:
-    """"a $10 bill": banknotes and coins come in fixed denominations."""
-    return bool(_BILL.match(text[m.end:m.end + 20]))
+    """ "a $10 bill": banknotes and coins come in fixed denominations."""
+    return bool(_BILL.match(text[m.end : m.end + 20]))
 
 
 def ordinal_values(text: str) -> set[int]:
     """Values of ordinals in ``text`` ("the fourth day", "3rd", "day 2")."""
     vals = {ORDINALS[w.lower()] for w in re.findall(r"\b(" + "|".join(ORDINALS) + r")\b", text, re.IGNORECASE)}
     vals.update(int(n) for n in re.findall(r"\b(\d+)(?:st|nd|rd|th)\b", text))
-    vals.update(int(n) for n in re.findall(r"\b(?:day|week|month|year|round|game|level|step|floor|lap|stage|hour|inning|quarter)\s+(\d+)\b",
-                                           text, re.IGNORECASE))
+    vals.update(
+        int(n)
+        for n in re.findall(
+            r"\b(?:day|week|month|year|round|game|level|step|floor|lap|stage|hour|inning|quarter)\s+(\d+)\b", text, re.IGNORECASE
+        )
+    )
     return vals
 
 
 @lru_cache(maxsize=1)
 def unit_caps() -> dict[str, Fraction]:
-    """The largest value GSM8K's own training questions give each counted noun (nouns seen at least
-    20 times): "legs" never exceed what the benchmark writes, nor "years old", nor "% tip".
+    """The 95th percentile of the values GSM8K's own training questions give each counted noun
+    (nouns seen at least 20 times): "legs", "years old", "% tip" stay within what the benchmark writes.
 
     Computed once from the packaged GSM8K train split (the benchmark's own distribution).
     """
@@ -225,21 +378,61 @@ def unit_caps() -> dict[str, Fraction]:
             noun = head_noun(q, m)
             if m.kind == "percent":
                 # Percents are told apart by what they are of: a tip, a fee, a discount, interest ...
-                w = _WORD.findall(q[m.end:m.end + 30])
+                w = _WORD.findall(q[m.end : m.end + 30])
                 noun = "%" + (_singular(w[0].lower()) if w and w[0].lower() not in ("of", "more", "less", "off", "per", "percent") else "")
             if noun:
                 seen.setdefault(noun, []).append(Fraction(m.value))
-    return {k: max(v) for k, v in seen.items() if len(v) >= 20}
+    # The 95th percentile, not the maximum: one odd item ("a 90% fee") should not license that
+    # value for every variant. A slot whose original is above it keeps its own value as the cap.
+    return {k: sorted(v)[int(0.95 * (len(v) - 1))] for k, v in seen.items() if len(v) >= 20}
 
 
 def plausible_cap(text: str, m: Mention) -> Fraction | None:
     """Largest plausible value of a mention, from :func:`unit_caps` (None: no cap known)."""
     caps = unit_caps()
     if m.kind == "percent":
-        w = _WORD.findall(text[m.end:m.end + 30])
+        w = _WORD.findall(text[m.end : m.end + 30])
         key = "%" + (_singular(w[0].lower()) if w and w[0].lower() not in ("of", "more", "less", "off", "per", "percent") else "")
         return caps.get(key)
     noun = head_noun(text, m)
     if noun in ("$", "%", ""):
         return None
     return caps.get(noun)
+
+
+#: Quantities a reader checks against the world: an age, a speed, an interest or fee rate. Their
+#: variants stay within a factor of 1.5 of the original (a 12-year-old wife, hiking at 19 km/h and
+#: a 60 % loan rate are what a wider range produced).
+_TIGHT_AFTER = re.compile(
+    r"^\s*[- ]?(?:years?[- ]old|years?\s+(?:older|younger)|(?:miles|kilometers|km|meters|feet|yards)\s*(?:per|an|a|/)\s*(?:hour|hr|h|minute|second)\b"
+    r"|mph\b|km/h|kmph|km/hr|m/s|seconds?\b)",
+    re.IGNORECASE,
+)
+_TIGHT_PERCENT = re.compile(r"(?:interest|fee|tax|tip|commission|rate|raise|markup|inflation|tariff|charge)", re.IGNORECASE)
+
+
+def tight_range(text: str, m: Mention) -> tuple[Fraction, Fraction] | None:
+    """(low, high) for an age, a speed or a rate-like percent; None for anything else."""
+    v = Fraction(m.value)
+    if _TIGHT_AFTER.match(text[m.end : m.end + 40]) or (
+        m.kind == "percent" and _TIGHT_PERCENT.search(text[max(0, m.start - 40) : m.end + 40])
+    ):
+        return v * 2 / 3, v * 3 / 2
+    return None
+
+
+_ASK = re.compile(r"\bhow\s+many\s+(?:more\s+|fewer\s+|less\s+|new\s+|extra\s+|total\s+)?([a-z]+)", re.IGNORECASE)
+
+
+def asked_noun(question: str) -> str:
+    """What the question asks for: "How many guests did not ..." -> "guest"; "How much ..." with
+    money in the question -> "$"; "" when unclear."""
+    m = None
+    for m in _ASK.finditer(question):  # noqa: B007 -- the last question asked is the one answered
+        pass
+    if m is not None:
+        noun = _singular(m.group(1).lower())
+        return "$" if noun == "dollar" else noun
+    if re.search(r"\bhow\s+much\b", question, re.IGNORECASE) and "$" in question:
+        return "$"
+    return ""

@@ -36,27 +36,103 @@ import re
 from fractions import Fraction
 
 _UNITS = {
-    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
-    "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18,
-    "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90,
+    "zero": 0,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "thirteen": 13,
+    "fourteen": 14,
+    "fifteen": 15,
+    "sixteen": 16,
+    "seventeen": 17,
+    "eighteen": 18,
+    "nineteen": 19,
+    "twenty": 20,
+    "thirty": 30,
+    "forty": 40,
+    "fifty": 50,
+    "sixty": 60,
+    "seventy": 70,
+    "eighty": 80,
+    "ninety": 90,
     "hundred": 100,
 }
-_ORD = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8, "ninth": 9, "tenth": 10,
-        "eleventh": 11, "twelfth": 12}
-_NUM = r"(\d[\d,]*(?:\.\d+)?|(?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)(?:-(?:one|two|three|four|five|six|seven|eight|nine))?" \
-       r"|zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen)"
+_ORD = {
+    "first": 1,
+    "second": 2,
+    "third": 3,
+    "fourth": 4,
+    "fifth": 5,
+    "sixth": 6,
+    "seventh": 7,
+    "eighth": 8,
+    "ninth": 9,
+    "tenth": 10,
+    "eleventh": 11,
+    "twelfth": 12,
+}
+_NUM = (
+    r"(\d[\d,]*(?:\.\d+)?|(?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)(?:-(?:one|two|three|four|five|six|seven|eight|nine))?"
+    r"|zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen)"
+)
 
 #: How many of a unit a period holds.
-_PERIOD = {("day", "week"): 7, ("day", "month"): 31, ("day", "year"): 366, ("week", "year"): 52, ("week", "month"): 5, ("month", "year"): 12,
-           ("hour", "day"): 24, ("hour", "week"): 168, ("minute", "hour"): 60, ("second", "minute"): 60, ("night", "week"): 7}
+_PERIOD = {
+    ("day", "week"): 7,
+    ("day", "month"): 31,
+    ("day", "year"): 366,
+    ("week", "year"): 52,
+    ("week", "month"): 5,
+    ("month", "year"): 12,
+    ("hour", "day"): 24,
+    ("hour", "week"): 168,
+    ("minute", "hour"): 60,
+    ("second", "minute"): 60,
+    ("night", "week"): 7,
+}
 #: Known conversions: (small unit, large unit) -> how many small in one large.
-_CONV = {("kb", "mb"): {1000, 1024}, ("mb", "gb"): {1000, 1024}, ("gb", "tb"): {1000, 1024}, ("g", "kg"): {1000}, ("gram", "kilogram"): {1000},
-         ("m", "km"): {1000}, ("meter", "kilometer"): {1000}, ("cm", "m"): {100}, ("centimeter", "meter"): {100}, ("mm", "cm"): {10},
-         ("inch", "foot"): {12}, ("foot", "yard"): {3}, ("feet", "yard"): {3}, ("ounce", "pound"): {16}, ("oz", "lb"): {16},
-         ("minute", "hour"): {60}, ("second", "minute"): {60}, ("hour", "day"): {24}, ("day", "week"): {7}, ("month", "year"): {12},
-         ("ml", "l"): {1000}, ("milliliter", "liter"): {1000}, ("quart", "gallon"): {4}, ("pint", "quart"): {2}, ("cup", "pint"): {2},
-         ("cent", "dollar"): {100}, ("penny", "dollar"): {100}, ("egg", "dozen"): {12}, ("item", "dozen"): {12}, ("year", "decade"): {10},
-         ("year", "century"): {100}}
+_CONV = {
+    ("kb", "mb"): {1000, 1024},
+    ("mb", "gb"): {1000, 1024},
+    ("gb", "tb"): {1000, 1024},
+    ("g", "kg"): {1000},
+    ("gram", "kilogram"): {1000},
+    ("m", "km"): {1000},
+    ("meter", "kilometer"): {1000},
+    ("cm", "m"): {100},
+    ("centimeter", "meter"): {100},
+    ("mm", "cm"): {10},
+    ("inch", "foot"): {12},
+    ("foot", "yard"): {3},
+    ("feet", "yard"): {3},
+    ("ounce", "pound"): {16},
+    ("oz", "lb"): {16},
+    ("minute", "hour"): {60},
+    ("second", "minute"): {60},
+    ("hour", "day"): {24},
+    ("day", "week"): {7},
+    ("month", "year"): {12},
+    ("ml", "l"): {1000},
+    ("milliliter", "liter"): {1000},
+    ("quart", "gallon"): {4},
+    ("pint", "quart"): {2},
+    ("cup", "pint"): {2},
+    ("cent", "dollar"): {100},
+    ("penny", "dollar"): {100},
+    ("egg", "dozen"): {12},
+    ("item", "dozen"): {12},
+    ("year", "decade"): {10},
+    ("year", "century"): {100},
+}
 
 
 def _val(tok: str) -> Fraction | None:
@@ -83,8 +159,11 @@ def _sing(w: str) -> str:
     return w[:-1] if w.endswith("s") and not w.endswith("ss") and len(w) > 2 else w
 
 
-_PERIOD_RE = re.compile(rf"\b{_NUM}\s*[- ]?(day|week|month|hour|minute|second|night)s?(?:\s+(?:a|an|per|each|every|in\s+a|in\s+an)\s+|[- ](?:work\s*|school\s*)?)"
-                        r"(week|month|year|day|hour|minute)\b", re.IGNORECASE)
+_PERIOD_RE = re.compile(
+    rf"\b{_NUM}\s*[- ]?(day|week|month|hour|minute|second|night)s?(?:\s+(?:a|an|per|each|every|in\s+a|in\s+an)\s+|[- ](?:work\s*|school\s*)?)"
+    r"(week|month|year|day|hour|minute)\b",
+    re.IGNORECASE,
+)
 
 
 def periods(text: str) -> list[tuple[int, str, str, Fraction]]:
@@ -193,8 +272,9 @@ def check(original: str, variant: str) -> list[str]:
         failed.append("conversion")
     lo, lv = counted_lists(original), counted_lists(variant)
     kinds_o, kinds_v = _kinds_listed(original), _kinds_listed(variant)
-    if sum(c == n for c, n in lo) > sum(c == n for c, n in lv) or \
-            sum(v == kinds_o for v in each_kind(original)) > sum(v == kinds_v for v in each_kind(variant)):
+    if sum(c == n for c, n in lo) > sum(c == n for c, n in lv) or sum(v == kinds_o for v in each_kind(original)) > sum(
+        v == kinds_v for v in each_kind(variant)
+    ):
         failed.append("enumeration")
     fo, fv = ordinal_fits(original), ordinal_fits(variant)
     if sum(k == c for _, k, c in fo) > sum(k == c for _, k, c in fv) or sum(k <= c for _, k, c in fo) > sum(k <= c for _, k, c in fv):
@@ -209,7 +289,7 @@ def check(original: str, variant: str) -> list[str]:
     if len(do) != len(dv):
         failed.append("definite")
     else:
-        for (vo, no, _), (vv, nv, _) in zip(do, dv, strict=True):
+        for (vo, _no, _), (vv, nv, _) in zip(do, dv, strict=True):
             # Changed definite count: fine only when the variant states that many of that noun plainly too.
             if vo != vv and (not nv or plain_v.get((vv, nv), 0) < 2):
                 failed.append("definite")

@@ -194,6 +194,9 @@ class AuditReport(Record):
     rejections: dict[str, int] = field(default_factory=dict)
     sampling_exhausted: int = 0
     checks: tuple[str, ...] = ()
+    #: Slots the lifter's guards froze, by guard ("constant_word", "ordinal", ...): numbers whose
+    #: meaning the program cannot see, kept at their value in every variant (issue 16).
+    frozen: dict[str, int] = field(default_factory=dict)
     similarity: str = ""
 
     @property

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from contam.data.items import Item
-from contam.errors import ConfigError
+from contam.errors import ConfigError, InputError
 from contam.perturb.audit import CHECKS, audit_instance, faithful, instance_hash
 from contam.perturb.choices import mask_option, permute
 from contam.perturb.instantiate import SamplerStats, draw
@@ -141,7 +141,11 @@ def build_reference_set(
                 rejections.append(Rejection(item.id, "not_multiple_choice"))
                 continue
             make = permute if k == "permute" else mask_option
-            out.extend(make(item, seed, i) for i in range(variants))
+            try:
+                out.extend(make(item, seed, i) for i in range(variants))
+            except InputError as e:  # "All of the above" is gold: no permutation keeps the item's meaning
+                rejections.append(Rejection(item.id, f"{k}_refused", str(e)))
+                continue
             templated += 1
             covered += 1
             continue
@@ -163,9 +167,18 @@ def build_reference_set(
     report = AuditReport(
         items=len(items), templated=templated, covered=covered, instances=len(out), failures=failures,
         rejections=dict(sorted(reasons.items(), key=lambda kv: -kv[1])),
-        sampling_exhausted=stats.rejected.get("budget_exhausted", 0), checks=CHECKS,
+        sampling_exhausted=stats.rejected.get("budget_exhausted", 0), checks=CHECKS, frozen=_guard_counts(templates),
     )
     return ReferenceSet(out, report, rejections, templates)
+
+
+def _guard_counts(templates: dict[str, Template]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for t in templates.values():
+        for s in t.slots:
+            if s.source.startswith("guard:"):
+                out[s.source[6:]] = out.get(s.source[6:], 0) + 1
+    return dict(sorted(out.items(), key=lambda kv: -kv[1]))
 
 
 def make_reference_set(

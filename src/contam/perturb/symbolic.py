@@ -125,6 +125,9 @@ def _lift(item: Item, cfg: SymbolicConfig) -> Template:
     consumed: set[int] = set()  # steps whose result a later literal already reads
 
     for i, p in enumerate(parsed):
+        if isinstance(p.tree, arith.Num) and p.value not in seen_before(parsed, i):
+            # "<<15=15>>": a result stated, not computed; the program would read a question number as it.
+            raise Rejected("bare_annotation", f"step {i}: <<{p.expr}={p.value}>> computes nothing")
         leaves: list[Leaf] = []
         for lit in arith.literals(p.tree):
             v = lit.value
@@ -151,6 +154,10 @@ def _lift(item: Item, cfg: SymbolicConfig) -> Template:
                     step_ties.extend((gid[g], j, scale) for g, scale in from_groups)
                 consumed.add(j)
                 step_eqs.extend((j, k) for k in from_steps[1:])
+            elif from_groups and any(r * k == v for r in results for k in (Fraction(1, 100), Fraction(100))):
+                # ".5" for the 100% - 50% = 50% of a step, or for the 50% the question states: which one
+                # the solution meant cannot be told (a variant reading the wrong one is wrong).
+                raise Rejected("ambiguous_operand", f"step {i}: {lit.text} is a question number and an earlier result in percent")
             elif from_groups:
                 g, scale = from_groups[0]
                 leaves.append(Leaf("slot", gid[g], str(scale), str(v), lit.text))
@@ -176,7 +183,7 @@ def _lift(item: Item, cfg: SymbolicConfig) -> Template:
     if answer_step < 0:
         raise Rejected("answer_not_computed", f"final answer {answer} is not the result of any annotation")
 
-    guard_freeze, guard_constraints = _guards(question, solution, mentions, groups, gid, reads, steps, freeze)
+    guard_freeze, guard_constraints = _guards(question, solution, mentions, groups, gid, reads, steps, freeze, frozen_values)
     freeze |= set(guard_freeze)
     slots = _resolve_slots(mentions, groups, gid, bound, slot_links, step_ties, freeze)
     # A question number derived from a step result must count what that result counts ("four packs"
@@ -198,6 +205,8 @@ def _lift(item: Item, cfg: SymbolicConfig) -> Template:
     constraints += [Constraint("eqstep", str(j), str(k)) for j, k in sorted(set(step_eqs))]
     moving_ids = {s.id for s in slots if s.role == "free"}
     constraints += [c for c in guard_constraints if c.target in moving_ids]
+    constraints += _answer_bounds(question, mentions, slots, answer, answer_step)
+    constraints += _budget_bounds(question, mentions, slots, results)
     if not any(s.role == "free" for s in slots):
         raise Rejected("nothing_to_perturb", "no question number the program reads can be changed")
     prose = _prose(solution, steps, slots, group_values, group_scales, gid, results, frozen_values | set(constants), cfg)
@@ -213,7 +222,7 @@ def _lift(item: Item, cfg: SymbolicConfig) -> Template:
 
 def _guards(
     question: str, solution: str, mentions: list[Mention], groups: dict[Fraction, list[int]], gid: dict[Fraction, str],
-    reads: dict[Fraction, int], steps: list[Step], already: set[str],
+    reads: dict[Fraction, int], steps: list[Step], already: set[str], frozen_values: set[Fraction] | None = None,
 ) -> tuple[dict[str, str], list[Constraint]]:
     """Slots to freeze (slot id -> guard name) and range constraints, from what the text means
     (:mod:`contam.perturb.guards`); raises :class:`Rejected` where freezing cannot make it right."""
@@ -227,8 +236,12 @@ def _guards(
         ms = [mentions[i] for i in idx]
         nouns = [guards.head_noun(question, m) for m in ms]
         why = ""
-        if v.denominator == 1 and int(v) in consts and reads.get(v, 0) >= 1:
+        if any(_LABEL.search(question[max(0, m.start - 12):m.start]) for m in ms):
+            why = "label"  # "Grade 5", "Room 12": a name, not a quantity
+        elif v.denominator == 1 and int(v) in consts and reads.get(v, 0) >= 1:
             why = "constant_word"  # "twice", "Monday to Friday", "Sunday and Wednesday", 7 days a week, 3 listed flavors
+        elif frozen_values and v in frozen_values and reads.get(v, 0) >= 1:
+            why = "frozen_mention"  # the 5 of "2/5" read as "Grade 5": a frozen fraction explains it too
         elif len(ms) > 1 and len(set(nouns)) > 1 and reads.get(v, 0) < len(ms):
             why = "one_number_two_things"  # "three cups ... three separate meals": which one the program reads is unknown
         elif v.denominator == 1 and int(v) in ordinals:
@@ -254,8 +267,12 @@ def _guards(
             continue
         for m in ms:
             cap = guards.plausible_cap(question, m)
-            if cap is not None and cap >= v:
-                extra.append(Constraint("le", sid, str(cap)))
+            if cap is not None:
+                extra.append(Constraint("le", sid, str(max(cap, v))))
+            tight = guards.tight_range(question, m)
+            if tight is not None:
+                extra.append(Constraint("ge", sid, str(tight[0])))
+                extra.append(Constraint("le", sid, str(tight[1])))
     # A sum written with a fixed number of terms over a count that would change ("60 + 57 + 54 + 51"
     # for a relay of four): the program cannot grow the sum with the count, so the count is frozen
     # (it then never changes, and the sum stays right).
@@ -269,13 +286,47 @@ def _guards(
             if st.expr.count("+") == int(v) - 1 and not any(op in st.expr for op in "*/-") and len(st.leaves) == int(v):
                 freeze[sid] = "fixed_term_sum"
                 break
-    # Ordinals that must stay within a count: "5 days ... the third day" keeps at least 3 days.
+    # A count of the noun an ordinal numbers ("for 11 months ... on the twelfth month", "5 days ...
+    # the third day") is frozen: the ordinal may be within the count or the one after it.
     for om in re.finditer(r"\b(" + "|".join(ORDINALS) + r")\s+([a-z]+)", question, re.IGNORECASE):
-        k, noun = ORDINALS[om.group(1).lower()], guards._singular(om.group(2).lower())
+        noun = guards._singular(om.group(2).lower())
         for v, idx in groups.items():
-            if any(guards.head_noun(question, mentions[i]) == noun for i in idx):
-                extra.append(Constraint("ge", gid[v], str(k)))
+            if gid[v] not in freeze and any(guards.head_noun(question, mentions[i]) == noun for i in idx):
+                freeze[gid[v]] = "ordinal"
     return freeze, extra
+
+
+_BUDGET = re.compile(r"(?:\bhas|\bhad|\bgave\s+(?:him|her|them)|\bstarts?\s+(?:off\s+)?with|\bbudget\s+of|\bsaved|\bbrought|\bwith)\s+(?:only\s+|a\s+total\s+of\s+)?\$?\s*$",
+                     re.IGNORECASE)
+
+
+def _budget_bounds(question: str, mentions: list[Mention], slots: list[Slot], results: list[Fraction]) -> list[Constraint]:
+    """Money someone has ("Dean's mother gave him $64", "Ted starts with $200") bounds what the
+    steps compute where it bounded them in the original: no variant spends $81 out of $64."""
+    out: list[Constraint] = []
+    for s in slots:
+        if s.kind not in ("money", "cents"):
+            continue
+        if not any(_BUDGET.search(question[max(0, mentions[i].start - 30):mentions[i].start]) for i in s.mentions):
+            continue
+        for j, r in enumerate(results):
+            if 0 < r <= Fraction(s.value):
+                out.append(Constraint("stle", str(j), s.id))
+    return out
+
+
+def _answer_bounds(question: str, mentions: list[Mention], slots: list[Slot], answer: Fraction, answer_step: int) -> list[Constraint]:
+    """The answer stays at most every question number of the thing it counts that it was at most in
+    the original: "how many guests did not get a second" never exceeds the guests, the questions
+    still to answer never exceed the test's, the money spent never exceeds the money one has."""
+    noun = guards.asked_noun(question)
+    if not noun:
+        return []
+    out: list[Constraint] = []
+    for s in slots:
+        if any(guards.head_noun(question, mentions[i]) == noun for i in s.mentions) and answer <= Fraction(s.value):
+            out.append(Constraint("ansle", str(answer_step), s.id))
+    return out
 
 
 def _same_unit(question: str, solution: str, mentions: list[Mention], slot: Slot, step: Step) -> bool:
@@ -293,6 +344,10 @@ def _same_unit(question: str, solution: str, mentions: list[Mention], slot: Slot
 _ALGEBRA = re.compile(r"\b[Ll]et\s+[a-zA-Z]\b|\b\d+\s*\*?\s*[a-zA-Z]\s*[-+=]|[-+=]\s*\d*\s*\*?\s*[xyXY]\b|\b[xyXY]\s*=")
 
 
+_LABEL = re.compile(r"\b(?:grade|level|room|chapter|page|day|week|year|no\.|number|class|floor|gate|platform|route|bus|channel|lane|section|unit|apartment|apt\.?|size)\s+$",
+                    re.IGNORECASE)
+
+
 def _unanchored_definite(question: str, ms: list[Mention], nouns: list[str]) -> bool:
     """A definite count ("the two", "all 10 tests") whose group is not introduced by a plain
     mention of the same noun in the question ("5 apples ... the 5 apples" moves together)."""
@@ -301,6 +356,11 @@ def _unanchored_definite(question: str, ms: list[Mention], nouns: list[str]) -> 
         return False
     plain = {n for n, d in zip(nouns, definite, strict=True) if not d and n}
     return any(d and nouns[k] not in plain for k, d in enumerate(definite)) or not plain
+
+
+def seen_before(parsed: list, i: int) -> set[Fraction]:
+    """Results of the steps before step ``i`` (a bare annotation may restate one of them)."""
+    return {q.value for q in parsed[:i]}
 
 
 def _check_unused_totals(mentions: list[Mention], slots: list[Slot]) -> None:
@@ -474,6 +534,17 @@ _WORD_AS_LABEL = re.compile(r"\b(?:day|week|month|year|step|part|round|level|gra
                             re.IGNORECASE)
 
 
+def restated_value(expr: str) -> Fraction | None:
+    """Value of an expression restated in prose ("10 miles * 5 days", "15x6"), words dropped; None
+    when it does not parse as plain arithmetic."""
+    core = re.sub(r"(?<=[\d\s)])[xX](?=[\s\d$(.])", "*", expr)
+    core = re.sub(r"[A-Za-z%'$]+", " ", core).replace("×", "*").replace("÷", "/").replace(",", "")
+    try:
+        return arith.evaluate(core)
+    except (arith.ArithError, ValueError, ZeroDivisionError):
+        return None
+
+
 def _prose(
     solution: str, steps: list[Step], slots: list[Slot], group_values: list[Fraction],
     group_scales: dict[Fraction, list[Fraction]], gid: dict[Fraction, str], results: list[Fraction],
@@ -499,6 +570,10 @@ def _prose(
         if not em:
             continue
         toks = list(_RESTATED_NUM.finditer(seg, em.start(1), em.end(1)))
+        said = restated_value(em.group(1))
+        if said is not None and said != Fraction(st.result):
+            # "7.5 / .5 = <<15=15>>": the prose computes something else than the annotation.
+            raise Rejected("restated_mismatch", f"{em.group(1).strip()} = is not {st.result}")
         if [_number(t.group(1)) for t in toks] != [Fraction(lf.value) for lf in st.leaves]:
             continue
         for t, lf in zip(toks, st.leaves, strict=True):
