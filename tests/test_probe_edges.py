@@ -197,3 +197,17 @@ def test_mink_skips_the_first_token_on_a_model_without_bos(model) -> None:  # ty
         assert a.n_tokens == k.n_tokens - 1
     with pytest.raises(ConfigError):
         LogProbConfig(first_token="sometimes")
+
+
+# ----------------------------------------------------------------- item 4: the zerocot training template
+def test_zerocot_template_is_the_probe_prompt_with_the_answer(model) -> None:  # type: ignore[no-untyped-def]
+    from contam.probe.contaminate import ContaminateConfig, render
+    from contam.probe.zerocot import ZeroCoTConfig, ZeroCoTProbe
+
+    item = load_benchmark("gsm8k")[0]
+    doc = render(item, "zerocot", model)
+    probe_prompt = ZeroCoTProbe(ZeroCoTConfig()).scoring_prompt(model, item.question, "prefill")
+    assert doc == probe_prompt + "18} \\]"  # exactly what the probe forces, then the memorised answer
+    assert ContaminateConfig(template="zerocot").template == "zerocot"
+    with pytest.raises(ConfigError):
+        ContaminateConfig(template="nope")

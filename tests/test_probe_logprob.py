@@ -58,7 +58,8 @@ def test_reference_model_ratio_and_orientation() -> None:
 
 
 def test_scores_equal_direct_computation(model, items) -> None:
-    probe = LogProbProbe(LogProbConfig(field="question", k_sweep=(0.1,)))
+    # every token scored (the auto default leaves out SmolLM2's first token: tests/test_probe_edges.py)
+    probe = LogProbProbe(LogProbConfig(field="question", k_sweep=(0.1,), first_token="keep"))
     (rec,) = probe.measure(model, {"benchmark": items[:1]})
     text = items[0].question
     ts = model.score([("", text)], vocab_stats=True)[0]

@@ -223,9 +223,7 @@ def minkprob(
 ) -> None:
     """Min-K% Prob, Min-K%++, perplexity, zlib, lowercase and reference-model ratios: benchmark vs control (Mann–Whitney AUC).
 
-    The comparison set is --variants (a `contam perturb` set: each item's variant), or --control
-    (a clean benchmark; a perturb set given here is still read as variants), or, with neither, a
-    reference set built now. --ref-model adds the reference-model ratio.
+    The comparison set is --variants (a `contam perturb` set: each item's variant), or --control (a clean benchmark; a perturb set given here is still read as variants), or, with neither, a variant set built now. --ref-model adds the reference-model ratio.
 
     Example: contam probe minkprob --model smollm2 --benchmark gsm8k --variants ref/ --limit 200 --k-sweep 0.05,0.1,0.3 --out runs/mink
     """
@@ -355,10 +353,7 @@ def paired(
 ) -> None:
     """Paired difference-in-differences verdict for any model: d = [M(orig) − M(variant)] − [R(orig) − R(variant)] > 0, Wilcoxon.
 
-    R (--ref-model) is the model's base checkpoint or, when there is none, a reference model
-    that predates the benchmark. Assumption: R's preference for the originals is what M's would
-    be had M not seen them; a reference trained on different data can hide contamination or fake
-    it (see docs/model-side.md). Without --variants a variant set is built now (seed --seed).
+    R (--ref-model) is the model's base checkpoint or, when there is none, a reference model that predates the benchmark. Assumption: R's preference for the originals is what M's would be had M not seen them; a reference trained on different data can hide contamination or fake it (docs/model-side.md). Without --variants a variant set is built now (seed --seed).
 
     Example: contam probe paired --model hf:models/gsm8k-c3 --ref-model smollm2 -b gsm8k --variants ref/ --limit 50 --out runs/paired
     """
