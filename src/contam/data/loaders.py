@@ -65,7 +65,9 @@ def _open_binary(path: Path) -> IO[bytes]:
     if name.endswith(".zst") or name.endswith(".zstd"):
         import zstandard
 
-        return zstandard.ZstdDecompressor().stream_reader(open(path, "rb"), closefd=True)  # type: ignore[return-value]
+        # read_across_frames: a file of several frames (pzstd, concatenated parts) is read whole,
+        # and bytes after the first frame that are not a frame are an error, not silently dropped.
+        return zstandard.ZstdDecompressor().stream_reader(open(path, "rb"), closefd=True, read_across_frames=True)  # type: ignore[return-value]
     return open(path, "rb")
 
 
