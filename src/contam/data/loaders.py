@@ -63,8 +63,6 @@ def _open_binary(path: Path) -> IO[bytes]:
     if name.endswith(".gz"):
         return gzip.open(path, "rb")
     if name.endswith(".zst") or name.endswith(".zstd"):
-        import zstandard
-
         return io.BufferedReader(_ZstdFrames(open(path, "rb")), buffer_size=1 << 20)
     return open(path, "rb")
 
