@@ -11,6 +11,13 @@ worker's own object, passed explicitly, never module state the parent also write
 A worker that raises sends the exception back; :meth:`Reply.get` raises it again in the parent.
 A worker that dies (killed, out of memory) is a :class:`~contam.errors.WorkerDied`.
 
+Workers die with their parent, even when it is killed with ``SIGKILL`` (no cleanup runs then):
+on Linux each asks the kernel for ``SIGKILL`` when its parent dies (``PR_SET_PDEATHSIG``);
+everywhere, each closes the parent's ends of the pipes it inherited, so the parent's death is
+end-of-file on its pipe, and a watcher thread exits the worker as soon as its parent is gone
+(even in the middle of a task). Without this a killed scan left its workers alive for ever,
+holding the caller's stdout and stderr open.
+
 >>> with OrderedPool(2, _doctest_init, _doctest_work, (10,)) as pool:
 ...     replies = [pool.submit(i) for i in range(5)]
 ...     [r.get() for r in replies]
@@ -20,6 +27,10 @@ A worker that dies (killed, out of memory) is a :class:`~contam.errors.WorkerDie
 from __future__ import annotations
 
 import multiprocessing as mp
+import os
+import sys
+import threading
+import time
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
@@ -36,13 +47,17 @@ class OrderedPool(Generic[T, R]):
     and ``init_args`` must pickle)."""
 
     def __init__(self, n: int, init: Callable[..., C], work: Callable[[C, T], R], init_args: tuple[Any, ...] = ()) -> None:
-        ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
+        method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
+        ctx = mp.get_context(method)
         self.conns: list[Any] = []
         self.procs: list[Any] = []
         self.sent = 0
         for _ in range(n):
             mine, theirs = ctx.Pipe()
-            proc = ctx.Process(target=_serve, args=(theirs, init, work, init_args), daemon=True)
+            # A forked worker holds copies of the parent's pipe ends (its own and the earlier
+            # workers'): it closes them, or the parent's death would never be end-of-file to it.
+            inherited = [*self.conns, mine] if method == "fork" else []
+            proc = ctx.Process(target=_serve, args=(theirs, init, work, init_args, os.getpid(), inherited), daemon=True)
             proc.start()
             theirs.close()
             self.conns.append(mine)
@@ -89,11 +104,41 @@ class Reply(Generic[R]):
         return value  # type: ignore[no-any-return]
 
 
-def _serve(conn: Any, init: Callable[..., Any], work: Callable[[Any, Any], Any], init_args: tuple[Any, ...]) -> None:
-    """A worker process: run the tasks that come down ``conn`` until the parent closes it."""
+def die_with_parent(parent: int) -> None:
+    """Make this (child) process end when ``parent`` does: ``PR_SET_PDEATHSIG`` on Linux, and a
+    watcher thread everywhere (it also covers the parent dying before the call)."""
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+            import signal
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            pr_set_pdeathsig = 1
+            libc.prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):  # no libc to call: the watcher below still works
+            pass
+    if os.getppid() != parent:  # the parent died before the request took effect
+        os._exit(1)
+
+    def watch() -> None:
+        while True:
+            time.sleep(0.5)
+            if os.getppid() != parent:  # reparented: the parent is gone
+                os._exit(1)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
+def _serve(conn: Any, init: Callable[..., Any], work: Callable[[Any, Any], Any], init_args: tuple[Any, ...],
+           parent: int | None = None, inherited: list[Any] | None = None) -> None:
+    """A worker process: run the tasks that come down ``conn`` until the parent closes it (or dies)."""
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle: it stops the workers
+    for c in inherited or ():
+        c.close()
+    if parent is not None:
+        die_with_parent(parent)
     context = init(*init_args)
     while True:
         try:
@@ -104,7 +149,10 @@ def _serve(conn: Any, init: Callable[..., Any], work: Callable[[Any, Any], Any],
             reply: tuple[bool, Any] = (True, work(context, task))
         except Exception as e:  # bad input, an unreadable file: raised again in the parent
             reply = (False, e)
-        conn.send(reply)
+        try:
+            conn.send(reply)
+        except OSError:  # the parent is gone (a broken pipe): nothing to report to, and no traceback
+            return
 
 
 def _doctest_init(base: int) -> int:

@@ -244,4 +244,8 @@ def _slow_loads(ctx: ParseContext, raw: bytes, lineno: int, stats: BadInputStats
         ctx.reject(*BAD_RECORD["not_utf8"].error(ctx.source, lineno, start=e.start), stats)
     except json.JSONDecodeError as e:
         ctx.reject(*BAD_RECORD["not_json"].error(ctx.source, lineno, msg=e.msg, colno=e.colno), stats)
+    except RecursionError:
+        ctx.reject(*BAD_RECORD["too_deep"].error(ctx.source, lineno), stats)
+    except ValueError as e:  # an integer of more digits than Python converts
+        ctx.reject(*BAD_RECORD["not_json"].error(ctx.source, lineno, msg=str(e).split(";")[0], colno=1), stats)
     return _BAD

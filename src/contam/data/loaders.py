@@ -63,10 +63,60 @@ def _open_binary(path: Path) -> IO[bytes]:
     if name.endswith(".gz"):
         return gzip.open(path, "rb")
     if name.endswith(".zst") or name.endswith(".zstd"):
+        return io.BufferedReader(_ZstdFrames(open(path, "rb")), buffer_size=1 << 20)
+    return open(path, "rb")
+
+
+class _ZstdFrames(io.RawIOBase):
+    """A zstd file read frame after frame to its end, strictly.
+
+    zstandard's own stream reader returns an empty read, not an error, when the input ends inside
+    a frame (a truncated download), and stops after the first frame of a multi-frame file (pzstd,
+    concatenated parts): both would silently scan less than the file holds. Here every frame must
+    end, and whatever follows one must be another frame.
+    """
+
+    def __init__(self, raw: IO[bytes]) -> None:
         import zstandard
 
-        return zstandard.ZstdDecompressor().stream_reader(open(path, "rb"), closefd=True)  # type: ignore[return-value]
-    return open(path, "rb")
+        self._raw = raw
+        self._dctx = zstandard.ZstdDecompressor()
+        self._obj = self._dctx.decompressobj()
+        self._pending = b""
+        self._pos = 0  # what of _pending was handed out (no copy per read)
+        self._in_frame = False
+        self._done = False
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: Any) -> int:
+        import zstandard
+
+        if self._pos == len(self._pending):
+            self._pending, self._pos = b"", 0
+        while not self._pending and not self._done:
+            data = self._raw.read(1 << 17)
+            if not data:
+                if self._in_frame:
+                    raise zstandard.ZstdError("the file ends inside a zstd frame (truncated?)")
+                self._done = True
+                break
+            while data:
+                self._in_frame = True
+                self._pending += self._obj.decompress(data)
+                if not self._obj.eof:
+                    break
+                data, self._in_frame = self._obj.unused_data, False  # the next frame, if any
+                self._obj = self._dctx.decompressobj()
+        n = min(len(b), len(self._pending) - self._pos)
+        b[:n] = memoryview(self._pending)[self._pos : self._pos + n]
+        self._pos += n
+        return n
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
 
 
 def _decompress_errors() -> tuple[type[BaseException], ...]:

@@ -126,7 +126,7 @@ class ResponseCache:
                             pass
                     raise
             except sqlite3.OperationalError as e:
-                if "full" in str(e):
+                if "full" in str(e) or "disk I/O error" in str(e):  # ENOSPC is "full"; a file-size limit is an I/O error
                     raise OutputError(f"response cache {self.path}: {e}; answers computed before this chunk are kept, "
                                       "free some space and run again") from None
                 raise

@@ -32,7 +32,7 @@ import numpy as np
 
 from contam.data import BadInputStats, read_documents
 from contam.data.items import Document
-from contam.data.loaders import _base_suffix, _open_binary
+from contam.data.loaders import BOM, _base_suffix, _decompress_errors, _open_binary
 from contam.errors import InputError
 
 COMPRESSED = (".gz", ".zst", ".zstd")
@@ -101,6 +101,8 @@ def corpus_chunks(
             try:
                 for block in line_blocks(fh, batch_bytes):
                     offset += len(block)
+                    if offset == len(block) and block.startswith(BOM):
+                        block = block[len(BOM) :]  # a byte-order mark opening the file is not data
                     n_lines = int(np.count_nonzero(np.frombuffer(block, dtype=np.uint8) == 10)) + (not block.endswith(b"\n"))
                     if first < start_line:  # compressed input cannot seek: skip what was done
                         if first + n_lines <= start_line:
@@ -113,7 +115,7 @@ def corpus_chunks(
                     # Workers split the block into lines: the reader only finds line ends.
                     yield Chunk(Block(first, block), len(block), first + n_lines, offset)
                     first += n_lines
-            except (OSError, EOFError) as e:
+            except _decompress_errors() as e:
                 raise InputError(f"cannot read (corrupt or truncated compressed file?): {e}", path=p) from None
         return
     batch: list[Document] = []
@@ -139,6 +141,8 @@ def byte_ranges(p: Path, batch_bytes: int, start_offset: int) -> Iterator[Chunk]
             fd = f.fileno()
             size = os.fstat(fd).st_size
             pos = start_offset
+            if pos == 0 and os.pread(fd, len(BOM), 0) == BOM:
+                pos = len(BOM)  # a byte-order mark opening the file is not data (line 1 starts after it)
             while pos < size:
                 end = min(pos + batch_bytes, size)
                 if end < size:

@@ -24,6 +24,7 @@ pool, :mod:`contam.scan.worker` parses and scores a chunk with the fast JSONL pa
 
 from __future__ import annotations
 
+import errno
 import functools
 import hashlib
 import json
@@ -171,6 +172,12 @@ def run_scan(
             os.fsync(fh.fileno())
     except WorkerDied:
         raise  # not the input's fault: the checkpoint stays, and the same scan resumes from it
+    except OSError as e:
+        # A full disk (or a file-size limit) while writing: the checkpoint stays for the rerun;
+        # name the output, which a buffered write's error does not.
+        if e.filename is None and e.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+            e.filename = str(out_dir)
+        raise
     except ContamError:
         # Bad input or settings: the run cannot be resumed as is, so leave nothing behind.
         for p in (partial, state_path):
