@@ -71,11 +71,13 @@ _UMASK = _read_umask()
 def write_json(path: str | os.PathLike[str], data: Any) -> None:
     """Write ``data`` as indented JSON, atomically."""
     with atomic_write(path) as fh:
-        json.dump(data, fh, indent=2, ensure_ascii=False, default=_json_default)
+        json.dump(data, fh, indent=2, ensure_ascii=False, default=json_default)
         fh.write("\n")
 
 
-def _json_default(obj: Any) -> Any:
+def json_default(obj: Any) -> Any:
+    """``default=`` of :func:`json.dump` for contam's outputs: records via ``to_dict()``, and the
+    other non-JSON types our results hold."""
     if hasattr(obj, "to_dict"):
         return obj.to_dict()
     if hasattr(obj, "item"):
@@ -91,7 +93,7 @@ def _json_default(obj: Any) -> Any:
 
 def dumps_line(data: Any) -> str:
     """One compact JSON line (no trailing newline)."""
-    return json.dumps(data, ensure_ascii=False, default=_json_default, separators=(",", ":"))
+    return json.dumps(data, ensure_ascii=False, default=json_default, separators=(",", ":"))
 
 
 class JsonlCheckpoint:

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from contam.outputs import _json_default
+from contam.outputs import json_default
 
 console = Console(highlight=False)
 err_console = Console(stderr=True, highlight=False)
@@ -26,5 +26,5 @@ JsonFlag = Annotated[bool, typer.Option("--json", help="Print machine-readable J
 
 def emit_json(data: Any) -> None:
     """Write ``data`` as JSON to stdout (records, numpy values and paths are converted)."""
-    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=_json_default) + "\n")
+    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=json_default) + "\n")
     sys.stdout.flush()
