@@ -14,7 +14,7 @@ export TOKENIZERS_PARALLELISM := false
 # mkdocs-material prints a banner about its successor on every build.
 export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: demo demo-tour test test-slow lint docs bench clean chromium
+.PHONY: demo demo-tour test test-slow lint typecheck docs bench clean chromium
 
 $(VENV)/.installed: pyproject.toml Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -53,6 +53,10 @@ test-slow: $(VENV)/.installed
 
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check src tests bench
+
+# Static types (pyright, standard mode; settings in pyproject.toml).
+typecheck: $(VENV)/.installed
+	$(VENV)/bin/pyright
 
 # The documentation site into site/, offline; --strict fails on any broken link or anchor.
 docs: $(VENV)/.installed

@@ -30,7 +30,7 @@ def main() -> int:
     ap.add_argument("--baseline-sample", type=int, default=30, help="instances timed with the full-copy baseline")
     args = ap.parse_args()
 
-    from contam.regen.audit import Auditor, AuditReport
+    from contam.regen.audit import Auditor, RegenAuditReport
     from contam.regen.generate import generate_full, world_map
     from contam.regen.replay import run_actions
     from contam.regen.world import State, load_tasks, load_world
@@ -51,7 +51,7 @@ def main() -> int:
                 inst, skm, deriv = generate_full(d, i, seed, km)
                 rows.append(auditor.check(inst, skm, deriv, km))
     wall, cpu = time.perf_counter() - t_wall, time.process_time() - t_cpu
-    report = AuditReport.of(rows)
+    report = RegenAuditReport.of(rows)
 
     # Baseline: deep-copy the whole database per instance, then replay the re-keyed actions on it.
     sample = [(d, i) for d in domains for i in range(len(load_tasks(d)))][:: max(1, 165 // args.baseline_sample)][: args.baseline_sample]

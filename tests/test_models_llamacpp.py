@@ -13,7 +13,8 @@ import pytest
 
 from contam.errors import ModelError
 from contam.models import LanguageModel, load
-from contam.models.llamacpp import ContextWindowWarning, LlamaCppModel, vocab_moments
+from contam.models.base import ContextWindowWarning
+from contam.models.llamacpp import LlamaCppModel, vocab_moments
 
 if importlib.util.find_spec("llama_cpp") is None:  # not imported here: llamacpp.py sets OpenMP env first
     pytest.skip("llama-cpp-python is not installed", allow_module_level=True)

@@ -54,3 +54,30 @@ def test_available_lists_models_backends_and_cache() -> None:
     specs = {m["spec"]: m for m in info["models"]}
     assert specs["smollm2"]["available"] and specs["minilm"]["kind"] == "embedder"
     assert info["cache"]["path"].endswith(".sqlite")
+
+
+def test_every_backend_shares_the_argument_rules() -> None:
+    """One base (contam.models.base.Backend) states what score/generate accept; every backend
+    inherits it, so the rules cannot drift between backends (a negative temperature is refused
+    everywhere, not only by hf)."""
+    from contam.models.base import Backend
+    from contam.models.hf import HFModel
+    from contam.models.llamacpp import LlamaCppModel
+    from contam.models.openai import OpenAIModel
+    from contam.models.vllm import VLLMModel
+
+    for cls in (HFModel, LlamaCppModel, OpenAIModel, VLLMModel):
+        assert issubclass(cls, Backend), cls
+    with pytest.raises(ModelError, match="temperature"):
+        Backend.check_generate(n=1, max_new_tokens=4, temperature=-1.0)
+    with pytest.raises(ModelError, match="temperature"):
+        Backend.check_generate(n=1, max_new_tokens=4, temperature=float("nan"))
+    with pytest.raises(ModelError, match="n must be"):
+        Backend.check_generate(n=0, max_new_tokens=4, temperature=0.0)
+    with pytest.raises(ModelError, match="max_new_tokens"):
+        Backend.check_generate(n=1, max_new_tokens=0, temperature=0.0)
+    with pytest.raises(ModelError, match="empty continuation"):
+        Backend.check_pairs([("a", "b"), ("prompt", "")])
+    with pytest.raises(ModelError, match="two strings"):
+        Backend.check_pairs([("a", 3)])  # type: ignore[list-item]
+    Backend.check_pairs([("", "x")])  # an empty prompt is fine: the backend scores from BOS

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from contam.regen import branch
-from contam.regen.audit import Auditor, AuditReport
+from contam.regen.audit import Auditor, RegenAuditReport
 from contam.regen.generate import generate, world_state
 from contam.regen.replay import ReplayOracle
 from contam.regen.world import State, load_tasks, load_world
@@ -14,7 +14,7 @@ from contam.regen.world import State, load_tasks, load_world
 def test_every_task_at_three_seeds_is_valid():
     auditor = Auditor()
     rows = [auditor.audit(d, i, s) for s in (0, 1, 2) for d in ("retail", "airline") for i in range(len(load_tasks(d)))]
-    report = AuditReport.of(rows)
+    report = RegenAuditReport.of(rows)
     assert report.n == 3 * 165
     assert report.n_invalid == 0, report.invalid_examples
 

@@ -76,12 +76,14 @@ _UMASK = _read_umask()
 def write_json(path: str | os.PathLike[str], data: Any) -> None:
     """Write ``data`` as indented JSON, atomically."""
     # Lone surrogates (legal as JSON escapes in an input) are written back as escapes: UTF-8 cannot hold them.
-    text = no_surrogates(json.dumps(data, indent=2, ensure_ascii=False, default=_json_default))
+    text = no_surrogates(json.dumps(data, indent=2, ensure_ascii=False, default=json_default))
     with atomic_write(path) as fh:
         fh.write(text + "\n")
 
 
-def _json_default(obj: Any) -> Any:
+def json_default(obj: Any) -> Any:
+    """``default=`` of :func:`json.dump` for contam's outputs: records via ``to_dict()``, and the
+    other non-JSON types our results hold."""
     if hasattr(obj, "to_dict"):
         return obj.to_dict()
     if hasattr(obj, "item"):
@@ -97,7 +99,7 @@ def _json_default(obj: Any) -> Any:
 
 def dumps_line(data: Any) -> str:
     """One compact JSON line (no trailing newline); a lone surrogate from the input stays a ``\\uXXXX`` escape."""
-    return no_surrogates(json.dumps(data, ensure_ascii=False, default=_json_default, separators=(",", ":")))
+    return no_surrogates(json.dumps(data, ensure_ascii=False, default=json_default, separators=(",", ":")))
 
 
 class JsonlCheckpoint:

@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.errors import MarkupError
 from rich.segment import Segment
 
-from contam.outputs import _json_default
+from contam.outputs import json_default
 from contam.textsafe import clean, escape, json_safe
 
 __all__ = ["JsonFlag", "SafeConsole", "clean", "console", "emit_json", "err_console", "escape", "probe_app"]
@@ -49,5 +49,5 @@ JsonFlag = Annotated[bool, typer.Option("--json", help="Print machine-readable J
 
 def emit_json(data: Any) -> None:
     """Write ``data`` as JSON to stdout (records, numpy values and paths are converted)."""
-    sys.stdout.write(json_safe(json.dumps(data, indent=2, ensure_ascii=False, default=_json_default)) + "\n")
+    sys.stdout.write(json_safe(json.dumps(data, indent=2, ensure_ascii=False, default=json_default)) + "\n")
     sys.stdout.flush()

@@ -7,12 +7,15 @@ Probes depend on :class:`LanguageModel` and :class:`Embedder` only, never on a b
 
 from __future__ import annotations
 
+import math
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from contam.errors import ModelError
 from contam.records import Record
 
 #: A chat conversation: ``[{"role": "user", "content": "..."}, ...]``.
@@ -113,3 +116,56 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str], *, batch_size: int = 64) -> np.ndarray:
         """``(len(texts), dim)`` float32 matrix with unit-norm rows."""
         ...
+
+
+class Backend:
+    """The argument rules every language-model backend shares, stated once (as lm-eval's
+    ``TemplateLM`` holds what its backends share): what ``score`` and ``generate`` accept, and the
+    one :class:`ContextWindowWarning` per call that counts left-truncated texts. Backends
+    (``llamacpp``, ``hf``, ``openai``, ``vllm``) subclass it and implement only the model calls.
+
+    >>> Backend.check_generate(n=1, max_new_tokens=8, temperature=-0.5)
+    Traceback (most recent call last):
+    ...
+    contam.errors.ModelError: generate(): temperature must be a finite number >= 0, got -0.5
+    """
+
+    #: Context window in tokens (set by the backend once its model is loaded).
+    n_ctx: int = 0
+
+    @staticmethod
+    def check_pairs(pairs: Sequence[tuple[str, str]]) -> None:
+        """``score`` input: (prompt, continuation) string pairs with a non-empty continuation."""
+        for i, pair in enumerate(pairs):
+            if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+                raise ModelError(f"score(): pair {i} must be (prompt, continuation), got {type(pair).__name__}")
+            prompt, cont = pair
+            if not isinstance(prompt, str) or not isinstance(cont, str):
+                raise ModelError(f"score(): pair {i} must be two strings (prompt, continuation), got {type(prompt).__name__}, {type(cont).__name__}")
+            if not cont:
+                raise ModelError(f"score(): pair {i} has an empty continuation; there is nothing to score")
+
+    @staticmethod
+    def check_generate(*, n: int, max_new_tokens: int, temperature: float) -> None:
+        """``generate`` settings: at least one sample of at least one token, temperature >= 0 (0 = greedy)."""
+        if n < 1:
+            raise ModelError(f"generate(): n must be >= 1, got {n}")
+        if max_new_tokens < 1:
+            raise ModelError(f"generate(): max_new_tokens must be >= 1, got {max_new_tokens}")
+        if not (isinstance(temperature, (int, float)) and math.isfinite(temperature) and temperature >= 0):
+            raise ModelError(f"generate(): temperature must be a finite number >= 0, got {temperature}")
+
+    @staticmethod
+    def check_prompt_text(text: str) -> None:
+        """A prompt (with its prefill) must have text to continue."""
+        if not text:
+            raise ModelError("generate(): empty prompt")
+
+    def warn_truncated(self, count: int, total: int, what: str = "texts") -> None:
+        """One warning per call counting the ``what`` that were cut from the left to fit ``n_ctx``."""
+        if count:
+            warnings.warn(
+                f"{count} of {total} {what} were longer than the context window ({self.n_ctx} tokens) and were truncated from the left",
+                ContextWindowWarning,
+                stacklevel=3,
+            )

@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from contam.errors import ModelError
-from contam.models.base import Completion, ContextWindowWarning, Messages, Prompt, TokenScores
+from contam.models.base import Backend, Completion, Messages, Prompt, TokenScores
 from contam.models.chat import check_messages
 from contam.models.embedded import SMOLLM2, file_identity, smollm2_path
 
@@ -56,7 +56,7 @@ def _first_line(e: BaseException) -> str:
     return text.splitlines()[0] if text else type(e).__name__
 
 
-class HFModel:
+class HFModel(Backend):
     """A causal LM through ``transformers``, implementing :class:`contam.models.LanguageModel`.
 
     ``path`` is a model folder, a ``.gguf`` file, a folder plus ``gguf_file=NAME``, or
@@ -218,13 +218,10 @@ class HFModel:
         """Teacher-forced log-probs of each continuation given its prompt (see module notes)."""
         import torch
 
+        self.check_pairs(pairs)
         tok = self.tokenizer
         rows: list[dict[str, Any]] = []
         for i, (prompt, cont) in enumerate(pairs):
-            if not isinstance(prompt, str) or not isinstance(cont, str):
-                raise ModelError(f"score(): pair {i} must be two strings (prompt, continuation), got {type(prompt).__name__}, {type(cont).__name__}")
-            if not cont:
-                raise ModelError(f"score(): pair {i} has an empty continuation; there is nothing to score")
             enc = tok(cont, add_special_tokens=False, return_offsets_mapping=True)
             c_ids = list(enc["input_ids"])
             offsets = [int(a) for a, _ in enc["offset_mapping"]]
@@ -240,13 +237,7 @@ class HFModel:
                 c_ids, offsets = c_ids[over:], offsets[over:]
                 dropped = cut_p + over
             rows.append({"p": p_ids, "c": c_ids, "off": offsets, "dropped": dropped})
-        n_trunc = sum(1 for r in rows if r["dropped"])
-        if n_trunc:
-            warnings.warn(
-                f"{n_trunc} of {len(rows)} texts were longer than the context window ({self.n_ctx} tokens) and were truncated from the left",
-                ContextWindowWarning,
-                stacklevel=2,
-            )
+        self.warn_truncated(sum(1 for r in rows if r["dropped"]), len(rows))
 
         self.calls["score"] += len(rows)
         results: list[TokenScores | None] = [None] * len(rows)
@@ -353,15 +344,10 @@ class HFModel:
         The returned text excludes the prompt and the prefill."""
         import torch
 
-        if temperature < 0:
-            raise ModelError(f"temperature must be >= 0, got {temperature}")
-        if n < 1:
-            raise ModelError(f"n must be >= 1, got {n}")
-        if max_new_tokens < 1:
-            raise ModelError(f"generate(): max_new_tokens must be >= 1, got {max_new_tokens}")
+        self.check_generate(n=n, max_new_tokens=max_new_tokens, temperature=temperature)
         texts = [self.format_chat(p, prefill) if not isinstance(p, str) else p + (prefill or "") for p in prompts]
-        if any(not t for t in texts):
-            raise ModelError("generate(): empty prompt")
+        for t in texts:
+            self.check_prompt_text(t)
         encoded = [self._ids(t) for t in texts]
         limit = self.n_ctx - max_new_tokens
         if limit < 1:
@@ -369,11 +355,7 @@ class HFModel:
         if any(len(e) > limit for e in encoded):
             if self.strict:
                 raise ModelError(f"a prompt exceeds the context window of {self.n_ctx} minus max_new_tokens (strict mode)")
-            warnings.warn(
-                f"{sum(len(e) > limit for e in encoded)} of {len(encoded)} prompts did not fit the context window ({self.n_ctx} tokens) and were truncated from the left",
-                ContextWindowWarning,
-                stacklevel=2,
-            )
+            self.warn_truncated(sum(len(e) > limit for e in encoded), len(encoded), "prompts")
             encoded = [e[-limit:] for e in encoded]
         out: list[list[Completion]] = [[] for _ in texts]
         if temperature > 0:

@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-import warnings
 import weakref
 from collections import Counter
 from collections.abc import Sequence
@@ -28,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from contam.errors import ModelError
-from contam.models.base import Completion, ContextWindowWarning, Messages, Prompt, TokenScores
+from contam.models.base import Backend, Completion, Messages, Prompt, TokenScores
 from contam.models.chat import check_messages
 from contam.models.embedded import file_identity
 
@@ -93,7 +92,7 @@ def vocab_moments(logp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return mu, np.sqrt(np.maximum(var, 0.0))
 
 
-class LlamaCppModel:
+class LlamaCppModel(Backend):
     """A GGUF model behind llama-cpp-python; implements :class:`contam.models.LanguageModel`.
 
     ``n_ctx`` is the context window used (at most the model's training length); texts that do
@@ -206,12 +205,9 @@ class LlamaCppModel:
         Pairs are evaluated prompt-sorted so a shared prompt prefix is decoded once (the KV
         cache keeps it); results come back in input order.
         """
+        self.check_pairs(pairs)
         prepared = []
         for i, (prompt, cont) in enumerate(pairs):
-            if not isinstance(prompt, str) or not isinstance(cont, str):
-                raise ModelError(f"score(): pair {i} must be two strings (prompt, continuation), got {type(prompt).__name__}, {type(cont).__name__}")
-            if not cont:
-                raise ModelError(f"score(): pair {i} has an empty continuation; there is nothing to score")
             p_ids = self.tokenize(prompt) if prompt else []
             if not p_ids:
                 p_ids = self._start_tokens()
@@ -224,12 +220,7 @@ class LlamaCppModel:
                 res = self._score_one(p_ids, c_ids, cont, vocab_stats, i)
                 n_trunc += res.truncated > 0
                 out[i] = res
-        if n_trunc:
-            warnings.warn(
-                f"{n_trunc} of {len(prepared)} texts were longer than the context window ({self.n_ctx} tokens) and were truncated from the left",
-                ContextWindowWarning,
-                stacklevel=2,
-            )
+        self.warn_truncated(n_trunc, len(prepared))
         return [r for r in out if r is not None]
 
     def _score_one(self, p_ids: list[int], c_ids: list[int], cont: str, vocab_stats: bool, index: int) -> TokenScores:
@@ -304,8 +295,7 @@ class LlamaCppModel:
     def _prompt_ids(self, prompt: Prompt, prefill: str | None) -> list[int]:
         if isinstance(prompt, str):
             text = prompt + (prefill or "")
-            if not text:
-                raise ModelError("generate(): empty prompt")
+            self.check_prompt_text(text)
         else:
             text = self.format_chat(prompt, prefill)
         bos_text = self._llm._model.token_get_text(self._bos) if self._bos >= 0 else None
@@ -328,8 +318,7 @@ class LlamaCppModel:
     ) -> list[list[Completion]]:
         """``n`` completions per prompt; sample ``k`` uses seed ``seed + k``. Sampling is plain
         temperature sampling (no top-k/top-p/min-p), greedy at temperature 0."""
-        if n < 1 or max_new_tokens < 1:
-            raise ModelError(f"generate(): n and max_new_tokens must be >= 1 (got n={n}, max_new_tokens={max_new_tokens})")
+        self.check_generate(n=n, max_new_tokens=max_new_tokens, temperature=temperature)
         results: list[list[Completion]] = []
         n_trunc = 0
         for prompt in prompts:
@@ -349,12 +338,7 @@ class LlamaCppModel:
                         continue
                     outs.append(self._complete(ids, budget, temperature, seed + k, stop, logprobs))
             results.append(outs)
-        if n_trunc:
-            warnings.warn(
-                f"{n_trunc} of {len(prompts)} prompts did not fit the context window ({self.n_ctx} tokens) and were truncated from the left",
-                ContextWindowWarning,
-                stacklevel=2,
-            )
+        self.warn_truncated(n_trunc, len(prompts), "prompts")
         return results
 
     def _complete(self, ids: list[int], max_tokens: int, temperature: float, seed: int, stop: Sequence[str] | None, logprobs: bool) -> Completion:

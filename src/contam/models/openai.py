@@ -28,7 +28,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from contam.errors import ConfigError, ModelError
-from contam.models.base import Completion, Messages, Prompt, TokenScores
+from contam.models.base import Backend, Completion, Messages, Prompt, TokenScores
 from contam.models.chat import check_messages
 from contam.textsafe import redact_url
 
@@ -65,7 +65,7 @@ def _server_message(body: Any) -> str:
     return " ".join(str(body).split())[:300]
 
 
-class OpenAIModel:
+class OpenAIModel(Backend):
     """A model behind an OpenAI-compatible server; implements :class:`contam.models.LanguageModel`.
 
     ``scoring``: ``"auto"`` (use ``echo`` unless the server is known to get it wrong),
@@ -197,11 +197,7 @@ class OpenAIModel:
     # ------------------------------------------------------------------ score
     def score(self, pairs: Sequence[tuple[str, str]], *, vocab_stats: bool = False) -> list[TokenScores]:
         """Log-probs of each continuation via ``echo``; ``vocab_mean``/``vocab_std`` stay ``None``."""
-        for i, (prompt, cont) in enumerate(pairs):
-            if not isinstance(prompt, str) or not isinstance(cont, str):
-                raise ModelError(f"score(): pair {i} must be two strings (prompt, continuation)")
-            if not cont:
-                raise ModelError(f"score(): pair {i} has an empty continuation; there is nothing to score")
+        self.check_pairs(pairs)
         if not self.supports_scoring:
             raise ModelError(
                 f"{self.base_url} cannot score given text (supports_scoring=False): llama-cpp-python's server returns "
@@ -251,14 +247,12 @@ class OpenAIModel:
     ) -> list[list[Completion]]:
         """``n`` completions per prompt; sample ``k`` is its own request with seed ``seed + k``
         (servers differ in how they honour ``n``); greedy asks once and repeats the answer."""
-        if n < 1 or max_new_tokens < 1:
-            raise ModelError(f"generate(): n and max_new_tokens must be >= 1 (got n={n}, max_new_tokens={max_new_tokens})")
+        self.check_generate(n=n, max_new_tokens=max_new_tokens, temperature=temperature)
         if prefill and not self.supports_prefill:
             raise ModelError(f"{self.base_url} cannot prefill an assistant message over the OpenAI API; use a local backend (smollm2, llamacpp:, hf:) or chat_prefill='vllm' for a vLLM server")
         for p in prompts:
             if isinstance(p, str):
-                if not p:
-                    raise ModelError("generate(): empty prompt")
+                self.check_prompt_text(p)
             else:
                 check_messages(p)
         draws = 1 if temperature <= 0 else n

@@ -15,14 +15,13 @@ distributions cheaply, so ``vocab_mean``/``vocab_std`` (Min-K%++) stay ``None`` 
 from __future__ import annotations
 
 import os
-import warnings
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from contam.errors import ModelError
-from contam.models.base import Completion, ContextWindowWarning, Messages, Prompt, TokenScores
+from contam.models.base import Backend, Completion, Messages, Prompt, TokenScores
 from contam.models.chat import check_messages
 from contam.models.embedded import file_identity
 
@@ -42,7 +41,7 @@ def _require_vllm() -> Any:
     return vllm
 
 
-class VLLMModel:
+class VLLMModel(Backend):
     """A model in vLLM's offline engine; implements :class:`contam.models.LanguageModel`."""
 
     backend = "vllm"
@@ -91,12 +90,9 @@ class VLLMModel:
 
     def score(self, pairs: Sequence[tuple[str, str]], *, vocab_stats: bool = False) -> list[TokenScores]:
         tok = self.tokenizer
+        self.check_pairs(pairs)
         rows = []
         for i, (prompt, cont) in enumerate(pairs):
-            if not isinstance(prompt, str) or not isinstance(cont, str):
-                raise ModelError(f"score(): pair {i} must be two strings (prompt, continuation)")
-            if not cont:
-                raise ModelError(f"score(): pair {i} has an empty continuation; there is nothing to score")
             enc = tok(cont, add_special_tokens=False, return_offsets_mapping=True)
             c_ids, offs = list(enc["input_ids"]), [int(a) for a, _ in enc["offset_mapping"]]
             p_ids = (list(tok(prompt, add_special_tokens=False)["input_ids"]) if prompt else []) or [self._start_id]
@@ -110,9 +106,7 @@ class VLLMModel:
                 c_ids, offs = c_ids[over:], offs[over:]
                 dropped = cut_p + over
             rows.append((p_ids, c_ids, offs, dropped))
-        if any(r[3] for r in rows):
-            warnings.warn(f"{sum(1 for r in rows if r[3])} of {len(rows)} texts were longer than the context window "
-                          f"({self.n_ctx} tokens) and were truncated from the left", ContextWindowWarning, stacklevel=2)
+        self.warn_truncated(sum(1 for r in rows if r[3]), len(rows))
         params = self._vllm.SamplingParams(max_tokens=1, temperature=0.0, prompt_logprobs=0)
         outs = self._llm.generate([{"prompt_token_ids": p + c} for p, c, _, _ in rows], params, use_tqdm=False)
         self.calls["score"] += len(rows)
@@ -143,13 +137,13 @@ class VLLMModel:
         prefill: str | None = None,
         logprobs: bool = False,
     ) -> list[list[Completion]]:
-        if n < 1 or max_new_tokens < 1:
-            raise ModelError(f"generate(): n and max_new_tokens must be >= 1 (got n={n}, max_new_tokens={max_new_tokens})")
+        self.check_generate(n=n, max_new_tokens=max_new_tokens, temperature=temperature)
         texts = [p + (prefill or "") if isinstance(p, str) else self.format_chat(p, prefill) for p in prompts]
-        if any(not t for t in texts):
-            raise ModelError("generate(): empty prompt")
+        for t in texts:
+            self.check_prompt_text(t)
         draws = 1 if temperature <= 0 else n
         reqs, params = [], []
+        n_trunc = 0
         for t in texts:
             ids = list(self.tokenizer(t, add_special_tokens=False)["input_ids"])
             room = self.n_ctx - min(max_new_tokens, self.n_ctx - 1)
@@ -157,12 +151,14 @@ class VLLMModel:
                 if self.strict:
                     raise ModelError(f"generate(): prompt has {len(ids)} tokens; only {room} fit with max_new_tokens={max_new_tokens}")
                 ids = ids[len(ids) - room :]
+                n_trunc += 1
             for k in range(draws):
                 reqs.append({"prompt_token_ids": ids})
                 params.append(self._vllm.SamplingParams(
                     max_tokens=min(max_new_tokens, self.n_ctx - 1), temperature=max(temperature, 0.0), top_p=1.0, top_k=-1,
                     seed=seed + k, stop=list(stop) if stop else None, logprobs=0 if logprobs else None,
                 ))
+        self.warn_truncated(n_trunc, len(texts), "prompts")
         outs = self._llm.generate(reqs, params, use_tqdm=False)
         self.calls["generate"] += len(reqs)
         comps = []

@@ -52,6 +52,15 @@ _EXPORTS.update({
     "performance_cliff": "contam.probe.cliff", "load_reference": "contam.probe.reference", "pair_items": "contam.probe.reference",
 })
 
+_EXPORTS.update({
+    "ItemLogProb": "contam.probe.logprob", "min_k_prob": "contam.probe.logprob", "min_k_plus_plus": "contam.probe.logprob",
+    "compare": "contam.probe.swe",
+    "ContaminateConfig": "contam.probe.contaminate", "Contaminator": "contam.probe.contaminate",
+    "ContaminationManifest": "contam.probe.contaminate",
+    "EvalProbesConfig": "contam.probe.evalprobes", "EvalProbes": "contam.probe.evalprobes", "EvalProbesResult": "contam.probe.evalprobes",
+    "extract_answer": "contam.probe.answers", "answers_equal": "contam.probe.answers",
+})
+
 
 @runtime_checkable
 class ProbeResult(Protocol):

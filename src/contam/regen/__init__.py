@@ -6,9 +6,9 @@
 True
 """
 
-from contam.regen.audit import Auditor, AuditReport, AuditRow
+from contam.regen.audit import Auditor, AuditRow, RegenAuditReport
 from contam.regen.generate import Instance, generate, world_state
 from contam.regen.rekey import KeyMap
 from contam.regen.replay import ReplayOracle, run_actions
 
-__all__ = ["AuditReport", "AuditRow", "Auditor", "Instance", "KeyMap", "ReplayOracle", "generate", "run_actions", "world_state"]
+__all__ = ["AuditRow", "Auditor", "Instance", "KeyMap", "RegenAuditReport", "ReplayOracle", "generate", "run_actions", "world_state"]

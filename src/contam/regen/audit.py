@@ -43,7 +43,7 @@ from contam.regen.world import (
     TABLE_CLASS,
     State,
     Template,
-    _dumps,
+    dumps,
     load_tasks,
     load_world,
     loads,
@@ -78,8 +78,10 @@ class AuditRow(Record):
 
 
 @dataclass(frozen=True)
-class AuditReport(Record):
-    """Totals over many audited instances."""
+class RegenAuditReport(Record):
+    """Totals over many audited regenerated τ-bench instances (the ``summary.json`` audit of
+    ``contam regen``). Named apart from :class:`contam.perturb.AuditReport`, the audit counts of a
+    reference-set build."""
 
     n: int
     n_invalid: int
@@ -93,7 +95,7 @@ class AuditReport(Record):
         return self.n_invalid / self.n if self.n else 0.0
 
     @classmethod
-    def of(cls, rows: list[AuditRow]) -> AuditReport:
+    def of(cls, rows: list[AuditRow]) -> RegenAuditReport:
         bad = [r for r in rows if not r.valid]
         fails = Counter(c for r in bad for c in CHECKS if not getattr(r, c))
         return cls(len(rows), len(bad), {c: fails.get(c, 0) for c in CHECKS}, dict(Counter(r.domain for r in rows)),
@@ -250,7 +252,7 @@ class Auditor:
                 problems.append(f"injective: task extension map of {cls} collides")
 
         # coverage of everything the instance carries
-        actions_text = _dumps(inst.actions)
+        actions_text = dumps(inst.actions)
         texts = [inst.instruction, inst.user_id, *inst.outputs, actions_text, *(t for row in inst.goal_delta for t in row),
                  *inst.catalog_patch]  # the patch keys name catalog ids too
         hits = orig.leaks("\n".join(texts))  # one pass; the separator keeps matches inside one text

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from contam.errors import InputError
-from contam.regen.world import Patch, State, _dumps, load_tasks, load_world, loads
+from contam.regen.world import Patch, State, dumps, load_tasks, load_world, loads
 
 _SPEC_DIR = Path(__file__).with_name("specs")
 
@@ -299,7 +299,7 @@ def _first_covering(spec: dict[str, Any], actions: list[dict[str, Any]], state: 
 
 
 def _apply(actions: list[dict[str, Any]], edits: list[dict[str, Any]], state: State) -> list[dict[str, Any]]:
-    out = loads(_dumps(actions))  # a deep copy (JSON data), in C
+    out = loads(dumps(actions))  # a deep copy (JSON data), in C
     deleted: set[int] = set()
     late: list[tuple[Any, Any, dict[str, Any]]] = []
     try:

@@ -15,7 +15,7 @@ from typing import Any
 from contam.errors import ConfigError, ContamError, OutputError
 from contam.outputs import JsonlCheckpoint, atomic_write, dumps_line, ensure_dir, write_json
 from contam.progress import track
-from contam.regen.audit import Auditor, AuditReport, AuditRow
+from contam.regen.audit import Auditor, AuditRow, RegenAuditReport
 from contam.regen.generate import generate_full, world_map
 from contam.regen.replay import ReplayOracle
 from contam.regen.world import DOMAINS, load_tasks
@@ -112,7 +112,7 @@ def run_regen(domains: tuple[str, ...], seeds: list[int], out: str | Path, tasks
                 audit_ck.write(arec)
         wanted = {f"{d}/{i}/{s}" for d, i, s in jobs}
         rows = [AuditRow.from_dict(r) for r in audit_ck.records if r.get("key") in wanted]
-    report = AuditReport.of(rows)
+    report = RegenAuditReport.of(rows)
     summary = {"domains": list(domains), "seeds": [min(seeds), max(seeds)], "n_seeds": len(seeds), **report.to_dict(),
                "invalid_rate": report.invalid_rate, "instances": str(inst_path), "audit": str(out / "audit.jsonl")}
     write_json(out / "summary.json", summary)

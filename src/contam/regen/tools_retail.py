@@ -23,7 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 from contam.regen.calc import evaluate
-from contam.regen.world import State, _dumps
+from contam.regen.world import State, dumps
 
 
 class ToolError(Exception):
@@ -49,7 +49,7 @@ class InvalidArgument(ToolError):
 
 
 def _dump(obj: Any) -> str:
-    return _dumps(obj)
+    return dumps(obj)
 
 
 def lookup(st: State, table: str, key: str, what: str, edit: bool = False) -> dict[str, Any]:

@@ -17,7 +17,12 @@ from scipy import stats as sps
 from contam.stats.results import Interval
 
 
-def _z(confidence: float) -> float:
+def z_quantile(confidence: float) -> float:
+    """The two-sided standard-normal quantile of a confidence level (1.96 at 0.95).
+
+    >>> round(z_quantile(0.95), 3)
+    1.96
+    """
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
     return float(sps.norm.ppf(0.5 + confidence / 2.0))
@@ -35,7 +40,7 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> Interva
         return Interval(float("nan"), float("nan"), float("nan"), confidence, "wilson")
     if not 0 <= successes <= n:
         raise ValueError(f"successes must be in [0, n={n}], got {successes}")
-    z = _z(confidence)
+    z = z_quantile(confidence)
     p = successes / n
     denom = 1.0 + z * z / n
     center = (p + z * z / (2 * n)) / denom
@@ -108,12 +113,12 @@ def bootstrap_interval(
     est = float(statistic(x))
     if x.size < 2 or np.all(x == x[0]):
         return Interval(est, est, est, confidence, f"bootstrap-{method}")
-    res = _scipy_bootstrap(x, statistic, confidence, n_resamples, method, seed, "two-sided")
+    res = scipy_bootstrap(x, statistic, confidence, n_resamples, method, seed, "two-sided")
     low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
     return Interval(est, low, high, confidence, f"bootstrap-{method}")
 
 
-def _scipy_bootstrap(
+def scipy_bootstrap(
     x: np.ndarray,
     statistic: Callable[..., float],
     confidence: float,

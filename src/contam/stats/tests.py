@@ -18,7 +18,7 @@ from collections.abc import Sequence
 import numpy as np
 from scipy import stats as sps
 
-from contam.stats.intervals import _scipy_bootstrap, _z, newcombe_paired_interval, newcombe_unpaired_interval
+from contam.stats.intervals import newcombe_paired_interval, newcombe_unpaired_interval, scipy_bootstrap, z_quantile
 from contam.stats.results import Interval, TestResult, check_alternative
 
 ArrayLike = Sequence[float] | np.ndarray
@@ -124,7 +124,7 @@ def paired_bootstrap(
         low = high = obs
         se = 0.0
     else:
-        res = _scipy_bootstrap(d, np.mean, confidence, n_resamples, "percentile", seed, "two-sided")
+        res = scipy_bootstrap(d, np.mean, confidence, n_resamples, "percentile", seed, "two-sided")
         dist = np.asarray(res.bootstrap_distribution, dtype=float)
         low, high, se = float(res.confidence_interval.low), float(res.confidence_interval.high), float(res.standard_error)
     null = dist - dist.mean()
@@ -214,7 +214,7 @@ def wilcoxon_signed_rank(first: ArrayLike, second: ArrayLike, alternative: str =
     # Distribution-free CI of the shift: order statistics of the Walsh averages at the
     # signed-rank critical value (normal approximation of the rank-sum quantile).
     m = walsh.size
-    k = int(max(0, math.floor(m / 2 - _z(confidence) * math.sqrt(n * (n + 1) * (2 * n + 1) / 24))))
+    k = int(max(0, math.floor(m / 2 - z_quantile(confidence) * math.sqrt(n * (n + 1) * (2 * n + 1) / 24))))
     ws = np.sort(walsh)
     ci = Interval(hl, float(ws[k]), float(ws[m - 1 - k]), confidence, "walsh") if k < m else None
     return TestResult(
@@ -300,7 +300,7 @@ def mann_whitney(x: ArrayLike, y: ArrayLike, alternative: str = "greater", confi
         return TestResult("Mann-Whitney U", float("nan"), float("nan"), float("nan"), int(a.size + b.size), alternative)
     res = sps.mannwhitneyu(a, b, alternative=alternative)  # type: ignore[arg-type]
     auc, se = auc_delong(a, b)
-    z = _z(confidence)
+    z = z_quantile(confidence)
     return TestResult(
         method="Mann-Whitney U",
         statistic=float(res.statistic),
