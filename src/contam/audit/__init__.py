@@ -43,7 +43,7 @@ def build_outputs(run: Path, seconds: dict[str, float] | None = None) -> AuditVe
     import json
 
     from contam.audit.plots import figures
-    from contam.audit.report import render_html, render_summary, sections_html, write_text
+    from contam.audit.report import plain, render_html, render_summary, sections_html, write_text
     from contam.audit.runner import CONFIG, STATE, slug
     from contam.outputs import write_json
 
@@ -68,11 +68,13 @@ def build_outputs(run: Path, seconds: dict[str, float] | None = None) -> AuditVe
             if (run / slug(b) / name / "summary.json").exists():
                 steps.append(run / slug(b) / name)
     detail, built = sections_html(steps)
-    write_text(run / "report.html", render_html(verdict, figs, notes, detail, run))
+    # Control characters (terminal escapes, bidi overrides) are dropped from the whole page, the
+    # step sections included: escaped HTML still carries them to anyone who cats the file.
+    write_text(run / "report.html", plain(render_html(verdict, figs, notes, detail, run)))
     if built is not None:
         from contam.report.build import render
 
         md = render(built[0], "md", built[1])
-        write_text(run / "report.md", render_summary(verdict, str(run / "report.html"), figs) + "\n---\n\n" + md)
+        write_text(run / "report.md", plain(render_summary(verdict, str(run / "report.html"), figs) + "\n---\n\n" + md))
     write_text(run / "summary.md", render_summary(verdict, str(run / "report.html"), figs))
     return verdict

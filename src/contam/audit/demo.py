@@ -36,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"{sum(t['kind'] == 'rephrasing' for t in truth)} GPT-4 rephrasings (DCQ) and {sum(t['kind'] == 'verbatim' for t in truth)} "
                   f"verbatim copies of benchmark items injected (ground truth: {out / 'injections.jsonl'})", markup=False)
     cmd = ["audit", "-b", str(bench), "--dataset", str(out / "dataset.jsonl"), "--model", args.model, "--limit", str(args.limit),
-           "--variants", "2", "--max-cot-tokens", "128", "--out", str(out / "audit"), "--title", "contam demo audit"]
+           "--variants", "1", "--max-cot-tokens", "96", "--probes", "zerocot,minkprob", "--out", str(out / "audit"), "--title", "contam demo audit"]
     console.print("$ contam " + " ".join(cmd), style="dim", markup=False)
     t0 = time.perf_counter()
     rc = contam(cmd)
