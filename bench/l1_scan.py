@@ -35,10 +35,11 @@ from pathlib import Path
 
 from contam.data import Document, load_benchmark
 from contam.data.webtext import inject, paragraphs
+from contam.scan.chunks import Block
 from contam.scan.exact import item_parts
-from contam.scan.job import _init_worker, _work
 from contam.scan.ngram import NGramConfig, NGramScanner
 from contam.scan.prefilter import keep_freed_memory
+from contam.scan.worker import init_worker, work
 
 BENCHMARKS = ["gsm8k", "humaneval", "mmlu"]
 
@@ -191,7 +192,7 @@ def main() -> int:
     items = [it for b in BENCHMARKS for it in load_benchmark(b)]
     scanner = NGramScanner(NGramConfig()).fit(items)
     keep_freed_memory()  # as the scan job's workers do
-    _init_worker(scanner, "text", None, False, False, str(corpus))
+    ctx = init_worker(scanner, "text", None, False, False, str(corpus))
     blocks = [b"".join(raw_lines[i : i + 2000]) for i in range(0, len(raw_lines), 2000)]
     docs = [json.loads(raw)["text"] for raw in raw_lines]
     slice_mb = sum(len(d.encode("utf-8")) for d in docs) / 1e6
@@ -207,7 +208,7 @@ def main() -> int:
     # Untimed warm-up: the compiled kernels load once per process (the full runs above pay it),
     # which is no part of the throughput on the slice.
     scanner.scan_batch(batches[0][:50])
-    _work(("block", 1, b"".join(raw_lines[:50])))
+    work(ctx, Block(1, b"".join(raw_lines[:50])))
     t = {"parse": [], "base": [], "build": [], "ours": [], "job": []}
     for _ in range(args.repeat):
         t0 = time.process_time()
@@ -221,7 +222,7 @@ def main() -> int:
         t["ours"].append(time.process_time() - t0)
         # The same slice from its raw JSONL lines through the scan job's worker (check, prefilter, score).
         t0 = time.process_time()
-        job_flagged = sum(len(_work(("block", 1, b))[0]) for b in blocks)
+        job_flagged = sum(len(work(ctx, Block(1, b)).results) for b in blocks)
         t["job"].append(time.process_time() - t0)
     base_rate = slice_mb / med(t["base"])
     base_json_rate = raw_mb / med([a + b for a, b in zip(t["parse"], t["base"], strict=True)])

@@ -83,20 +83,23 @@ def test_a_dead_worker_is_a_clear_error(items, tmp_path) -> None:
     import os
     import signal
 
-    from contam.errors import ContamError
-    from contam.scan.job import WorkerDied, _Workers
+    from contam.errors import ContamError, WorkerDied
+    from contam.pool import OrderedPool
+    from contam.scan import job
+    from contam.scan.chunks import ByteRange
     from contam.scan.ngram import NGramScanner
+    from contam.scan.worker import init_worker, work
 
     corpus = tmp_path / "c.jsonl"
     corpus.write_text(json.dumps({"text": "hello"}) + "\n", encoding="utf-8")
-    workers = _Workers(2, (NGramScanner().fit(items), "text", None, False, False, str(corpus)))
+    workers = OrderedPool(2, init_worker, work, (NGramScanner().fit(items), "text", None, False, False, str(corpus)))
     try:
-        assert workers.submit(("range", None, (0, corpus.stat().st_size))).get()[2]["documents"] == 1
+        assert workers.submit(ByteRange(0, corpus.stat().st_size)).get().counts["documents"] == 1
         os.kill(workers.procs[1].pid, signal.SIGKILL)
         workers.procs[1].join()
         with pytest.raises(ContamError, match=r"worker process died.*resume"):
-            workers.submit(("range", None, (0, corpus.stat().st_size))).get()
-        assert issubclass(WorkerDied, ContamError)
+            workers.submit(ByteRange(0, corpus.stat().st_size)).get()
+        assert issubclass(WorkerDied, ContamError) and job.WorkerDied is WorkerDied  # still importable from the job
     finally:
         workers.close()
 
@@ -178,7 +181,7 @@ def test_checked_blocks_parse_only_the_lines_the_scorer_needs(items, tmp_path, m
     """Blocks whose every line the compiled check passes (nested metadata, raw UTF-8, blank
     lines) are not parsed whole: only candidate and odd lines reach the JSON parser, and the
     flags are those of the exact scorer on every document."""
-    import contam.scan.job as job
+    import contam.data.fastjsonl as fastjsonl
 
     docs, truth = build_corpus(800, seed=5, items=load_benchmark("gsm8k")[:10] + load_benchmark("mmlu")[:10])
     lines = []
@@ -190,8 +193,8 @@ def test_checked_blocks_parse_only_the_lines_the_scorer_needs(items, tmp_path, m
     corpus = tmp_path / "c.jsonl"
     corpus.write_text("\n".join(lines) + "\n", encoding="utf-8")
     parsed = []
-    real_loads = job._fast_loads
-    monkeypatch.setattr(job, "_fast_loads", lambda b: parsed.append(len(b)) or real_loads(b))
+    real_loads = fastjsonl._fast_loads
+    monkeypatch.setattr(fastjsonl, "_fast_loads", lambda b: parsed.append(len(b)) or real_loads(b))
     cfg = NGramConfig(batch_bytes=64 << 10)
     fast = run_scan(corpus, items, tmp_path / "fast", config=cfg)
     assert 0 < sum(parsed) < corpus.stat().st_size / 10  # candidate lines only, not whole blocks

@@ -67,3 +67,11 @@ class ModelError(ContamError):
 
 class OutputError(ContamError):
     """An output could not be written (unwritable folder, disk full, ...)."""
+
+
+class WorkerDied(ContamError):
+    """A worker process died (killed, or out of memory). Not the input's fault: a scan keeps
+    its checkpoint, and running the same scan again resumes from it."""
+
+    def __init__(self) -> None:
+        super().__init__("a scan worker process died (killed, or out of memory?); run the same scan again to resume from its last checkpoint")

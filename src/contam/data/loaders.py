@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import IO, Any, ClassVar
 
 from contam.data.items import Document, Item
+from contam.data.messages import BAD_RECORD, text_field_error
 from contam.errors import ConfigError, InputError
 
 #: Largest accepted single record; beyond it the input is almost certainly not a corpus line.
@@ -43,6 +44,14 @@ class BadInputStats:
 
     def to_dict(self) -> dict[str, Any]:
         return {"skipped": self.skipped, "reasons": dict(self.reasons), "examples": list(self.examples)}
+
+
+class _BadLine(Exception):
+    """A bad line found while reading, with its reason key (caught in the same reader)."""
+
+    def __init__(self, err: InputError, reason: str) -> None:
+        super().__init__(str(err))
+        self.err, self.reason = err, reason
 
 
 def _open_binary(path: Path) -> IO[bytes]:
@@ -116,23 +125,23 @@ def _iter_jsonl(p: Path, skip_bad: bool, stats: BadInputStats | None) -> Iterato
                     continue
                 try:
                     if len(raw) > MAX_RECORD_BYTES:
-                        raise InputError(f"record is {len(raw) / 1e6:.0f} MB, over the {MAX_RECORD_BYTES // 2**20} MiB limit", path=p, line=lineno)
+                        raise _BadLine(*BAD_RECORD["too_large"].error(p, lineno, mb=len(raw) / 1e6, limit_mib=MAX_RECORD_BYTES // 2**20))
                     try:
                         text = raw.decode("utf-8")
                     except UnicodeDecodeError as e:
-                        raise InputError(f"not valid UTF-8 (byte {e.start})", path=p, line=lineno) from None
+                        raise _BadLine(*BAD_RECORD["not_utf8"].error(p, lineno, start=e.start)) from None
                     try:
                         rec = json.loads(text)
                     except json.JSONDecodeError as e:
-                        raise InputError(f"not valid JSON ({e.msg} at column {e.colno})", path=p, line=lineno) from None
+                        raise _BadLine(*BAD_RECORD["not_json"].error(p, lineno, msg=e.msg, colno=e.colno)) from None
                     if not isinstance(rec, dict):
-                        raise InputError(f"expected a JSON object, found {type(rec).__name__}", path=p, line=lineno)
-                except InputError as err:
+                        raise _BadLine(*BAD_RECORD["not_object"].error(p, lineno, kind=type(rec).__name__))
+                except _BadLine as bad:
                     if skip_bad:
                         if stats is not None:
-                            stats.add(err, err.message.split(" (")[0])
+                            stats.add(bad.err, bad.reason)
                         continue
-                    raise
+                    raise bad.err from None
                 yield lineno, rec
         except (OSError, EOFError) as e:
             raise InputError(f"cannot read (corrupt or truncated compressed file?): {e}", path=p) from None
@@ -246,11 +255,10 @@ def read_documents(
     for lineno, rec in iter_records(path, skip_bad=skip_bad, stats=stats):
         text = _get(rec, text_field)
         if not isinstance(text, str):
-            found = "missing" if text is None else f"{type(text).__name__}, expected a string"
-            err = InputError(f"text field is {found}", path=src, line=lineno, field=text_field)
+            err, reason = text_field_error(src, lineno, text_field, text)
             if skip_bad:
                 if stats is not None:
-                    stats.add(err, f"missing field {text_field!r}" if text is None else f"non-string field {text_field!r}")
+                    stats.add(err, reason)
                 continue
             raise err
         key = _get(rec, id_field) if id_field else rec.get("id")
