@@ -119,6 +119,8 @@ def scan(
     Example: contam scan --benchmark gsm8k --benchmark humaneval --corpus corpus.jsonl --out runs/scan1
 
     Example: contam scan -b gsm8k --corpus synth.jsonl --out runs/s2 --levels all --thresholds calib/thresholds.json
+
+    Example: contam scan -b gsm8k --corpus sft_chat.jsonl --out runs/s3 --roles user --levels all --judge smollm2
     """
     from contam.scan.records import scan_records
 
