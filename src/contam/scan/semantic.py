@@ -75,7 +75,7 @@ class SemanticDefaults:
 #: with ``contam eval-detectors --embedder SPEC`` and pass ``--thresholds``).
 EMBEDDER_DEFAULTS: dict[str, SemanticDefaults] = {
     "minilm": SemanticDefaults(threshold=0.86, rescue_threshold=0.6, rescue_overlap=0.8, rescue_words=0.5),
-    "static": SemanticDefaults(threshold=0.93, rescue_threshold=0.85, rescue_overlap=0.8, rescue_words=0.5),
+    "static": SemanticDefaults(threshold=0.99, rescue_threshold=0.66, rescue_overlap=0.8, rescue_words=0.45),
 }
 
 
