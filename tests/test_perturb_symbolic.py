@@ -127,7 +127,7 @@ def test_same_value_mentions_move_together() -> None:
 
 def test_reference_set_api(test_items: list[Item]) -> None:
     ref = make_reference_set(test_items[:30], variants=2, seed=0)
-    assert len(ref) >= 40
+    assert len(ref) >= 30  # issue 16: ambiguous numbers are frozen or rejected, so fewer items yield variants
     for v in ref:
         assert v.kind == "symbolic" and v.answer != v.original_answer and len(v.audit_hash) == 64
     again = make_reference_set(test_items[:30], variants=2, seed=0)

@@ -167,7 +167,7 @@ NATURE_NOUNS = (
     "player",
 )
 _DEFINITE = re.compile(
-    r"(?:\b(?:the|all|these|those|both|each\s+of\s+the|any\s+of\s+the|of\s+the|among\s+the|for\s+the|by\s+the|across\s+the|between\s+the)\s+)$",
+    r"(?:\b(?:the|all|these|those|both|each\s+of\s+the|any\s+of\s+the|of\s+the|among\s+the|for\s+the|by\s+the|across\s+the|between\s+the)\s+(?:other\s+|remaining\s+|last\s+)?)$",
     re.IGNORECASE,
 )
 _BILL = re.compile(r"^\s*[- ]?(?:dollar\s+)?(?:bills?|notes?|coins?)\b", re.IGNORECASE)
@@ -312,6 +312,11 @@ def constant_values(question: str, solution: str, *, world: bool = True) -> set[
         vals.add(2)
     if re.search(r"\bone of each\b|\bof each (?:kind|flavou?r|color|colour|type)\b", low):
         vals.update((2, 3))  # "one of each" of the kinds just listed ("vanilla or chocolate"): a count the story fixed
+    # A stated period holds a known number of smaller units: "two weeks" is 14 days, "3 hours" 180 minutes.
+    for m in re.finditer(r"\b(\d+|" + "|".join(UNITS) + r")[- ](week|year|hour|day|minute|dozen)s?\b", low):
+        k = int(m.group(1)) if m.group(1).isdigit() else UNITS[m.group(1)]
+        per = {"week": (7,), "year": (12, 52, 365), "hour": (60,), "day": (24,), "minute": (60,), "dozen": (12,)}[m.group(2)]
+        vals.update(k * p for p in per)
     if not world:
         return vals
     both = (question + " " + solution).lower()

@@ -98,6 +98,17 @@ def _lift(item: Item, cfg: SymbolicConfig) -> Template:
     group_scales = {v: sorted({Fraction(s) for i in groups[v] for s in mentions[i].scales}) for v in group_values}
     frozen_values = {Fraction(m.value) * Fraction(s) for m in mentions if not m.perturbable for s in m.scales}
 
+    body = solution.rsplit("####", 1)[0]
+    for hm in _HIDDEN.finditer(body):
+        a, b, c = (_number(hm.group(k)) for k in (1, 3, 4))
+        op = hm.group(2)
+        if (op == "+" and a + b == c) or (op in "*x×" and a * b == c) or (op in "-−" and a - b == c):
+            # "2 hours + 1 hour for a total of 3 hours": a computation outside the annotations that a
+            # later literal may read; the program would read a question number in its place.
+            raise Rejected("hidden_computation", f"{hm.group(0).strip()!r} is computed in the prose without an annotation")
+    if _COMPARE_Q.search(question) or _COMPARE_S.search(re.sub(r"<<[^<>]*>>", " ", body)):
+        # "maximize profit ... since $52 > $78": a choice the program does not make again on new numbers.
+        raise Rejected("comparison", "the answer depends on a comparison the program does not carry")
     if _ALGEBRA.search(solution.rsplit("####", 1)[0]):
         # "Let x be ...", "2*x + x = 45": the solution reasons with an unknown the program cannot follow.
         raise Rejected("algebra_in_solution", "the solution solves for an unknown outside the annotations")
@@ -207,6 +218,12 @@ def _lift(item: Item, cfg: SymbolicConfig) -> Template:
     constraints += [c for c in guard_constraints if c.target in moving_ids]
     constraints += _answer_bounds(question, mentions, slots, answer, answer_step)
     constraints += _budget_bounds(question, mentions, slots, results)
+    # Ages stay human (at most 100 where the original's were) and angles stay angles (at most 90
+    # degrees from the ground): "Bill saw the comet at 200", "227 degrees from the ground".
+    low_q = question.lower()
+    for cap, on in ((100, "years old" in low_q or "how old" in low_q or "age" in low_q), (90, "degree" in low_q and "angle" in low_q)):
+        if on:
+            constraints += [Constraint("stmax", str(j), str(cap)) for j, r in enumerate(results) if 0 < r <= cap]
     if not any(s.role == "free" for s in slots):
         raise Rejected("nothing_to_perturb", "no question number the program reads can be changed")
     prose = _prose(solution, steps, slots, group_values, group_scales, gid, results, frozen_values | set(constants), cfg)
@@ -341,6 +358,13 @@ def _same_unit(question: str, solution: str, mentions: list[Mention], slot: Slot
     return bool(unit) and unit in nouns
 
 
+_HIDDEN = re.compile(
+    r"(?<![\w.,/])(\d+(?:\.\d+)?)\s*(?:[a-z]+\s*){0,2}([-+*x×−])\s*(\d+(?:\.\d+)?)\s*(?:[a-z]+\s*){0,2}"
+    r"(?:for|is|makes|gives|equals|totals?|to\s+get|which\s+is)\s+(?:a\s+total\s+of\s+|an?\s+|of\s+)?\$?(\d+(?:\.\d+)?)(?![\d<])"
+)
+_COMPARE_Q = re.compile(r"\b(?:maximi[sz]e|minimi[sz]e|whichever|which\s+(?:one|option|plan|offer|deal|is\s+(?:cheaper|better|more|less))|better\s+(?:deal|option|choice|offer)|choice\s+of\s+purchase)\b",
+                        re.IGNORECASE)
+_COMPARE_S = re.compile(r"\d\s*[<>]\s*\$?\d|\bis\s+(?:greater|bigger|larger|smaller|less|more)\s+than\s+\$?\d", re.IGNORECASE)
 _ALGEBRA = re.compile(r"\b[Ll]et\s+[a-zA-Z]\b|\b\d+\s*\*?\s*[a-zA-Z]\s*[-+=]|[-+=]\s*\d*\s*\*?\s*[xyXY]\b|\b[xyXY]\s*=")
 
 
@@ -368,7 +392,7 @@ def _check_unused_totals(mentions: list[Mention], slots: list[Slot]) -> None:
     ("8 customers: the first 3 ..., the next 2 ..., the last 3 ..."): moving the parts would
     leave the stated total contradicting them."""
     role = {i: s.role for s in slots for i in s.mentions}
-    unused = {i for s in slots if s.role == "frozen" and s.source == "unused" for i in s.mentions}
+    unused = {i for s in slots if s.role == "frozen" and (s.source == "unused" or s.source.startswith("guard:")) for i in s.mentions}
     parts = [(i, Fraction(m.value)) for i, m in enumerate(mentions) if m.kind in _NUMERIC and i not in unused]
     if not unused or not any(role.get(i) in ("free", "derived") for i, _ in parts):
         return
@@ -461,7 +485,9 @@ def _resolve_slots(
         decimals = max(_decimals(mentions[i].text) for i in idx)
         used = sid in bound or sid in slot_links or sid in derived_from_step or any(t[0] == sid for t in step_ties)
         if sid in frozen or not used:
-            slots.append(Slot(sid, str(v), kind, tuple(idx), "frozen", "constant" if sid in frozen else "unused", "1", decimals))
+            # A number the program never reads stays "unused" even when a guard froze it too: the checks
+            # for unused numbers (restated in the solution, a total of moving parts) must still see it.
+            slots.append(Slot(sid, str(v), kind, tuple(idx), "frozen", "constant" if used else "unused", "1", decimals))
         elif sid in slot_links:
             root, ratio = slot_links[sid]
             slots.append(Slot(sid, str(v), kind, tuple(idx), "derived", f"slot:{root}", str(ratio), decimals))
