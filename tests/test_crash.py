@@ -86,6 +86,39 @@ def assert_all_gone(pids: list[int], within: float = 10.0) -> None:
     assert not left, f"processes left behind after kill -9: {left}"
 
 
+# ---------------------------------------------------------------- the worker pool
+_POOL = r"""
+import sys, time
+from contam.pool import OrderedPool
+
+def init():
+    return None
+
+def work(_, seconds):
+    time.sleep(seconds)  # busy in a task when the parent dies
+    return seconds
+
+pool = OrderedPool(2, init, work)
+pool.submit(0.0).get()
+pool.submit(0.0).get()
+pool.submit(600.0)
+print(" ".join(str(p.pid) for p in pool.procs), flush=True)
+time.sleep(600)
+"""
+
+
+def test_pool_workers_die_with_a_killed_parent() -> None:
+    """kill -9 of the parent (no cleanup runs): idle and busy workers alike are gone at once."""
+    proc = subprocess.Popen([sys.executable, "-c", _POOL], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    assert proc.stdout is not None
+    pids = [int(x) for x in proc.stdout.readline().split()]
+    assert len(pids) == 2 and all(alive(p) for p in pids)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert_all_gone(pids, within=3.0)
+    assert proc.stderr is not None and "Traceback" not in proc.stderr.read()
+
+
 # ---------------------------------------------------------------- parallel scan
 @pytest.fixture(scope="module")
 def big_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:

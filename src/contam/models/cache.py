@@ -57,7 +57,7 @@ class ResponseCache:
     def __init__(self, path: str | os.PathLike[str], timeout: float = 60.0) -> None:
         self.path = Path(path).expanduser()
         if self.path.is_dir():
-            raise ConfigError(f"response cache {self.path} is a folder; name a file (CONTAM_CACHE or --cache)")
+            raise ConfigError(f"cannot open the response cache {self.path}: it is a folder; name a file (CONTAM_CACHE or --cache)")
         deadline = time.monotonic() + timeout
         while True:
             try:
