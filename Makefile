@@ -30,14 +30,14 @@ demo: $(VENV)/.installed
 	$(VENV)/bin/contam demo --out demo-out
 
 test: $(VENV)/.installed
-	$(VENV)/bin/ruff check src tests bench
+	$(VENV)/bin/ruff check src tests bench tools conftest.py
 	$(PY) -m pytest -q --durations=10
 
 test-slow: $(VENV)/.installed
 	$(PY) -m pytest -q -m slow
 
 lint: $(VENV)/.installed
-	$(VENV)/bin/ruff check src tests bench
+	$(VENV)/bin/ruff check src tests bench tools conftest.py
 
 # Static types (pyright, standard mode; settings in pyproject.toml).
 typecheck: $(VENV)/.installed
