@@ -45,14 +45,14 @@ chromium:
 	    echo "could not install chromium: the browser test will be skipped"; fi; }
 
 test: $(VENV)/.installed chromium
-	$(VENV)/bin/ruff check src tests bench
+	$(VENV)/bin/ruff check src tests bench tools conftest.py
 	$(PY) -m pytest -q --durations=10
 
 test-slow: $(VENV)/.installed
 	$(PY) -m pytest -q -m slow
 
 lint: $(VENV)/.installed
-	$(VENV)/bin/ruff check src tests bench
+	$(VENV)/bin/ruff check src tests bench tools conftest.py
 
 # Static types (pyright, standard mode; settings in pyproject.toml).
 typecheck: $(VENV)/.installed

@@ -58,8 +58,9 @@ def _to_plain(value: Any) -> Any:
         return {str(k): _to_plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_to_plain(v) for v in value]
-    if hasattr(value, "item") and callable(value.item):  # numpy scalars
-        return value.item()
+    item = getattr(value, "item", None)
+    if callable(item):  # numpy scalars
+        return item()
     return value
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import cast
 
 from scipy import optimize
 from scipy import stats as sps
@@ -65,7 +66,8 @@ def mde_unpaired(n: float, baseline: float = 0.5, alpha: float = 0.05, power: fl
     hi = 1 - baseline
     if hi <= 0 or power_unpaired(n, hi, baseline, alpha, two_sided, method) < power:
         return float("nan")  # not detectable at any gap
-    return float(optimize.brentq(lambda d: power_unpaired(n, d, baseline, alpha, two_sided, method) - power, 1e-9, hi))
+    # brentq returns the root alone unless full_output=True (its stub also admits the tuple)
+    return float(cast(float, optimize.brentq(lambda d: power_unpaired(n, d, baseline, alpha, two_sided, method) - power, 1e-9, hi)))
 
 
 def n_unpaired(delta: float, baseline: float = 0.5, alpha: float = 0.05, power: float = 0.8, two_sided: bool = True,
@@ -101,7 +103,7 @@ def mde_paired(n: float, discordance: float, alpha: float = 0.05, power: float =
     _check(alpha, power)
     if power_paired(n, discordance, discordance, alpha, two_sided) < power:
         return float("nan")
-    return float(optimize.brentq(lambda d: power_paired(n, d, discordance, alpha, two_sided) - power, 1e-9, discordance))
+    return float(cast(float, optimize.brentq(lambda d: power_paired(n, d, discordance, alpha, two_sided) - power, 1e-9, discordance)))
 
 
 def n_paired(delta: float, discordance: float, alpha: float = 0.05, power: float = 0.8, two_sided: bool = True) -> int:
