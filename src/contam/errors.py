@@ -75,3 +75,10 @@ class WorkerDied(ContamError):
 
     def __init__(self) -> None:
         super().__init__("a scan worker process died (killed, or out of memory?); run the same scan again to resume from its last checkpoint")
+
+
+class CheckFailed(ContamError):
+    """A check the user asked for failed: the flag rate is over ``--fail-above``, or ``contam
+    verify`` found a difference. Exit code 1, distinct from 2 (bad input or settings)."""
+
+    exit_code = 1

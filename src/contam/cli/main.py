@@ -35,6 +35,7 @@ app = typer.Typer(
 # Modules that add commands; each defines ``register(app)``. Order sets the help listing.
 COMMAND_MODULES = (
     "contam.cli.scan",
+    "contam.cli.shards",
     "contam.cli.audit",
     "contam.cli.models",
     "contam.cli.perturb",

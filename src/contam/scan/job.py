@@ -119,6 +119,7 @@ def run_scan(
     checkpoint_s: float = 2.0,
     thresholds: Any = None,
     embedder: str = "minilm",
+    scanner: NGramScanner | None = None,
 ) -> dict[str, Any]:
     """Scan ``corpus`` against ``benchmarks`` (names/paths, or items) and write ``out``; returns the summary.
 
@@ -126,6 +127,8 @@ def run_scan(
     interruption and it continues from the last checkpoint. ``thresholds`` (a
     :class:`contam.scan.hierarchy.Thresholds`, e.g. from ``Thresholds.load("thresholds.json", "gsm8k")``)
     replaces the paper's per-level defaults; ``embedder`` is the semantic level's embedder spec.
+    ``scanner``: an :class:`NGramScanner` already fitted on ``benchmarks`` with ``config`` (a
+    sharded run fits the index once for all its shards).
     """
     config = config or NGramConfig()
     if thresholds is not None:
@@ -153,7 +156,8 @@ def run_scan(
         with open(partial, "ab" if resumed is not None else "wb") as fh:
             chunks: Iterator[tuple[list[DocResult], int, int]]
             if levels == ("token",):
-                chunks = _token_scan(corpus, items, config, text_field, id_field, skip_bad, keep_all, workers, stats, counts, state.next_line, state.next_offset)
+                chunks = _token_scan(corpus, items, config, text_field, id_field, skip_bad, keep_all, workers, stats, counts, state.next_line, state.next_offset,
+                                     scanner=scanner)
             else:
                 chunks = (([r], 0, 0) for r in _hierarchy_scan(corpus, items, levels, config, text_field, id_field, skip_bad, keep_all, stats, counts,
                                                                thresholds=thresholds, embedder_spec=embedder))
@@ -179,7 +183,18 @@ def run_scan(
     os.replace(partial, out_dir / "flags.jsonl")
     state_path.unlink(missing_ok=True)
     wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0 + counts.pop("worker_cpu_ms", 0) / 1000
-    summary = {
+    summary = build_summary(corpus, items, levels, config, thresholds, embedder, keep_all, state, wall, cpu)
+    write_json(out_dir / "summary.json", summary)
+    return summary
+
+
+def build_summary(
+    corpus: str | os.PathLike[str], items: list[Item], levels: tuple[str, ...], config: NGramConfig, thresholds: Any, embedder: str,
+    keep_all: bool, state: RunState, wall: float, cpu: float,
+) -> dict[str, Any]:
+    """The ``summary.json`` of a scan from its tallies (``state``), wall and CPU seconds."""
+    counts, stats = state.counts, state.bad
+    return {
         "schema": 1,
         "corpus": str(corpus),
         "benchmarks": sorted({i.benchmark for i in items}),
@@ -206,8 +221,6 @@ def run_scan(
         "resumed_at_line": counts["resumed_at_line"] or None,
         "outputs": {"flags": "flags.jsonl", "all_documents": keep_all},
     }
-    write_json(out_dir / "summary.json", summary)
-    return summary
 
 
 def _run_key(corpus: str | os.PathLike[str], items: list[Item], config: NGramConfig, levels: tuple[str, ...], *rest: object) -> dict[str, Any]:
@@ -251,10 +264,12 @@ def _check_levels(levels: tuple[str, ...]) -> tuple[str, ...]:
 def _token_scan(
     corpus: str | os.PathLike[str], items: list[Item], config: NGramConfig, text_field: str, id_field: str | None,
     skip_bad: bool, keep_all: bool, workers: int, stats: BadInputStats, counts: Counter[str], start_line: int = 1, start_offset: int = 0,
+    scanner: NGramScanner | None = None,
 ) -> Iterator[tuple[list[DocResult], int, int]]:
     """Results chunk by chunk, in corpus order, with where the next chunk starts (for checkpoints)."""
     cpu0 = time.process_time()
-    scanner = NGramScanner(config).fit(items)
+    if scanner is None:
+        scanner = NGramScanner(config).fit(items)
     keep_freed_memory()  # the reader's 2 MB blocks too
     src = str(corpus)
     size = os.path.getsize(src) if os.path.isfile(src) else 0
