@@ -145,3 +145,10 @@ def reading(path: str | PathLike[str] | None, *, line: int | None = None, field:
     except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError, ZeroDivisionError) as e:
         detail = str(e) if not isinstance(e, KeyError) else f"missing {e}"
         raise InputError(f"{what} ({type(e).__name__}: {detail[:200]})", path=path, line=line, field=field) from None
+
+
+class CheckFailed(ContamError):
+    """A check the user asked for failed: the flag rate is over ``--fail-above``, or ``contam
+    verify`` found a difference. Exit code 1, distinct from 2 (bad input or settings)."""
+
+    exit_code = 1

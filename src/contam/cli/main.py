@@ -35,6 +35,7 @@ app = typer.Typer(
 COMMAND_MODULES = (
     "contam.cli.scan",
     "contam.cli.audit_run",
+    "contam.cli.shards",
     "contam.cli.audit",
     "contam.cli.models",
     "contam.cli.perturb",

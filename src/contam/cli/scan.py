@@ -45,6 +45,19 @@ def _roles(roles: str | None) -> tuple[str, ...] | None:
     return parse_roles(roles)
 
 
+CorpusOpt = Annotated[
+    list[str],
+    typer.Option("--corpus", "-c", help="Corpus: a file (JSONL .gz/.zst, JSON, CSV, Parquet, a datasets folder), or shards: a folder, a glob, "
+                 "fsspec URLs; repeat for several. Shards get one output shard each under OUT/shards/."),
+]
+ShardIndexOpt = Annotated[int, typer.Option("--shard-index", help="This task's index among --num-shards (a stable hash of each shard's name picks its task).")]
+NumShardsOpt = Annotated[int, typer.Option("--num-shards", help="Tasks the input shards are split over (a Slurm array, a Kubernetes indexed job, hosts).")]
+OnBadShardOpt = Annotated[str, typer.Option("--on-bad-shard", help="fail: stop on a corrupt or bad shard (exit 2); skip: name it in the summary and go on.")]
+EngineOpt = Annotated[str, typer.Option("--engine", help="local (processes on this machine) or ray (Ray Data; pip install 'contam[ray]'); same flags either way.")]
+RayAddressOpt = Annotated[str, typer.Option("--ray-address", help="With --engine ray: auto (the cluster this machine is in, else a local one), local, or ray://HOST:PORT.")]
+FailAboveOpt = Annotated[float | None, typer.Option("--fail-above", help="Exit 1 (after writing every output) when the flag rate exceeds RATE, e.g. 0.001: a CI gate.")]
+
+
 def _thresholds(path: Path | None, benchmark: list[str], threshold: float | None):  # type: ignore[no-untyped-def]
     """Thresholds from ``--thresholds`` for the one benchmark scanned (``--threshold`` still wins for level 1)."""
     if path is None:
@@ -92,8 +105,8 @@ def _boilerplate(config, stopgrams: float, reject: list[str] | None):  # type: i
 
 def scan(
     benchmark: BenchOpt,
-    corpus: Annotated[Path, typer.Option("--corpus", "-c", help="Corpus: JSONL (.gz/.zst), JSON, CSV, Parquet, or a datasets folder.")],
-    out: Annotated[Path, typer.Option("--out", "-o", help="Output folder: flags.jsonl + summary.json.")],
+    corpus: CorpusOpt,
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output folder: flags.jsonl + summary.json (+ shards/ for sharded input) + manifest.json.")],
     text_field: TextField = "text",
     id_field: IdField = None,
     n: Annotated[int | None, typer.Option("--n", help="Words per n-gram (default 13; 8 with --style llama2).")] = None,
@@ -111,6 +124,12 @@ def scan(
     stopgrams: Annotated[float, typer.Option("--stopgrams", help="Drop benchmark n-grams found in at least this share of the corpus's first 2,000 documents (corpus boilerplate; 0 = off, e.g. 0.05).")] = 0.0,
     reject: Annotated[list[str] | None, typer.Option("--reject", help="Regex of boilerplate whose n-grams never count (repeatable; 'default' = built-in list: CoT triggers, licence headers, enacting clauses).")] = None,
     skip_bad: SkipBad = False,
+    shard_index: ShardIndexOpt = 0,
+    num_shards: NumShardsOpt = 1,
+    on_bad_shard: OnBadShardOpt = "fail",
+    fail_above: FailAboveOpt = None,
+    engine: EngineOpt = "local",
+    ray_address: RayAddressOpt = "auto",
     json_out: JsonFlag = False,
 ) -> None:
     """Find corpus documents that share text with benchmark items (IDF-weighted n-gram coverage;
@@ -118,22 +137,82 @@ def scan(
 
     Example: contam scan --benchmark gsm8k --benchmark humaneval --corpus corpus.jsonl --out runs/scan1
 
+    Example: contam scan -b gsm8k --corpus 'cc/*.jsonl.zst' --num-shards 64 --shard-index $SLURM_ARRAY_TASK_ID --out runs/cc-$SLURM_ARRAY_TASK_ID
+
     Example: contam scan -b gsm8k --corpus synth.jsonl --out runs/s2 --levels all --thresholds calib/thresholds.json
 
     Example: contam scan -b gsm8k --corpus sft_chat.jsonl --out runs/s3 --roles user --levels all --judge smollm2
     """
-    from contam.scan.records import scan_records
+    kw = dict(config=_boilerplate(_config(n, threshold, style, skip), stopgrams, reject), text_field=text_field, id_field=id_field, skip_bad=skip_bad, keep_all=all_docs,
+              levels=tuple(x.strip() for x in levels.split(",") if x.strip()), workers=workers,
+              thresholds=_thresholds(thresholds, benchmark, threshold), embedder=embedder)  # fmt: skip
+    _check_rate(fail_above)
+    if engine not in ("local", "ray"):
+        raise ConfigError(f"--engine {engine!r}: choose local or ray")
+    if _sharded(corpus, num_shards) or engine == "ray":
+        if fmt not in ("auto", "text") or roles or judge:
+            raise ConfigError("--format, --roles and --judge work on one corpus file for now, not on shards or --engine ray")
+        from contam.scan.shards import run_sharded
 
-    summary = scan_records(
-        corpus, benchmark, out,
-        config=_boilerplate(_config(n, threshold, style, skip), stopgrams, reject), text_field=text_field, id_field=id_field,
-        skip_bad=skip_bad, keep_all=all_docs, levels=tuple(x.strip() for x in levels.split(",") if x.strip()), workers=workers,
-        thresholds=_thresholds(thresholds, benchmark, threshold), embedder=embedder, fmt=fmt, roles=_roles(roles), judge=judge,
-    )
-    if json_out:
-        emit_json(summary)
-        return
-    _print_summary(summary, out)
+        summary = run_sharded(corpus, benchmark, out, shard_index=shard_index, num_shards=num_shards, on_bad_shard=on_bad_shard,
+                              engine=engine, ray_address=ray_address, **kw)  # type: ignore[arg-type]
+        if json_out:
+            emit_json(summary)
+        else:
+            _print_sharded(summary, out)
+    else:
+        from contam.data import load_benchmarks
+        from contam.scan.records import scan_records
+        from contam.scan.shards import write_single_manifest
+
+        items = load_benchmarks(benchmark)
+        summary = scan_records(corpus[0], items, out, fmt=fmt, roles=_roles(roles), judge=judge, **kw)  # type: ignore[arg-type]
+        write_single_manifest(out, corpus[0], items, command="scan", settings=kw)
+        if json_out:
+            emit_json(summary)
+        else:
+            _print_summary(summary, out)
+    _gate(summary["flag_rate"], fail_above)
+
+
+def _sharded(corpus: list[str], num_shards: int) -> bool:
+    """Whether ``--corpus`` names shards (several files, a folder of them, a glob, a URL) rather than one file."""
+    if len(corpus) != 1 or num_shards != 1:
+        return True
+    spec = corpus[0]
+    if "://" in spec or any(c in spec for c in "*?["):
+        return True
+    p = Path(spec)
+    # A folder written by datasets' save_to_disk is one corpus, not a folder of shards.
+    return p.is_dir() and not any((p / f).exists() for f in ("dataset_info.json", "dataset_dict.json", "state.json"))
+
+
+def _check_rate(rate: float | None) -> None:
+    if rate is not None and not 0.0 <= rate <= 1.0:
+        raise ConfigError(f"--fail-above {rate}: give a flag rate between 0 and 1")
+
+
+def _gate(rate: float, fail_above: float | None) -> None:
+    """Exit 1 when the flag rate is over ``--fail-above`` (2 stays bad input)."""
+    from contam.errors import CheckFailed
+
+    if fail_above is not None and rate > fail_above:
+        raise CheckFailed(f"contamination gate: flag rate {rate:.6f} exceeds --fail-above {fail_above}")
+
+
+def _print_sharded(s: dict, out: Path) -> None:
+    table = Table(title=f"sharded scan: {s['shards']:,} shard(s) of {s['inputs_total']:,}", show_header=False)
+    table.add_row("documents", f"{s['documents']:,}  ({s['bytes'] / 1e6:,.1f} MB)")
+    table.add_row("flagged", f"{s['flagged']:,}  ({100 * s['flag_rate']:.3f}%)")
+    table.add_row("items matched", f"{s['items_flagged']:,} of {s['items'] or 0:,}")
+    for b, c in s["by_benchmark"].items():
+        table.add_row(f"  {escape(b)}", f"{c.get('documents', 0):,} documents, {c.get('flags', 0):,} flags")
+    if s["bad_shards"]:
+        table.add_row("bad shards (skipped)", escape(", ".join(b["name"] for b in s["bad_shards"])))
+    if s["bad_input"]["skipped"]:
+        table.add_row("skipped bad input", f"{s['bad_input']['skipped']:,}")
+    console.print(table)
+    console.print(f"results: {escape(str(out / 'shards'))}/, {escape(str(out / 'summary.json'))}, {escape(str(out / 'manifest.json'))}")
 
 
 def _print_summary(s: dict, out: Path) -> None:
@@ -173,8 +252,8 @@ def _print_summary(s: dict, out: Path) -> None:
 
 
 def decontaminate(
-    corpus: Annotated[Path, typer.Option("--corpus", "-c", help="JSONL corpus (.gz/.zst) to clean; it is never modified.")],
-    out: Annotated[Path, typer.Option("--out", "-o", help="Cleaned corpus to write (.jsonl, or .jsonl.gz).")],
+    corpus: Annotated[list[str], typer.Option("--corpus", "-c", help="JSONL corpus (.gz/.zst) to clean, or shards (a folder, a glob, several); never modified.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Cleaned corpus to write (.jsonl, or .jsonl.gz); for shards, an output folder.")],
     scan_dir: Annotated[Path | None, typer.Option("--scan", help="Folder of a finished `contam scan` of this corpus.")] = None,
     benchmark: Annotated[list[str] | None, typer.Option("--benchmark", "-b", help="Scan against these first (instead of --scan).")] = None,
     mode: Annotated[str, typer.Option("--mode", help="drop: remove flagged documents; mask: replace matched spans.")] = "drop",
@@ -190,36 +269,64 @@ def decontaminate(
     roles: RolesOpt = None,
     judge: JudgeOpt = None,
     skip_bad: SkipBad = False,
+    shard_index: ShardIndexOpt = 0,
+    num_shards: NumShardsOpt = 1,
+    on_bad_shard: OnBadShardOpt = "fail",
+    fail_above: FailAboveOpt = None,
     json_out: JsonFlag = False,
 ) -> None:
     """Write the corpus without flagged documents (or with matched spans masked), plus a JSONL log.
 
     Example: contam decontaminate --corpus corpus.jsonl --scan runs/scan1 --out clean.jsonl --mode mask
+
+    Example: contam decontaminate --corpus shards/ -b gsm8k --out runs/clean --fail-above 0.01
     """
     from contam.scan.decontaminate import decontaminate as run
 
     if (scan_dir is None) == (not benchmark):
         raise ConfigError("give exactly one of --scan DIR (a finished scan) or --benchmark NAME (scan now)")
+    _check_rate(fail_above)
+    if _sharded(corpus, num_shards):
+        from contam.scan.shards import run_sharded
+
+        if not benchmark:
+            raise ConfigError("sharded input is decontaminated with --benchmark (each shard is scanned, then cleaned, on its own)")
+        s = run_sharded(corpus, benchmark, out, config=_config(None, threshold, "gpt3", None), text_field=text_field, id_field=id_field,
+                        skip_bad=skip_bad, levels=tuple(x.strip() for x in levels.split(",") if x.strip()),
+                        thresholds=_thresholds(thresholds, benchmark, threshold), embedder=embedder, shard_index=shard_index,
+                        num_shards=num_shards, on_bad_shard=on_bad_shard, clean=mode, mask=mask, command="decontaminate")
+        if json_out:
+            emit_json(s)
+        else:
+            _print_sharded(s, out)
+        _gate(s["flag_rate"], fail_above)
+        return
+    src = Path(corpus[0])
     if benchmark:
         from contam.outputs import ensure_dir
         from contam.scan.records import scan_records
 
         parent = ensure_dir(out.parent if str(out.parent) else Path("."))
         with tempfile.TemporaryDirectory(prefix=".contam-scan-", dir=parent) as tmp:
-            scan_records(corpus, benchmark, tmp, config=_config(None, threshold, "gpt3", None), text_field=text_field, id_field=id_field, skip_bad=skip_bad,
-                     levels=tuple(x.strip() for x in levels.split(",") if x.strip()),
-                     thresholds=_thresholds(thresholds, benchmark, threshold), embedder=embedder, fmt=fmt or "auto", roles=_roles(roles), judge=judge)
-            summary = run(corpus, out, scan=tmp, mode=mode, text_field=text_field, id_field=id_field, log=log, mask=mask, fmt=fmt, roles=_roles(roles))
+            scanned = scan_records(src, benchmark, tmp, config=_config(None, threshold, "gpt3", None), text_field=text_field, id_field=id_field,
+                                   skip_bad=skip_bad, levels=tuple(x.strip() for x in levels.split(",") if x.strip()),
+                                   thresholds=_thresholds(thresholds, benchmark, threshold), embedder=embedder, fmt=fmt or "auto",
+                                   roles=_roles(roles), judge=judge)
+            summary = run(src, out, scan=tmp, mode=mode, text_field=text_field, id_field=id_field, log=log, mask=mask, fmt=fmt, roles=_roles(roles))
     else:
-        summary = run(corpus, out, scan=scan_dir, mode=mode, text_field=text_field, id_field=id_field, log=log, mask=mask, fmt=fmt, roles=_roles(roles))
+        summary = run(src, out, scan=scan_dir, mode=mode, text_field=text_field, id_field=id_field, log=log, mask=mask, fmt=fmt, roles=_roles(roles))
+        scanned = None
     if json_out:
         emit_json(summary)
-        return
-    console.print(
-        f"{summary['documents_in']:,} documents in, {summary['documents_out']:,} out: "
-        f"{summary['dropped']:,} dropped, {summary['masked']:,} masked ({summary['chars_masked']:,} characters)\n"
-        f"wrote {escape(summary['out'])} and the log {escape(summary['log'])}"
-    )
+    else:
+        console.print(
+            f"{summary['documents_in']:,} documents in, {summary['documents_out']:,} out: "
+            f"{summary['dropped']:,} dropped, {summary['masked']:,} masked ({summary['chars_masked']:,} characters)\n"
+            f"wrote {escape(summary['out'])} and the log {escape(summary['log'])}"
+        )
+    if fail_above is not None:
+        rate = scanned["flag_rate"] if scanned is not None else (summary["dropped"] + summary["masked"]) / max(summary["documents_in"], 1)
+        _gate(rate, fail_above)
 
 
 def benchmarks(json_out: JsonFlag = False) -> None:

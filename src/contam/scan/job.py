@@ -120,6 +120,7 @@ def run_scan(
     checkpoint_s: float = 2.0,
     thresholds: Any = None,
     embedder: str = "minilm",
+    scanner: NGramScanner | None = None,
 ) -> dict[str, Any]:
     """Scan ``corpus`` against ``benchmarks`` (names/paths, or items) and write ``out``; returns the summary.
 
@@ -127,6 +128,8 @@ def run_scan(
     interruption and it continues from the last checkpoint. ``thresholds`` (a
     :class:`contam.scan.hierarchy.Thresholds`, e.g. from ``Thresholds.load("thresholds.json", "gsm8k")``)
     replaces the paper's per-level defaults; ``embedder`` is the semantic level's embedder spec.
+    ``scanner``: an :class:`NGramScanner` already fitted on ``benchmarks`` with ``config`` (a
+    sharded run fits the index once for all its shards).
     """
     config = config or NGramConfig()
     if thresholds is not None:
@@ -150,14 +153,16 @@ def run_scan(
             fh.truncate(resumed.partial_bytes)
         counts["resumed_at_line"] = resumed.next_line
     last_checkpoint = time.monotonic()
+    clusters: list[Any] = []
     try:
         with open(partial, "ab" if resumed is not None else "wb") as fh:
             chunks: Iterator[tuple[list[DocResult], int, int]]
             if levels == ("token",):
-                chunks = _token_scan(corpus, items, config, text_field, id_field, skip_bad, keep_all, workers, stats, counts, state.next_line, state.next_offset)
+                chunks = _token_scan(corpus, items, config, text_field, id_field, skip_bad, keep_all, workers, stats, counts, state.next_line, state.next_offset,
+                                     scanner=scanner)
             else:
                 chunks = (([r], 0, 0) for r in _hierarchy_scan(corpus, items, levels, config, text_field, id_field, skip_bad, keep_all, stats, counts,
-                                                               thresholds=thresholds, embedder_spec=embedder))
+                                                               thresholds=thresholds, embedder_spec=embedder, clusters=clusters))
             for results, next_line, next_offset in chunks:
                 for res in results:
                     fh.write((dumps_line(res.to_dict()) + "\n").encode("utf-8"))
@@ -186,7 +191,20 @@ def run_scan(
     os.replace(partial, out_dir / "flags.jsonl")
     state_path.unlink(missing_ok=True)
     wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0 + counts.pop("worker_cpu_ms", 0) / 1000
-    summary = {
+    summary = build_summary(corpus, items, levels, config, thresholds, embedder, keep_all, state, wall, cpu)
+    if levels != ("token",):
+        summary["semantic_clusters"] = clusters
+    write_json(out_dir / "summary.json", summary)
+    return summary
+
+
+def build_summary(
+    corpus: str | os.PathLike[str], items: list[Item], levels: tuple[str, ...], config: NGramConfig, thresholds: Any, embedder: str,
+    keep_all: bool, state: RunState, wall: float, cpu: float,
+) -> dict[str, Any]:
+    """The ``summary.json`` of a scan from its tallies (``state``), wall and CPU seconds."""
+    counts, stats = state.counts, state.bad
+    return {
         "schema": 1,
         "corpus": str(corpus),
         "benchmarks": sorted({i.benchmark for i in items}),
@@ -213,10 +231,6 @@ def run_scan(
         "resumed_at_line": counts["resumed_at_line"] or None,
         "outputs": {"flags": "flags.jsonl", "all_documents": keep_all},
     }
-    if levels != ("token",):
-        summary["semantic_clusters"] = _STATE.pop("semantic_clusters", [])
-    write_json(out_dir / "summary.json", summary)
-    return summary
 
 
 def _run_key(corpus: str | os.PathLike[str], items: list[Item], config: NGramConfig, levels: tuple[str, ...], *rest: object) -> dict[str, Any]:
@@ -260,10 +274,12 @@ def _check_levels(levels: tuple[str, ...]) -> tuple[str, ...]:
 def _token_scan(
     corpus: str | os.PathLike[str], items: list[Item], config: NGramConfig, text_field: str, id_field: str | None,
     skip_bad: bool, keep_all: bool, workers: int, stats: BadInputStats, counts: Counter[str], start_line: int = 1, start_offset: int = 0,
+    scanner: NGramScanner | None = None,
 ) -> Iterator[tuple[list[DocResult], int, int]]:
     """Results chunk by chunk, in corpus order, with where the next chunk starts (for checkpoints)."""
     cpu0 = time.process_time()
-    scanner = NGramScanner(config).fit(items, corpus_sample=_corpus_sample(corpus, text_field, config))
+    if scanner is None:
+        scanner = NGramScanner(config).fit(items, corpus_sample=_corpus_sample(corpus, text_field, config))
     keep_freed_memory()  # the reader's 2 MB blocks too
     src = str(corpus)
     size = os.path.getsize(src) if os.path.isfile(src) else 0
@@ -328,10 +344,6 @@ def _collect(
 
 # -- semantic / reasoning levels (helper module contam.scan.hierarchy) ------------------------
 
-#: What the last hierarchy scan of this process leaves for its summary.
-_STATE: dict[str, Any] = {}
-
-
 def _corpus_sample(corpus: str | os.PathLike[str], text_field: str, config: NGramConfig, n: int = 2000) -> list[str] | None:
     """The first ``n`` readable documents' texts, for learning corpus stop-grams (only when
     ``config.stopgram_df`` asks for them); bad records are skipped here and reported by the scan."""
@@ -348,7 +360,10 @@ def _corpus_sample(corpus: str | os.PathLike[str], text_field: str, config: NGra
 def _hierarchy_scan(
     corpus: str | os.PathLike[str], items: list[Item], levels: tuple[str, ...], config: NGramConfig, text_field: str, id_field: str | None,
     skip_bad: bool, keep_all: bool, stats: BadInputStats, counts: Counter[str], thresholds: Any = None, embedder_spec: str = "minilm",
+    clusters: list[Any] | None = None,
 ) -> Iterator[DocResult]:
+    """Results of the cascade, document by document; ``clusters`` receives the benchmark-level
+    semantic signal (candidates forming a cluster around one item) once the corpus is read."""
     try:
         from contam.scan.hierarchy import Hierarchy, HierarchyConfig  # type: ignore[import-not-found]
     except ImportError:
@@ -376,4 +391,5 @@ def _hierarchy_scan(
             if res.contaminated or keep_all:
                 yield res
     # Benchmark-level semantic signal ("k candidates form a cluster around item X") for the summary.
-    _STATE["semantic_clusters"] = hierarchy.cluster_summary[:50]
+    if clusters is not None:
+        clusters.extend(hierarchy.cluster_summary[:50])
