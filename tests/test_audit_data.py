@@ -36,7 +36,8 @@ def test_injected_rephrasings_fail_the_gate_and_report_is_complete(tmp_path, ben
     assert {t["doc_id"] for t in truth if t["kind"] == "verbatim"} <= flagged
     # the decontaminated copy drops every flagged document
     clean = [json.loads(x)["id"] for x in (run / "data" / "decontaminated.jsonl").read_text(encoding="utf-8").splitlines()]
-    assert not flagged & set(clean) and len(clean) == 80 - len(flagged)
+    total = len(ds.read_text(encoding="utf-8").splitlines())
+    assert not flagged & set(clean) and len(clean) == total - len(flagged)
     page = (run / "report.html").read_text(encoding="utf-8")
     assert page.index('id="verdict"') < page.index('id="figures"') and page.count("<svg") >= 1 and "<script" not in page
     assert list((run / "figures").glob("scan-*.png"))

@@ -46,8 +46,9 @@ def write_benchmark(path: Path, rows: list[DcqRow] | None = None) -> Path:
 
 
 def build_dataset(path: Path, *, rephrased: int = 6, verbatim: int = 0, n_docs: int = 120, seed: int = 0) -> list[dict]:
-    """Filler documents with ``rephrased`` GPT-4 rephrasings and ``verbatim`` exact copies of benchmark
-    items injected, plus GSM8K train items outside the benchmark; returns the ground truth."""
+    """Filler documents with ``verbatim`` exact copies of benchmark items injected, GSM8K train items
+    outside the benchmark, and ``rephrased`` rows each holding one GPT-4 rephrasing of a benchmark
+    question; returns the ground truth."""
     from contam.data import load_benchmark
     from contam.data.webtext import make_document
 
@@ -63,13 +64,15 @@ def build_dataset(path: Path, *, rephrased: int = 6, verbatim: int = 0, n_docs: 
     picks = rng.sample(range(len(rows)), rephrased + verbatim)
     for k, i in enumerate(picks):
         r = rows[i]
-        host = rng.randrange(n_docs)
         if k < rephrased:
-            text, kind = r.rephrasings[k % 4], "rephrasing"
+            # a row of its own, as in a synthetic training set: the rephrased question alone
+            # (its solution would be a verbatim copy of the benchmark's)
+            docs.append({"id": f"synth-{k}", "text": r.rephrasings[k % 4]})
+            truth.append({"doc_id": f"synth-{k}", "item_id": f"dcq-gsm8k-train/{i}", "kind": "rephrasing"})
         else:
-            text, kind = f"{r.question}\n{r.solution}", "verbatim"
-        docs[host]["text"] += f"\n\n{text}"
-        truth.append({"doc_id": docs[host]["id"], "item_id": f"dcq-gsm8k-train/{i}", "kind": kind})
+            host = rng.randrange(n_docs)  # a verbatim copy inside a longer web page
+            docs[host]["text"] += f"\n\n{r.question}\n{r.solution}"
+            truth.append({"doc_id": docs[host]["id"], "item_id": f"dcq-gsm8k-train/{i}", "kind": "verbatim"})
     rng.shuffle(docs)
     ensure_dir(path.parent)
     with atomic_write(path) as fh:

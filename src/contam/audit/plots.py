@@ -193,7 +193,8 @@ def figures(run: Path, cfg: dict[str, Any], out: Path) -> tuple[list[Figure], li
             ax.set_ylabel("accuracy (95% Wilson CI)")
             ax.set_title(f"{lab}: original vs variant accuracy")
             add(fig, f"{slug(b)}-accuracy", f"{b}: accuracy on the original items vs their isomorphic variants, per probe, with 95% intervals",
-                f"{bdir / 'zerocot' / 'items.jsonl'}, {bdir / 'cliff' / 'items.jsonl'} (model {cfg.get('model')})")
+                ", ".join(str(bdir / p / "items.jsonl") for p in ("zerocot", "cliff") if (bdir / p / "items.jsonl").exists())
+                + f" (model {cfg.get('model')})")
         if isinstance(zc, dict) and zc.get("curve"):
             cur = zc["curve"]
             fig, ax = plt.subplots(figsize=SIZE)

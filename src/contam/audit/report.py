@@ -28,7 +28,7 @@ VERDICT_CSS = """
 .v-inconclusive{background:#eaeef2;color:#424a53}.c-inconclusive{border-top-color:#8c959f}
 .lim{color:#7d4e00}.figs{display:grid;grid-template-columns:repeat(auto-fill,minmax(28rem,1fr));gap:.8rem}
 .figs figure{border:1px solid #d0d7de;border-radius:6px;padding:.5rem;margin:0}
-.figs svg{display:block;width:100%;height:auto}.overall{font-size:1.15rem}
+.figs svg{display:block;width:100%;height:auto}.figs .source{overflow-wrap:anywhere}.overall{font-size:1.15rem}
 """
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
