@@ -19,7 +19,7 @@ scans:
   stage on a small machine.
 
 Order is kept (``preserve_order``), so the driver writes each shard's results in corpus order.
-A task whose worker process dies is retried by Ray (``max_retries``); a shard with bad input is
+A task whose worker process dies is retried by Ray (tasks' default ``max_retries``); a shard with bad input is
 named and skipped or fails the job, as ``--on-bad-shard`` says.
 """
 
@@ -184,7 +184,8 @@ def ray_shard_results(
     ds = ray.data.from_items(units, override_num_blocks=min(len(units), 200))
     if token_only:
         ref = ray.put(scanner)  # the index, once, in the object store
-        ds = ds.map_batches(_scan_units, batch_size=1, fn_kwargs={"scanner_ref": ref, "opts": o}, num_cpus=1, max_retries=3)
+        # A task whose worker process dies is retried by Ray core (tasks' default max_retries is 3).
+        ds = ds.map_batches(_scan_units, batch_size=1, fn_kwargs={"scanner_ref": ref, "opts": o}, num_cpus=1)
     else:
         gpus = 1 if ray.cluster_resources().get("GPU", 0) else 0
         size = max(1, min(len(local), int(ray.cluster_resources().get("CPU", 1) / ACTOR_CPUS) - 1))
