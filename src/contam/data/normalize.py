@@ -49,9 +49,10 @@ CONFUSABLES = {
 
 _TABLE = {ord(c): None for c in INVISIBLE} | {ord(k): v for k, v in CONFUSABLES.items()}
 _NEEDS_TABLE = re.compile("[" + re.escape("".join(chr(c) for c in _TABLE)) + "]")
-# Two passes that are each fast where they find nothing: a regex drop of the invisible
-# characters (zero-width spaces are common in web text; ``str.translate`` with a dict costs
-# ~10x a lowercase), and the look-alike table only for text that holds one.
+# Passes that are each fast where they find nothing: a regex search for the invisible characters
+# (zero-width spaces are common in web text; ``str.translate`` with a dict costs ~10x a
+# lowercase) then ``str.replace`` of those present, and the look-alike table only for text that
+# holds one.
 _INVISIBLE_RE = re.compile("[" + re.escape(INVISIBLE) + "]")
 _CONFUSABLE_RE = re.compile("[" + re.escape("".join(CONFUSABLES)) + "]")
 _CONFUSABLE_TABLE = {ord(k): v for k, v in CONFUSABLES.items()}
@@ -73,7 +74,9 @@ def fold(text: str) -> str:
         text = unicodedata.normalize("NFKC", text)
     text = text.lower()
     if _INVISIBLE_RE.search(text):
-        text = _INVISIBLE_RE.sub("", text)
+        for c in INVISIBLE:  # a C search per character: twice as fast as a regex substitution
+            if c in text:
+                text = text.replace(c, "")
     return text.translate(_CONFUSABLE_TABLE) if _CONFUSABLE_RE.search(text) else text
 
 
