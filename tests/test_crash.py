@@ -188,7 +188,7 @@ def test_disk_full_scan_is_one_line_and_keeps_the_checkpoint(big_corpus: Path, t
 # ---------------------------------------------------------------- perturb
 @pytest.mark.slow
 def test_kill9_perturb_resumes_to_the_same_set(tmp_path: Path) -> None:
-    args = ["perturb", "--benchmark", "gsm8k", "--variants", "3", "--seed", "0"]
+    args = ["perturb", "--benchmark", "gsm8k", "--variants", "3", "--seed", "0", "--limit", "300"]
     t0 = time.monotonic()
     whole = contam([*args, "--out", tmp_path / "whole", "--json"])
     took = time.monotonic() - t0
@@ -212,7 +212,7 @@ def _items_by_id(out: Path) -> dict[str, Any]:
 
 @pytest.mark.slow
 def test_kill9_probe_resumes_to_the_same_result(tmp_path: Path) -> None:
-    args = ["probe", "minkprob", "--model", "smollm2", "--benchmark", "gsm8k", "--control", "gsm8k-train", "--n", "40"]
+    args = ["probe", "minkprob", "--model", "smollm2", "--benchmark", "gsm8k", "--control", "gsm8k-train", "--n", "20"]
     whole = contam([*args, "--out", tmp_path / "whole", "--json"], env={"CONTAM_CACHE": str(tmp_path / "c1.sqlite")})
     assert whole.returncode == 0, whole.stderr
     out = tmp_path / "killed"
@@ -302,8 +302,8 @@ def test_cache_on_a_full_disk_says_so(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_two_probe_runs_share_the_cache(tmp_path: Path) -> None:
     env = {"CONTAM_CACHE": str(tmp_path / "shared.sqlite")}
-    a = ["probe", "minkprob", "--model", "smollm2", "--benchmark", "gsm8k", "--control", "gsm8k-train", "--n", "25", "--json"]
-    b = ["probe", "minkprob", "--model", "smollm2", "--benchmark", "mmlu", "--control", "gsm8k-train", "--n", "25", "--json"]
+    a = ["probe", "minkprob", "--model", "smollm2", "--benchmark", "gsm8k", "--control", "gsm8k-train", "--n", "8", "--json"]
+    b = ["probe", "minkprob", "--model", "smollm2", "--benchmark", "mmlu", "--control", "gsm8k-train", "--n", "8", "--json"]
     pa, pb = start(a, env), start(b, env)
     (oa, ea), (_ob, eb) = pa.communicate(timeout=900), pb.communicate(timeout=900)
     assert pa.returncode == 0 and pb.returncode == 0, (ea[-2000:], eb[-2000:])
