@@ -46,6 +46,7 @@ chromium:
 
 test: $(VENV)/.installed chromium
 	$(VENV)/bin/ruff check src tests bench tools conftest.py
+	$(VENV)/bin/ruff format --check src tests bench tools conftest.py
 	$(PY) -m pytest -q --durations=10
 
 test-slow: $(VENV)/.installed
@@ -53,6 +54,7 @@ test-slow: $(VENV)/.installed
 
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check src tests bench tools conftest.py
+	$(VENV)/bin/ruff format --check src tests bench tools conftest.py
 
 # Static types (pyright, standard mode; settings in pyproject.toml).
 typecheck: $(VENV)/.installed

@@ -38,9 +38,18 @@ def run(out: Path, r: int, v: int, seed: int) -> dict:
             levels[d["level"]] = levels.get(d["level"], 0) + 1
     truth_docs = {t["doc_id"] for t in truth}
     (data,) = json.loads((run_dir / "verdict.json").read_text(encoding="utf-8"))["verdicts"]
-    return {"rephrasings": r, "verbatim": v, "seed": seed, "found_rephrasings": found["rephrasing"], "found_verbatim": found["verbatim"],
-            "found_by_level": levels, "false_positive_docs": sum(1 for d in by_doc if d not in truth_docs), "verdict": data["verdict"],
-            "exit_code": rc, "wall_s": round(wall, 1)}
+    return {
+        "rephrasings": r,
+        "verbatim": v,
+        "seed": seed,
+        "found_rephrasings": found["rephrasing"],
+        "found_verbatim": found["verbatim"],
+        "found_by_level": levels,
+        "false_positive_docs": sum(1 for d in by_doc if d not in truth_docs),
+        "verdict": data["verdict"],
+        "exit_code": rc,
+        "wall_s": round(wall, 1),
+    }
 
 
 if __name__ == "__main__":

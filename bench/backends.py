@@ -57,7 +57,7 @@ def bench_score(texts: list[str], block: int, cache_file: str) -> dict[str, floa
     tok_ours = tok_plain = 0
     for b, start in enumerate(range(0, len(texts), block)):
         part = texts[start : start + block]
-        for side in ((0, 1) if b % 2 == 0 else (1, 0)):  # alternate who goes first in a block
+        for side in (0, 1) if b % 2 == 0 else (1, 0):  # alternate who goes first in a block
             t = time.perf_counter()
             if side == 0:
                 res = lm.score([("", x) for x in part])
@@ -73,8 +73,13 @@ def bench_score(texts: list[str], block: int, cache_file: str) -> dict[str, floa
     if len(again) != len(texts) or lm.misses != misses:  # type: ignore[attr-defined]
         print(f"warning: the rerun computed {lm.misses - misses} texts again")  # type: ignore[attr-defined]
     return {
-        "texts": len(texts), "tokens": tok_ours, "ours_tok_s": tok_ours / t_ours, "plain_tok_s": tok_plain / t_plain,
-        "ratio": (tok_ours / t_ours) / (tok_plain / t_plain), "cached_rerun_s": t_cached, "threads": threads,
+        "texts": len(texts),
+        "tokens": tok_ours,
+        "ours_tok_s": tok_ours / t_ours,
+        "plain_tok_s": tok_plain / t_plain,
+        "ratio": (tok_ours / t_ours) / (tok_plain / t_plain),
+        "cached_rerun_s": t_cached,
+        "threads": threads,
     }
 
 
@@ -122,9 +127,27 @@ def bench_server_generate(prompts: list[str], max_new: int) -> float:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model", str(smollm2_path()), "--host", "127.0.0.1",
-                             "--port", str(port), "--n_ctx", "2048", "--logits_all", "true", "--verbose", "false"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(smollm2_path()),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--n_ctx",
+            "2048",
+            "--logits_all",
+            "true",
+            "--verbose",
+            "false",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         url = f"http://127.0.0.1:{port}"
         for _ in range(300):
@@ -174,12 +197,16 @@ def main() -> None:
     args = ap.parse_args()
     items = load_benchmark("gsm8k")
     texts = [f"{it.question}\n{it.solution}" for it in items[: args.n]]
-    print(f"# backends bench  {datetime.now(UTC):%Y-%m-%d %H:%M} UTC  {platform.machine()}  cpus={os.cpu_count()}  load={os.getloadavg()[0]:.1f}")
+    print(
+        f"# backends bench  {datetime.now(UTC):%Y-%m-%d %H:%M} UTC  {platform.machine()}  cpus={os.cpu_count()}  load={os.getloadavg()[0]:.1f}"
+    )
     if not args.only_generate:
         with tempfile.TemporaryDirectory() as d:
             s = bench_score(texts, args.block, os.path.join(d, "responses.sqlite"))
         print(f"score(): {s['texts']} texts, {s['tokens']} tokens, {s['threads']} threads")
-        print(f"  ours  {s['ours_tok_s']:.0f} tok/s   plain llama-cpp-python loop {s['plain_tok_s']:.0f} tok/s   ratio {s['ratio']:.2f} (target >= 0.8)")
+        print(
+            f"  ours  {s['ours_tok_s']:.0f} tok/s   plain llama-cpp-python loop {s['plain_tok_s']:.0f} tok/s   ratio {s['ratio']:.2f} (target >= 0.8)"
+        )
         print(f"  rerun through the response cache: {s['cached_rerun_s']:.2f} s for all {s['texts']} texts")
     if args.only_score:
         print(f"load at end: {os.getloadavg()[0]:.1f}")
@@ -193,7 +220,9 @@ def main() -> None:
         print(f"  {k:26s} {v:.1f}")
     if not args.only_generate:
         e = bench_embed([it.question for it in items[: args.embed]])
-        print(f"embed(): {e['sentences']} sentences  ours {e['ours_s_per_s']:.0f}/s  plain SentenceTransformer.encode {e['plain_s_per_s']:.0f}/s  ratio {e['ratio']:.2f}")
+        print(
+            f"embed(): {e['sentences']} sentences  ours {e['ours_s_per_s']:.0f}/s  plain SentenceTransformer.encode {e['plain_s_per_s']:.0f}/s  ratio {e['ratio']:.2f}"
+        )
     print(f"load at end: {os.getloadavg()[0]:.1f}")
 
 

@@ -38,9 +38,18 @@ def config_for(form: str, args: argparse.Namespace):
 
     epochs = sorted(args.epochs)
     return ContaminateConfig(
-        benchmark="gsm8k", subset=(0, args.n), mode=form, epochs=epochs[-1], filler_ratio=args.filler_ratio,
-        paraphrases=str(PARAPHRASES) if form == "paraphrase" else None, lr=args.lr, batch_size=4, max_length=args.max_length,
-        seed=0, save_epochs=tuple(e for e in epochs[:-1]), template=args.template,
+        benchmark="gsm8k",
+        subset=(0, args.n),
+        mode=form,
+        epochs=epochs[-1],
+        filler_ratio=args.filler_ratio,
+        paraphrases=str(PARAPHRASES) if form == "paraphrase" else None,
+        lr=args.lr,
+        batch_size=4,
+        max_length=args.max_length,
+        seed=0,
+        save_epochs=tuple(e for e in epochs[:-1]),
+        template=args.template,
     )
 
 
@@ -62,8 +71,12 @@ def main() -> int:
     ap.add_argument("--filler-ratio", type=float, default=0.5)
     ap.add_argument("--max-length", type=int, default=192)
     ap.add_argument("--lr", type=float, default=1e-4)
-    ap.add_argument("--template", choices=["text", "chat"], default="text",
-                    help="training document form: text (raw leak) or chat (SFT turn; what the Zero-CoT Probe's chat prompt reads)")
+    ap.add_argument(
+        "--template",
+        choices=["text", "chat"],
+        default="text",
+        help="training document form: text (raw leak) or chat (SFT turn; what the Zero-CoT Probe's chat prompt reads)",
+    )
     ap.add_argument("--probes", default="logprob", help="comma list of logprob, zerocot, reconstruct")
     ap.add_argument("--cot-tokens", type=int, default=64, help="full-CoT budget of the Zero-CoT Probe (only its consistency metric)")
     ap.add_argument("--out", type=Path, default=ROOT / "out" / "controlled")
@@ -89,9 +102,12 @@ def main() -> int:
             continue
         t = time.perf_counter()
         manifests[form] = Contaminator(config_for(form, args)).run("smollm2", args.out / form)
-        print(f"[train] {form}: {len(manifests[form].seen)} items x {top} epochs, {manifests[form].train_tokens} tokens, "
-              f"{manifests[form].train_seconds:.0f} s ({manifests[form].seconds_per_100_items_epoch:.0f} s per 100 items per epoch; "
-              f"this call {time.perf_counter() - t:.0f} s)", flush=True)
+        print(
+            f"[train] {form}: {len(manifests[form].seen)} items x {top} epochs, {manifests[form].train_tokens} tokens, "
+            f"{manifests[form].train_seconds:.0f} s ({manifests[form].seconds_per_100_items_epoch:.0f} s per 100 items per epoch; "
+            f"this call {time.perf_counter() - t:.0f} s)",
+            flush=True,
+        )
     if args.train_only:
         return 0
 
@@ -112,14 +128,39 @@ def main() -> int:
             print("[eval]", json.dumps(row, default=str), flush=True)
             for s in res.separations:
                 vs, vu = res.verdict("seen", s.probe, s.method), res.verdict("unseen", s.probe, s.method)
-                print(f"    {s.probe:11s} {s.method:24s} AUROC {fmt(s.auroc)}  TPR@5% {fmt(s.tpr_at_fpr)}"
-                      + (f"  seen p={vs.p_value:.2g} CC={vs.confidence:.3f}" if vs else "")
-                      + (f"  unseen p={vu.p_value:.2g} CC={vu.confidence:.3f} dir={vu.direction} gate={vu.gate}" if vu else ""), flush=True)
+                print(
+                    f"    {s.probe:11s} {s.method:24s} AUROC {fmt(s.auroc)}  TPR@5% {fmt(s.tpr_at_fpr)}"
+                    + (f"  seen p={vs.p_value:.2g} CC={vs.confidence:.3f}" if vs else "")
+                    + (f"  unseen p={vu.p_value:.2g} CC={vu.confidence:.3f} dir={vu.direction} gate={vu.gate}" if vu else ""),
+                    flush=True,
+                )
 
-    cols = ["mode", "template", "epochs", "n_seen", "best_logprob", "auroc", "tpr@5%fpr", "verdict", "seen_p", "seen_cc", "seen_gate",
-            "unseen_p", "unseen_cc", "unseen_dir", "unseen_gate", "zerocot_best", "zerocot_auroc",
-            "zerocot_accuracy_seen_cc", "zerocot_accuracy_unseen_cc", "zerocot_all_token_prob_seen_cc",
-            "zerocot_all_token_prob_unseen_cc", "zerocot_all_token_prob_did_seen_cc", "zerocot_all_token_prob_did_unseen_cc", "reconstruct_auroc"]
+    cols = [
+        "mode",
+        "template",
+        "epochs",
+        "n_seen",
+        "best_logprob",
+        "auroc",
+        "tpr@5%fpr",
+        "verdict",
+        "seen_p",
+        "seen_cc",
+        "seen_gate",
+        "unseen_p",
+        "unseen_cc",
+        "unseen_dir",
+        "unseen_gate",
+        "zerocot_best",
+        "zerocot_auroc",
+        "zerocot_accuracy_seen_cc",
+        "zerocot_accuracy_unseen_cc",
+        "zerocot_all_token_prob_seen_cc",
+        "zerocot_all_token_prob_unseen_cc",
+        "zerocot_all_token_prob_did_seen_cc",
+        "zerocot_all_token_prob_did_unseen_cc",
+        "reconstruct_auroc",
+    ]
     print()
     print("| " + " | ".join(cols) + " |")
     print("|" + "---|" * len(cols))
@@ -128,9 +169,11 @@ def main() -> int:
     print()
     for form, m in manifests.items():
         items_epochs = max(1, len(m.seen)) * max(1, m.epochs)
-        print(f"fine-tuning cost ({form}, {m.config['template']}): {m.train_cpu_seconds / items_epochs * 100:.0f} CPU-s and "
-              f"{m.seconds_per_100_items_epoch:.0f} wall-s per 100 items per epoch (filler ratio {m.config['filler_ratio']}, "
-              f"max {m.config['max_length']} tokens, {m.train_tokens / max(1e-9, m.train_cpu_seconds):.1f} tokens per CPU-s)")
+        print(
+            f"fine-tuning cost ({form}, {m.config['template']}): {m.train_cpu_seconds / items_epochs * 100:.0f} CPU-s and "
+            f"{m.seconds_per_100_items_epoch:.0f} wall-s per 100 items per epoch (filler ratio {m.config['filler_ratio']}, "
+            f"max {m.config['max_length']} tokens, {m.train_tokens / max(1e-9, m.train_cpu_seconds):.1f} tokens per CPU-s)"
+        )
     (args.out / "sweep.json").write_text(json.dumps(rows, indent=2, default=str))
     return 0
 

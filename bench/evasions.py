@@ -38,10 +38,17 @@ def main() -> None:
     scanner = NGramScanner(NGramConfig()).fit(items)
     pool = paragraphs()
     out = {}
-    for name, evade in (("none", lambda t: t), ("zero-width", zero_width), ("cyrillic a/e", cyrillic), ("greek o + full-width digits + soft hyphen", greek_fullwidth)):
+    for name, evade in (
+        ("none", lambda t: t),
+        ("zero-width", zero_width),
+        ("cyrillic a/e", cyrillic),
+        ("greek o + full-width digits + soft hyphen", greek_fullwidth),
+    ):
         docs = [Document(id=str(k), text=pool[k % len(pool)] + "\n\n" + evade(it.question), line=k + 1) for k, it in enumerate(items)]
         t = time.process_time()
-        found = sum(1 for r, it in zip(scanner.scan(docs), items, strict=True) if r.contaminated and any(f.item_id == it.id for f in r.flags))
+        found = sum(
+            1 for r, it in zip(scanner.scan(docs), items, strict=True) if r.contaminated and any(f.item_id == it.id for f in r.flags)
+        )
         out[name] = {"found": found, "of": len(items), "cpu_s": round(time.process_time() - t, 2)}
     print(json.dumps(out))
 

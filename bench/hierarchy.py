@@ -50,7 +50,11 @@ def candidates(n: int, items: list, seed: int = 0) -> list:
         else:
             t = train[i % len(train)]
             # Past the train set, make distinct same-genre text: paraphrase with a new seed.
-            text = t.text if i < len(train) else rule_paraphrase(swap_names(t.question, random.Random(i))[0], random.Random(i)) + "\n" + t.solution
+            text = (
+                t.text
+                if i < len(train)
+                else rule_paraphrase(swap_names(t.question, random.Random(i))[0], random.Random(i)) + "\n" + t.solution
+            )
         docs.append(Document(id=f"c{i}", text=text))
     return docs
 
@@ -76,13 +80,17 @@ def main() -> int:
 
     n_cand = args.scale or args.candidates
     items = load_benchmark("gsm8k") if args.scale else load_benchmark("gsm8k")[: args.items]
-    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, torch threads {torch.get_num_threads()}, load avg {os.getloadavg()[0]:.1f}")
+    print(
+        f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, torch threads {torch.get_num_threads()}, load avg {os.getloadavg()[0]:.1f}"
+    )
     print(f"candidates {n_cand} vs benchmark items {len(items)}")
     docs = candidates(n_cand, items)
     t0 = time.perf_counter()
     emb = load_embedder(args.embedder)
     t_load = time.perf_counter() - t0
-    print(f"embedder: {emb.identity}, precision {emb.precision}, batch {HierarchyConfig().semantic.batch_size}, texts cut to {HierarchyConfig().semantic.max_chars} chars, OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')}")
+    print(
+        f"embedder: {emb.identity}, precision {emb.precision}, batch {HierarchyConfig().semantic.batch_size}, texts cut to {HierarchyConfig().semantic.max_chars} chars, OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')}"
+    )
     # The shipped defaults for this embedder (rule nn, its own calibrated thresholds).
     h = Hierarchy(HierarchyConfig.for_embedder(emb, levels="all"), embedder=emb)
     times: dict[str, float] = {}
@@ -104,7 +112,10 @@ def main() -> int:
     times["L2 embed candidates"] = time.perf_counter() - t
     cpu["L2 embed candidates"] = time.process_time() - c
     c = time.process_time()
-    print(f"  L1: {times['L1 token (13-gram)']:.1f} s, L2 embedding: {times['L2 embed candidates']:.1f} s ({n_cand / times['L2 embed candidates']:.0f} texts/s), RSS {rss_gb():.2f} GB", flush=True)
+    print(
+        f"  L1: {times['L1 token (13-gram)']:.1f} s, L2 embedding: {times['L2 embed candidates']:.1f} s ({n_cand / times['L2 embed candidates']:.0f} texts/s), RSS {rss_gb():.2f} GB",
+        flush=True,
+    )
     t, c = time.perf_counter(), time.process_time()
     sem = h.semantic.score([d.text for d in docs], embeddings=x)
     times["L2 search+DBSCAN+anomaly"] = time.perf_counter() - t
@@ -121,18 +132,28 @@ def main() -> int:
     for k, v in times.items():
         print(f"  {k:<52s} {v:8.2f} {cpu[k]:8.2f}")
     print(f"  {'total L1-L3 incl. embedding (model load ' + f'{t_load:.1f} s excluded)':<52s} {total:8.2f} {total_cpu:8.2f}")
-    print(f"  (CPU s = process CPU time: what the run costs on dedicated cores; wall time here includes other jobs' load, avg {os.getloadavg()[0]:.1f})")
+    print(
+        f"  (CPU s = process CPU time: what the run costs on dedicated cores; wall time here includes other jobs' load, avg {os.getloadavg()[0]:.1f})"
+    )
     print(f"  peak RSS {rss_gb():.2f} GB")
     sc = h.config.semantic
     flagged = int((tok >= 0.5).sum()), int(sem.flagged(sc.threshold, sc.rule).sum()), int(sum(m.sim.total > 0.6 for m in rea))
-    print(f"  flags at shipped defaults: L1 {flagged[0]}, L2 {sc.rule} (cosine >= {sc.threshold}, second stage from {sc.rescue_threshold}) {flagged[1]}, L3 >0.6 {flagged[2]}")
+    print(
+        f"  flags at shipped defaults: L1 {flagged[0]}, L2 {sc.rule} (cosine >= {sc.threshold}, second stage from {sc.rescue_threshold}) {flagged[1]}, L3 >0.6 {flagged[2]}"
+    )
     if args.scale:
-        print(f"  target: <= 900 s and < 4 GB -> wall {'met' if total <= 900 else 'NOT met'}, CPU/2 cores {total_cpu / 2:.0f} s, memory {'met' if rss_gb() < 4 else 'NOT met'}")
+        print(
+            f"  target: <= 900 s and < 4 GB -> wall {'met' if total <= 900 else 'NOT met'}, CPU/2 cores {total_cpu / 2:.0f} s, memory {'met' if rss_gb() < 4 else 'NOT met'}"
+        )
         fit_cpu = cpu["fit (index L1, embed+index items L2, L3 features)"]
         est = fit_cpu + (total_cpu - fit_cpu) * 100000 / n_cand  # the fit is paid once; the rest grows with candidates
-        print(f"  linear extrapolation to 100,000 candidates: CPU {est:.0f} s -> {est / 2 / 60:.1f}-{est / 60:.1f} min on 2 dedicated cores")
+        print(
+            f"  linear extrapolation to 100,000 candidates: CPU {est:.0f} s -> {est / 2 / 60:.1f}-{est / 60:.1f} min on 2 dedicated cores"
+        )
         return 0
-    print(f"  target: <= 60 s -> wall {'met' if total <= 60 else 'NOT met'}; CPU {total_cpu:.0f} s = {total_cpu / 2:.0f} s on 2 dedicated cores; paper (V100): 23 min for L1-L3 -> ratio {23 * 60 / total:.1f}x (wall)")
+    print(
+        f"  target: <= 60 s -> wall {'met' if total <= 60 else 'NOT met'}; CPU {total_cpu:.0f} s = {total_cpu / 2:.0f} s on 2 dedicated cores; paper (V100): 23 min for L1-L3 -> ratio {23 * 60 / total:.1f}x (wall)"
+    )
     # Same-run baselines.
     allx = np.vstack([h.semantic.item_vecs, x])
     from sklearn.cluster import DBSCAN
@@ -144,7 +165,9 @@ def main() -> int:
     ours = radius_dbscan(allx, 0.15, 5)
     t_ours = time.perf_counter() - t
     same_noise = bool(((ref == -1) == (ours == -1)).all())
-    print(f"baseline DBSCAN (sklearn, dense cosine): {t_sk:.2f} s; radius-graph DBSCAN: {t_ours:.2f} s; same core/noise split: {same_noise}")
+    print(
+        f"baseline DBSCAN (sklearn, dense cosine): {t_sk:.2f} s; radius-graph DBSCAN: {t_ours:.2f} s; same core/noise split: {same_noise}"
+    )
     sub = docs[:50]
     t = time.perf_counter()
     from contam.scan.reasoning import extract_steps
@@ -155,7 +178,9 @@ def main() -> int:
         for fb in feats:
             h.reasoning.scorer.similarity_features(fa, fb)
     t_brute = (time.perf_counter() - t) * len(docs) / len(sub)
-    print(f"baseline L3 without shortlist (all pairs, from 50 candidates): {t_brute:.1f} s vs {times['L3 reasoning']:.1f} s -> {t_brute / times['L3 reasoning']:.1f}x")
+    print(
+        f"baseline L3 without shortlist (all pairs, from 50 candidates): {t_brute:.1f} s vs {times['L3 reasoning']:.1f} s -> {t_brute / times['L3 reasoning']:.1f}x"
+    )
     return 0
 
 

@@ -114,7 +114,12 @@ print(json.dumps({"wall": wall, "parent": parent, "workers": ch.ru_utime + ch.ru
 
 
 def full_run(corpus: Path, out: Path, workers: int) -> dict:
-    proc = subprocess.run([sys.executable, "-c", _FULL_RUN, str(corpus), str(out), ",".join(BENCHMARKS), str(workers)], check=True, capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-c", _FULL_RUN, str(corpus), str(out), ",".join(BENCHMARKS), str(workers)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     r = json.loads(proc.stdout)
     r["cpu"] = r["parent"] + r["workers"]
     return r
@@ -167,17 +172,27 @@ def main() -> int:
     injected = {t["line"] for t in truth}
     false_docs = sum(1 for line in found if line not in injected)
     every, one = runs[cores], runs[1]
-    print(f"scan on {cores} workers: {mb:,.0f} MB in {spread([r['wall'] for r in every], '.2f')} s wall = {spread([mb / r['wall'] / cores for r in every])} MB/s per core (wall);"
-          f" {spread([r['cpu'] for r in every], '.2f')} CPU-s = {spread([mb / r['cpu'] for r in every])} MB/s per CPU-second")
-    print(f"  CPU split: parent (read, index, write) {spread([r['parent'] for r in every], '.2f')} s of which setup (index, loading the compiled kernels)"
-          f" {spread([r['setup'] for r in every], '.2f')} s; workers (check, prefilter, score) {spread([r['workers'] for r in every], '.2f')} s")
-    print(f"  peak RSS: parent {max(r['rss_parent'] for r in every):.0f} MB, largest worker {max(r['rss_worker'] for r in every):.0f} MB,"
-          f" total <= {max(r['rss_parent'] + cores * r['rss_worker'] for r in every):.0f} MB")
-    print(f"  recall: verbatim {100 * recall['verbatim']:.2f}% of {sum(t['edit'] == 'verbatim' for t in truth)}, "
-          f"light edits {100 * recall['light']:.2f}% of {sum(t['edit'] == 'light' for t in truth)}; "
-          f"flagged documents without an injection: {false_docs}; flagged {sorted({r['flagged'] for r in every + one})}")
-    print(f"scan on one core: {spread([r['cpu'] for r in one], '.2f')} CPU-s = {spread([mb / r['cpu'] for r in one])} MB/s per CPU-second,"
-          f" of which setup {spread([r['setup'] for r in one], '.2f')} s; peak RSS {max(r['rss_parent'] for r in one):.0f} MB")
+    print(
+        f"scan on {cores} workers: {mb:,.0f} MB in {spread([r['wall'] for r in every], '.2f')} s wall = {spread([mb / r['wall'] / cores for r in every])} MB/s per core (wall);"
+        f" {spread([r['cpu'] for r in every], '.2f')} CPU-s = {spread([mb / r['cpu'] for r in every])} MB/s per CPU-second"
+    )
+    print(
+        f"  CPU split: parent (read, index, write) {spread([r['parent'] for r in every], '.2f')} s of which setup (index, loading the compiled kernels)"
+        f" {spread([r['setup'] for r in every], '.2f')} s; workers (check, prefilter, score) {spread([r['workers'] for r in every], '.2f')} s"
+    )
+    print(
+        f"  peak RSS: parent {max(r['rss_parent'] for r in every):.0f} MB, largest worker {max(r['rss_worker'] for r in every):.0f} MB,"
+        f" total <= {max(r['rss_parent'] + cores * r['rss_worker'] for r in every):.0f} MB"
+    )
+    print(
+        f"  recall: verbatim {100 * recall['verbatim']:.2f}% of {sum(t['edit'] == 'verbatim' for t in truth)}, "
+        f"light edits {100 * recall['light']:.2f}% of {sum(t['edit'] == 'light' for t in truth)}; "
+        f"flagged documents without an injection: {false_docs}; flagged {sorted({r['flagged'] for r in every + one})}"
+    )
+    print(
+        f"scan on one core: {spread([r['cpu'] for r in one], '.2f')} CPU-s = {spread([mb / r['cpu'] for r in one])} MB/s per CPU-second,"
+        f" of which setup {spread([r['setup'] for r in one], '.2f')} s; peak RSS {max(r['rss_parent'] for r in one):.0f} MB"
+    )
 
     # -- baseline vs ours on one core, same 50 MB slice ---------------------------------------
     raw_lines: list[bytes] = []
@@ -226,18 +241,28 @@ def main() -> int:
         t["job"].append(time.process_time() - t0)
     base_rate = slice_mb / med(t["base"])
     base_json_rate = raw_mb / med([a + b for a, b in zip(t["parse"], t["base"], strict=True)])
-    print(f"baseline (Python set of word 13-gram tuples), one core, {slice_mb:.0f} MB of text: {spread(t['base'], '.2f')} CPU-s = {base_rate:.2f} MB/s"
-          f" (its index, not counted: {med(t['build']):.2f} CPU-s); {base_flagged} documents with a shared 13-gram;"
-          f" with json.loads of the {raw_mb:.0f} MB of JSONL: {base_json_rate:.2f} MB/s")
-    print(f"ours on the same slice, one core: parsed text {spread(t['ours'], '.3f')} CPU-s = {slice_mb / med(t['ours']):.1f} MB/s, {ours_flagged} flagged;"
-          f" raw JSONL through the job's worker (2,000-line blocks) {spread(t['job'], '.3f')} CPU-s = {raw_mb / med(t['job']):.1f} MB/s, {job_flagged} flagged")
+    print(
+        f"baseline (Python set of word 13-gram tuples), one core, {slice_mb:.0f} MB of text: {spread(t['base'], '.2f')} CPU-s = {base_rate:.2f} MB/s"
+        f" (its index, not counted: {med(t['build']):.2f} CPU-s); {base_flagged} documents with a shared 13-gram;"
+        f" with json.loads of the {raw_mb:.0f} MB of JSONL: {base_json_rate:.2f} MB/s"
+    )
+    print(
+        f"ours on the same slice, one core: parsed text {spread(t['ours'], '.3f')} CPU-s = {slice_mb / med(t['ours']):.1f} MB/s, {ours_flagged} flagged;"
+        f" raw JSONL through the job's worker (2,000-line blocks) {spread(t['job'], '.3f')} CPU-s = {raw_mb / med(t['job']):.1f} MB/s, {job_flagged} flagged"
+    )
     print("ratios to the baseline (medians):")
-    print(f"  same slice, one core: {(slice_mb / med(t['ours'])) / base_rate:.1f}x on parsed text,"
-          f" {(raw_mb / med(t['job'])) / base_json_rate:.1f}x from raw JSONL")
-    print(f"  full run per CPU-second, setup included (the baseline's index is not): {(mb / med([r['cpu'] for r in every])) / base_json_rate:.1f}x on {cores} workers,"
-          f" {(mb / med([r['cpu'] for r in one])) / base_json_rate:.1f}x on one core")
-    print(f"  full run per CPU-second, setup excluded on both sides: {(mb / med([r['cpu'] - r['setup'] for r in every])) / base_json_rate:.1f}x on {cores} workers,"
-          f" {(mb / med([r['cpu'] - r['setup'] for r in one])) / base_json_rate:.1f}x on one core")
+    print(
+        f"  same slice, one core: {(slice_mb / med(t['ours'])) / base_rate:.1f}x on parsed text,"
+        f" {(raw_mb / med(t['job'])) / base_json_rate:.1f}x from raw JSONL"
+    )
+    print(
+        f"  full run per CPU-second, setup included (the baseline's index is not): {(mb / med([r['cpu'] for r in every])) / base_json_rate:.1f}x on {cores} workers,"
+        f" {(mb / med([r['cpu'] for r in one])) / base_json_rate:.1f}x on one core"
+    )
+    print(
+        f"  full run per CPU-second, setup excluded on both sides: {(mb / med([r['cpu'] - r['setup'] for r in every])) / base_json_rate:.1f}x on {cores} workers,"
+        f" {(mb / med([r['cpu'] - r['setup'] for r in one])) / base_json_rate:.1f}x on one core"
+    )
     print(f"  full run per core (wall) on {cores} workers: {(mb / med([r['wall'] for r in every]) / cores) / base_json_rate:.1f}x")
     if args.keep is None:
         shutil.rmtree(tmp, ignore_errors=True)

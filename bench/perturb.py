@@ -91,24 +91,34 @@ def main() -> None:
     print(f"GSM8K test items: {len(items)}")
     print(f"templated: {len(templates)} ({len(templates) / len(items):.1%}) in {t_lift:.2f} s")
     print(f"templates with >= {args.per} audited distinct instances: {full} ({full / len(items):.1%} of items)")
-    print(f"instances emitted: {made} in {t_inst:.2f} s  ->  {made / t_inst:.0f} instances/s (each fully audited, determinism re-draw included)")
+    print(
+        f"instances emitted: {made} in {t_inst:.2f} s  ->  {made / t_inst:.0f} instances/s (each fully audited, determinism re-draw included)"
+    )
     print(f"audit failures (never emitted): {failures or 0}")
-    print(f"total (template all + {args.per} per template): {total:.1f} s wall, {cpu:.1f} s CPU of this process (target < 60 s; "
-          f"wall > CPU means the core was shared with other work)")
+    print(
+        f"total (template all + {args.per} per template): {total:.1f} s wall, {cpu:.1f} s CPU of this process (target < 60 s; "
+        f"wall > CPU means the core was shared with other work)"
+    )
     print(f"instances per CPU second: {made / max(cpu, 1e-9):.0f}")
     print("top rejection reasons: " + ", ".join(f"{k} {v}" for k, v in reasons.most_common(8)))
-    print(f"baseline naive rejection sampling, {len(base_set)} templates x 1 instance: {base_ok} found in {t_base:.2f} s "
-          f"({base_ok / max(t_base, 1e-9):.0f}/s)")
-    print(f"ours (audited) on the same: {ours_ok} found in {t_ours:.2f} s ({ours_ok / max(t_ours, 1e-9):.0f}/s); "
-          f"found ratio {ours_ok / max(base_ok, 1):.2f}x, speed ratio {(ours_ok / t_ours) / max(base_ok / t_base, 1e-9):.2f}x")
+    print(
+        f"baseline naive rejection sampling, {len(base_set)} templates x 1 instance: {base_ok} found in {t_base:.2f} s "
+        f"({base_ok / max(t_base, 1e-9):.0f}/s)"
+    )
+    print(
+        f"ours (audited) on the same: {ours_ok} found in {t_ours:.2f} s ({ours_ok / max(t_ours, 1e-9):.0f}/s); "
+        f"found ratio {ours_ok / max(base_ok, 1):.2f}x, speed ratio {(ours_ok / t_ours) / max(base_ok / t_base, 1e-9):.2f}x"
+    )
     if not args.quick:
         train = load_benchmark("gsm8k-train")
         t4 = time.perf_counter()
         tl = [lift(x) for x in train]
         ok = sum(isinstance(t, Template) for t in tl)
         treasons = collections.Counter(r.reason for r in tl if isinstance(r, Rejection))
-        print(f"GSM8K train: templated {ok}/{len(train)} ({ok / len(train):.1%}) in {time.perf_counter() - t4:.1f} s; "
-              "top reasons: " + ", ".join(f"{k} {v}" for k, v in treasons.most_common(5)))
+        print(
+            f"GSM8K train: templated {ok}/{len(train)} ({ok / len(train):.1%}) in {time.perf_counter() - t4:.1f} s; "
+            "top reasons: " + ", ".join(f"{k} {v}" for k, v in treasons.most_common(5))
+        )
 
 
 if __name__ == "__main__":

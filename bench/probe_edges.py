@@ -42,12 +42,25 @@ def cpu_s() -> float:
 def train(out: Path, template: str, n: int, epochs: int, max_length: int, filler: float) -> Path:
     from contam.probe.contaminate import ContaminateConfig, Contaminator
 
-    cfg = ContaminateConfig(benchmark="gsm8k", subset=(0, n), mode="verbatim", epochs=epochs, filler_ratio=filler, lr=1e-4,
-                            batch_size=4, max_length=max_length, seed=0, template=template)
+    cfg = ContaminateConfig(
+        benchmark="gsm8k",
+        subset=(0, n),
+        mode="verbatim",
+        epochs=epochs,
+        filler_ratio=filler,
+        lr=1e-4,
+        batch_size=4,
+        max_length=max_length,
+        seed=0,
+        template=template,
+    )
     t, c = time.perf_counter(), cpu_s()
     m = Contaminator(cfg).run("smollm2", out)
-    print(f"[train] {template}: {len(m.seen)} items x {epochs} epochs, {m.train_tokens} tokens, {m.train_cpu_seconds:.0f} CPU-s "
-          f"(this call {time.perf_counter() - t:.0f} s wall, {cpu_s() - c:.0f} CPU-s)", flush=True)
+    print(
+        f"[train] {template}: {len(m.seen)} items x {epochs} epochs, {m.train_tokens} tokens, {m.train_cpu_seconds:.0f} CPU-s "
+        f"(this call {time.perf_counter() - t:.0f} s wall, {cpu_s() - c:.0f} CPU-s)",
+        flush=True,
+    )
     return out
 
 
@@ -78,9 +91,13 @@ def part_mink(model_dir: Path, n: int, report: dict) -> None:
         lm = load(spec, cache=False)
         t, c = time.perf_counter(), cpu_s()
         scores = lm.score([("", it.text) for it in seen + unseen], vocab_stats=True)
-        row = {"adds_bos": adds_bos(lm), "first_token_logprob_mean": float(sum(s.logprobs[0] for s in scores) / len(scores)),
-               "first_token_in_lowest_20pct": float(sum(s.logprobs[0] <= sorted(s.logprobs)[max(1, int(len(s.logprobs) * 0.2)) - 1]
-                                                        for s in scores) / len(scores))}
+        row = {
+            "adds_bos": adds_bos(lm),
+            "first_token_logprob_mean": float(sum(s.logprobs[0] for s in scores) / len(scores)),
+            "first_token_in_lowest_20pct": float(
+                sum(s.logprobs[0] <= sorted(s.logprobs)[max(1, int(len(s.logprobs) * 0.2)) - 1] for s in scores) / len(scores)
+            ),
+        }
         for label, f in (("keep", lambda s: s), ("drop", drop_first)):
             sc = [f(s) for s in scores]
             mk = [min_k_prob(s.logprobs, 0.2) for s in sc]
@@ -107,8 +124,15 @@ def part_paired(model_dir: Path, n: int, report: dict, out_dir: Path) -> None:
             t = time.perf_counter()
             with JsonlCheckpoint(out_dir / f"paired-{ref_spec.replace(':', '_')}-{name}.jsonl", key="key") as ck:
                 res = PairedProbe(PairedConfig()).run(m, its, variants=variants, ref_model=r, checkpoint=ck)
-            row = {"n": res.n_pairs, "p": res.test.p_value, "shift": res.test.effect, "cc": res.contamination_confidence,
-                   "flagged": res.flagged, "n_positive": res.test.details.get("n_positive"), "s": round(time.perf_counter() - t, 1)}
+            row = {
+                "n": res.n_pairs,
+                "p": res.test.p_value,
+                "shift": res.test.effect,
+                "cc": res.contamination_confidence,
+                "flagged": res.flagged,
+                "n_positive": res.test.details.get("n_positive"),
+                "s": round(time.perf_counter() - t, 1),
+            }
             rows[f"{ref_spec}/{name}"] = row
             print(f"[paired] ref {ref_spec} {name}: {json.dumps(row)}", flush=True)
     report["paired"] = rows
@@ -128,11 +152,18 @@ def part_zerocot(model_dir: Path, n: int, report: dict, out_dir: Path, answer_to
         with JsonlCheckpoint(out_dir / f"zerocot-{name}.jsonl", key="key") as ck:
             res = probe.run(m, its, ck, variants=variants)
         acc = res.metric("accuracy")
-        row = {"n_pairs": res.n_pairs, "acc_orig": acc.original if acc else None, "acc_ref": acc.reference if acc else None,
-               "p": acc.test.p_value if acc else None, "cc": res.contamination_confidence,
-               "gate": int(bool(acc and acc.gap > 0 and acc.test.p_value < 0.05)),
-               "all_token_prob": [g.original for g in res.metrics if g.metric == "all_token_prob"] + [g.reference for g in res.metrics if g.metric == "all_token_prob"],
-               "s": round(time.perf_counter() - t, 1), "cpu_s": round(cpu_s() - c, 1)}
+        row = {
+            "n_pairs": res.n_pairs,
+            "acc_orig": acc.original if acc else None,
+            "acc_ref": acc.reference if acc else None,
+            "p": acc.test.p_value if acc else None,
+            "cc": res.contamination_confidence,
+            "gate": int(bool(acc and acc.gap > 0 and acc.test.p_value < 0.05)),
+            "all_token_prob": [g.original for g in res.metrics if g.metric == "all_token_prob"]
+            + [g.reference for g in res.metrics if g.metric == "all_token_prob"],
+            "s": round(time.perf_counter() - t, 1),
+            "cpu_s": round(cpu_s() - c, 1),
+        }
         rows[name] = row
         print(f"[zerocot] {name}: {json.dumps(row)}", flush=True)
     report["zerocot"] = rows

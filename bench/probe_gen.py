@@ -62,8 +62,10 @@ def main() -> None:
     t = time.perf_counter()
     n_fn = sum(len(parse_patch(it.solution).functions) for it in swe)
     ours = time.perf_counter() - t
-    print(f"patch parsing: {len(swe)} patches, {n_fn} changed functions, {len(swe) / ours:,.0f} patches/s "
-          f"(unidiff alone {len(swe) / base:,.0f}/s; ratio {base / ours:.2f})")
+    print(
+        f"patch parsing: {len(swe)} patches, {n_fn} changed functions, {len(swe) / ours:,.0f} patches/s "
+        f"(unidiff alone {len(swe) / base:,.0f}/s; ratio {base / ours:.2f})"
+    )
 
     model = load("smollm2", cache=False)
     rouge_l("warm up", "the imports")  # rouge-score/nltk import once, outside the timings
@@ -78,8 +80,10 @@ def main() -> None:
         t = time.perf_counter()
         fn(timed)
         wall = time.perf_counter() - t
-        print(f"{name}: {args.items} items, wall {wall:.1f} s, inside the model {timed.seconds:.1f} s "
-              f"({timed.calls} calls), model share {100 * timed.seconds / wall:.1f}%")
+        print(
+            f"{name}: {args.items} items, wall {wall:.1f} s, inside the model {timed.seconds:.1f} s "
+            f"({timed.calls} calls), model share {100 * timed.seconds / wall:.1f}%"
+        )
 
 
 if __name__ == "__main__":

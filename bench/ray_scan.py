@@ -70,13 +70,17 @@ def main() -> int:
                 t0 = time.perf_counter()
                 s = run_sharded([tmp / "in"], items, out, engine=engine, workers=args.cores)
                 walls[engine].append(time.perf_counter() - t0)
-                print(f"{engine} run {r + 1}: {walls[engine][-1]:.1f} s wall, {size / 1e6 / walls[engine][-1]:.1f} MB/s, {s['documents']:,} documents, {s['flagged']:,} flagged")
+                print(
+                    f"{engine} run {r + 1}: {walls[engine][-1]:.1f} s wall, {size / 1e6 / walls[engine][-1]:.1f} MB/s, {s['documents']:,} documents, {s['flagged']:,} flagged"
+                )
         same = all(
             (tmp / f"local-{r}" / "shards" / sh.folder / "flags.jsonl").read_bytes() == (tmp / f"ray-{r}" / "shards" / sh.folder / "flags.jsonl").read_bytes()
             for r in range(args.repeat) for sh in resolve_corpus([tmp / "in"])
         )  # fmt: skip
         loc, ray_w = statistics.median(walls["local"]), statistics.median(walls["ray"])
-        print(f"median wall: local {loc:.1f} s ({size / 1e6 / loc / args.cores:.1f} MB/s per core), ray {ray_w:.1f} s; ray/local = {ray_w / loc:.2f}x; flags identical: {same}")
+        print(
+            f"median wall: local {loc:.1f} s ({size / 1e6 / loc / args.cores:.1f} MB/s per core), ray {ray_w:.1f} s; ray/local = {ray_w / loc:.2f}x; flags identical: {same}"
+        )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return 0

@@ -69,8 +69,10 @@ def main() -> int:
     ours_per = (time.process_time() - t0) / len(sample)
 
     n = len(rows)
-    print(f"machine: {platform.machine()} {os.cpu_count()} cores, Python {platform.python_version()}, one process; "
-          f"load average at start {load0[0]:.2f}, at end {os.getloadavg()[0]:.2f}")
+    print(
+        f"machine: {platform.machine()} {os.cpu_count()} cores, Python {platform.python_version()}, one process; "
+        f"load average at start {load0[0]:.2f}, at end {os.getloadavg()[0]:.2f}"
+    )
     print(f"instances generated + audited: {n:,} ({args.seeds} seeds x 165 tasks; {report.by_domain})")
     print(f"invalid: {report.n_invalid} (rate {report.invalid_rate:.6f}); failures by check: {report.failures}")
     for ex in report.invalid_examples[:5]:
@@ -79,11 +81,15 @@ def main() -> int:
     for key in report.branches:
         task, name = key.split(":", 1)
         per_task.setdefault(task, []).append(name)
-    print(f"branch-selected instances: {sum(report.branches.values()):,} over {len(per_task)} tasks; branches drawn per task: "
-          + ", ".join(f"{t} {len(v)}" for t, v in per_task.items()))
+    print(
+        f"branch-selected instances: {sum(report.branches.values()):,} over {len(per_task)} tasks; branches drawn per task: "
+        + ", ".join(f"{t} {len(v)}" for t, v in per_task.items())
+    )
     print(f"wall: {wall:.1f} s -> {n / wall:,.0f} instances/s;  CPU: {cpu:.1f} s -> {n / cpu:,.0f} instances per CPU-second")
-    print(f"baseline (full DB copy per instance, generation only): {1e3 * base_per:.2f} ms/instance vs ours "
-          f"(generation + a second replay) {1e3 * ours_per:.2f} ms/instance -> x{base_per / ours_per:.1f}")
+    print(
+        f"baseline (full DB copy per instance, generation only): {1e3 * base_per:.2f} ms/instance vs ours "
+        f"(generation + a second replay) {1e3 * ours_per:.2f} ms/instance -> x{base_per / ours_per:.1f}"
+    )
     return 0 if report.n_invalid == 0 else 1
 
 

@@ -46,8 +46,12 @@ def score_tasks(spec: str) -> dict[str, dict[str, np.ndarray]]:
             s = sem.score(t.texts)
             ids = np.array([it.id for it in t.items])
             out[f"{name}/{split}"] = {
-                "sim": s.sim, "overlap": np.asarray(s.overlap, dtype=np.float64), "words": np.asarray(s.words, dtype=np.float64), "y": np.array(t.labels),
-                "right": ids[s.nearest[:, 0]] == np.array(t.truth), "cross": np.array([bool(c) for c in t.cross_split]),
+                "sim": s.sim,
+                "overlap": np.asarray(s.overlap, dtype=np.float64),
+                "words": np.asarray(s.words, dtype=np.float64),
+                "y": np.array(t.labels),
+                "right": ids[s.nearest[:, 0]] == np.array(t.truth),
+                "cross": np.array([bool(c) for c in t.cross_split]),
                 "kind": np.array(t.kinds),
             }
     return out
@@ -69,8 +73,18 @@ def prf(d: dict[str, np.ndarray], pred: np.ndarray) -> dict[str, float]:
     p = tp / (tp + fp) if tp + fp else (1.0 if not y.any() else 0.0)
     r = tp / (tp + fn) if tp + fn else 0.0
     f1 = 2 * p * r / (p + r) if p + r else 0.0
-    return {"tp": tp, "fn": fn, "fp": fp, "negatives": neg, "fpr": fp / neg if neg else 0.0, "precision": p, "recall": r, "f1": f1,
-            "cross_split_flagged": int((pred & d["cross"]).sum()), "cross_split": int(d["cross"].sum())}
+    return {
+        "tp": tp,
+        "fn": fn,
+        "fp": fp,
+        "negatives": neg,
+        "fpr": fp / neg if neg else 0.0,
+        "precision": p,
+        "recall": r,
+        "f1": f1,
+        "cross_split_flagged": int((pred & d["cross"]).sum()),
+        "cross_split": int(d["cross"].sum()),
+    }
 
 
 def calibrate(data: dict[str, dict[str, np.ndarray]], rescue: bool) -> tuple[float, float, float, float]:
@@ -117,8 +131,10 @@ def main() -> int:
                 for n in TASKS:
                     m = prf(data[f"{n}/{split}"], decide(data[f"{n}/{split}"], tau, low, rho, rw))
                     rows[label][f"{n}/{split}"] = m
-                    print(f"  {n:10s} {split:5s} P {m['precision']:.3f} R {m['recall']:.3f} F1 {m['f1']:.3f}  FP {m['fp']}/{m['negatives']} "
-                          f"(FPR {m['fpr']:.4f})  cross-split twins flagged {m['cross_split_flagged']}/{m['cross_split']}")
+                    print(
+                        f"  {n:10s} {split:5s} P {m['precision']:.3f} R {m['recall']:.3f} F1 {m['f1']:.3f}  FP {m['fp']}/{m['negatives']} "
+                        f"(FPR {m['fpr']:.4f})  cross-split twins flagged {m['cross_split_flagged']}/{m['cross_split']}"
+                    )
         d = EMBEDDER_DEFAULTS.get(spec)
         if d is not None:
             rows["shipped defaults"] = {"calibrated": (d.threshold, d.rescue_threshold, d.rescue_overlap, d.rescue_words)}
@@ -126,14 +142,18 @@ def main() -> int:
             for n in TASKS:
                 m = prf(data[f"{n}/test"], decide(data[f"{n}/test"], d.threshold, d.rescue_threshold, d.rescue_overlap, d.rescue_words))
                 rows["shipped defaults"][f"{n}/test"] = m
-                print(f"  {n:10s} test  P {m['precision']:.3f} R {m['recall']:.3f} F1 {m['f1']:.3f}  FP {m['fp']}/{m['negatives']} "
-                      f"(FPR {m['fpr']:.4f})  cross-split twins flagged {m['cross_split_flagged']}/{m['cross_split']}")
+                print(
+                    f"  {n:10s} test  P {m['precision']:.3f} R {m['recall']:.3f} F1 {m['f1']:.3f}  FP {m['fp']}/{m['negatives']} "
+                    f"(FPR {m['fpr']:.4f})  cross-split twins flagged {m['cross_split_flagged']}/{m['cross_split']}"
+                )
         # Distribution facts, for the docs.
         for n in ("gsm8k", "humaneval"):
             dd = data[f"{n}/test"]
             pos, neg = dd["sim"][dd["y"] == 1], dd["sim"][(dd["y"] == 0) & ~dd["cross"]]
-            print(f"  {n} test cosine: positives min {pos.min():.3f} p5 {np.percentile(pos, 5):.3f} median {np.median(pos):.3f}; "
-                  f"negatives p95 {np.percentile(neg, 95):.3f} p99 {np.percentile(neg, 99):.3f} max {neg.max():.3f}")
+            print(
+                f"  {n} test cosine: positives min {pos.min():.3f} p5 {np.percentile(pos, 5):.3f} median {np.median(pos):.3f}; "
+                f"negatives p95 {np.percentile(neg, 95):.3f} p99 {np.percentile(neg, 99):.3f} max {neg.max():.3f}"
+            )
         report[spec] = rows
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(report, indent=1, default=float))

@@ -22,10 +22,10 @@ from dataclasses import replace
 os.environ.setdefault("CONTAM_PROGRESS", "0")
 
 HEADER = (
-    "Copyright 2024 The Authors. Licensed under the Apache License, Version 2.0 (the \"License\"); you may not use this "
+    'Copyright 2024 The Authors. Licensed under the Apache License, Version 2.0 (the "License"); you may not use this '
     "file except in compliance with the License. You may obtain a copy of the License at "
     "http://www.apache.org/licenses/LICENSE-2.0 Unless required by applicable law or agreed to in writing, software "
-    "distributed under the License is distributed on an \"AS IS\" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, "
+    'distributed under the License is distributed on an "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, '
     "either express or implied. See the License for the specific language governing permissions and limitations under the License.\n"
 )
 
@@ -43,8 +43,12 @@ def main() -> int:
     docs += [Document(f"leak{i}", test[100 + i].text) for i in range(100)]
     rng.shuffle(docs)
     sample = [d.text for d in docs[:500]]
-    reject = (*DEFAULT_REJECT_PATTERNS, r"copyright \d{4}[^.]*\.", r"you may obtain a copy of the license at \S+",
-              r"unless required by applicable law.*?limitations under the license\.")
+    reject = (
+        *DEFAULT_REJECT_PATTERNS,
+        r"copyright \d{4}[^.]*\.",
+        r"you may obtain a copy of the license at \S+",
+        r"unless required by applicable law.*?limitations under the license\.",
+    )
     rows = [
         ("default (benchmark IDF only)", NGramConfig(), None),
         ("reject patterns", NGramConfig(reject_patterns=reject), None),

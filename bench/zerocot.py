@@ -42,8 +42,11 @@ def main() -> None:
     pairs = pair_items(items, ref)[: args.n]
     t_ref = time.perf_counter() - t0
     model = load("smollm2", cache=False)
-    cfg = ZeroCoTConfig(max_cot_tokens=args.max_cot_tokens, max_answer_tokens=args.max_answer_tokens,
-                        truncation=tuple(float(x) for x in args.truncation.split(",") if x))
+    cfg = ZeroCoTConfig(
+        max_cot_tokens=args.max_cot_tokens,
+        max_answer_tokens=args.max_answer_tokens,
+        truncation=tuple(float(x) for x in args.truncation.split(",") if x),
+    )
     probe = ZeroCoTProbe(cfg)
     ensure_dir(args.out)
     ck = JsonlCheckpoint(args.out / "items.jsonl", key="key")
@@ -75,7 +78,9 @@ def main() -> None:
         print(f"per pair {wall / measured:.2f} s wall, probe overhead {(wall - model_s) / measured * 1000:.1f} ms/pair")
     print(f"statistics on {res.n_pairs} pairs: {t_stats:.2f} s (McNemar x2, paired bootstrap x2 with {cfg.n_resamples} resamples)")
     for m in res.metrics:
-        print(f"  {m.metric:17s} original {m.original:.3f} reference {m.reference:.3f} gap {m.gap:+.3f} p {m.test.p_value:.3g} conf {m.calibration.confidence:.3f}")
+        print(
+            f"  {m.metric:17s} original {m.original:.3f} reference {m.reference:.3f} gap {m.gap:+.3f} p {m.test.p_value:.3g} conf {m.calibration.confidence:.3f}"
+        )
     print(f"  contamination confidence ({res.primary_metric}): {res.contamination_confidence:.3f}")
     for c in res.curve:
         print(f"  curve kept {c.kept:.0%}: original {c.original:.3f} reference {c.reference:.3f}")

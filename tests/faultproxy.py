@@ -79,7 +79,9 @@ class FaultProxy:
 
             def _forward(self, body: bytes) -> httpx.Response:
                 return proxy._client.request(
-                    self.command, proxy.upstream + self.path, content=body or None,
+                    self.command,
+                    proxy.upstream + self.path,
+                    content=body or None,
                     headers={"Content-Type": self.headers.get("Content-Type", "application/json")},
                 )
 
@@ -90,7 +92,11 @@ class FaultProxy:
                 action = proxy.next_action() if self.command == "POST" else "ok"
                 proxy.counts[action] += 1
                 if action in ("429", "500", "502", "503"):
-                    self._reply(int(action), json.dumps({"error": {"message": f"injected {action}"}}).encode(), {"Retry-After": "0"} if action == "429" else None)
+                    self._reply(
+                        int(action),
+                        json.dumps({"error": {"message": f"injected {action}"}}).encode(),
+                        {"Retry-After": "0"} if action == "429" else None,
+                    )
                 elif action == "drop":
                     self._drop()
                 elif action == "hang":

@@ -19,7 +19,9 @@ import pytest
 from contam.cli.main import main
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed (make test installs it with apt-get; no package manager here)")
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None, reason="chromium not installed (make test installs it with apt-get; no package manager here)"
+)
 
 
 class _Spy(http.server.BaseHTTPRequestHandler):
@@ -45,26 +47,52 @@ def spy():
 
 
 def _hostile(url: str) -> str:
-    return (f"<script>document.title='PWNED';fetch('{url}/script')</script> <img src=\"{url}/img\" onerror=\"document.body.dataset.pwned=1\"> "
-            f"\x1b[31mred\x1b[0m\x1b]8;;{url}/osc\x07link\x1b]8;;\x07 \u202egnp.exe\u202c <svg onload=\"fetch('{url}/svg')\"></svg> "
-            f"<link rel=stylesheet href=\"{url}/css\"><iframe src=\"{url}/frame\"></iframe> <a href=\"javascript:alert(1)\">x</a>")
+    return (
+        f"<script>document.title='PWNED';fetch('{url}/script')</script> <img src=\"{url}/img\" onerror=\"document.body.dataset.pwned=1\"> "
+        f"\x1b[31mred\x1b[0m\x1b]8;;{url}/osc\x07link\x1b]8;;\x07 \u202egnp.exe\u202c <svg onload=\"fetch('{url}/svg')\"></svg> "
+        f'<link rel=stylesheet href="{url}/css"><iframe src="{url}/frame"></iframe> <a href="javascript:alert(1)">x</a>'
+    )
 
 
 def _chromium(*args: str, timeout: int = 90) -> subprocess.CompletedProcess:
-    return subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-extensions",
-                           "--disable-background-networking", "--disable-component-update", "--virtual-time-budget=3000", *args],
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-extensions",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--virtual-time-budget=3000",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def test_hostile_report_in_chromium(tmp_path, spy):
     h = _hostile(spy)
     bench = tmp_path / "evil.jsonl"
-    items = [{"id": f"evil-{i}{h[:40]}", "question": f"Question {i}: a farmer has {i + 3} cows and buys 4 more each week for five weeks. {h} How many cows?",
-              "answer": str(i + 23), "solution": f"He buys 4 * 5 = 20 cows, so {i + 3} + 20 = {i + 23}. {h}\n#### {i + 23}"} for i in range(4)]
+    items = [
+        {
+            "id": f"evil-{i}{h[:40]}",
+            "question": f"Question {i}: a farmer has {i + 3} cows and buys 4 more each week for five weeks. {h} How many cows?",
+            "answer": str(i + 23),
+            "solution": f"He buys 4 * 5 = 20 cows, so {i + 3} + 20 = {i + 23}. {h}\n#### {i + 23}",
+        }
+        for i in range(4)
+    ]
     bench.write_text("".join(json.dumps(x) + "\n" for x in items), encoding="utf-8")
     ds = tmp_path / "ds.jsonl"
     docs = [{"id": f"doc-{h[:30]}-{i}", "text": f"Forum post {i}. {items[i]['question']}\n{items[i]['solution']} {h}"} for i in range(3)]
-    docs += [{"id": f"plain-{i}", "text": f"An unrelated paragraph number {i} about gardening, soil and the weather in spring."} for i in range(20)]
+    docs += [
+        {"id": f"plain-{i}", "text": f"An unrelated paragraph number {i} about gardening, soil and the weather in spring."}
+        for i in range(20)
+    ]
     ds.write_text("".join(json.dumps(x) + "\n" for x in docs), encoding="utf-8")
     run = tmp_path / "run"
     assert main(["audit", "-b", str(bench), "--dataset", str(ds), "--out", str(run), "--title", f"audit {h}", "--levels", "token"]) == 0

@@ -10,8 +10,17 @@ from contam.errors import ConfigError, InputError
 
 
 def test_toml_round_trip_and_written_back(tmp_path):
-    cfg = AuditConfig(benchmarks=("gsm8k", "mmlu"), dataset="d.jsonl", model="smollm2", ref_model="smollm2", out=str(tmp_path / "r"),
-                      limit=7, truncation=(0.0, 0.5, 1.0), fail_on="suspect", title='quote " and \\ backslash')
+    cfg = AuditConfig(
+        benchmarks=("gsm8k", "mmlu"),
+        dataset="d.jsonl",
+        model="smollm2",
+        ref_model="smollm2",
+        out=str(tmp_path / "r"),
+        limit=7,
+        truncation=(0.0, 0.5, 1.0),
+        fail_on="suspect",
+        title='quote " and \\ backslash',
+    )
     assert AuditConfig.from_toml_text(cfg.to_toml()) == cfg
     out, _ = prepare_run_folder(cfg, fresh=False)
     assert AuditConfig.from_file(out / CONFIG) == cfg

@@ -31,8 +31,11 @@ def test_injected_rephrasings_fail_the_gate_and_report_is_complete(tmp_path, ben
     (data,) = v["verdicts"]
     assert data["side"] == "data" and data["verdict"] == "contaminated"
     assert "verbatim" in data["holds_against"]
-    flagged = {json.loads(x)["doc_id"] for x in (run / "data" / "scan" / "flags.jsonl").read_text(encoding="utf-8").splitlines()
-               if json.loads(x)["contaminated"]}
+    flagged = {
+        json.loads(x)["doc_id"]
+        for x in (run / "data" / "scan" / "flags.jsonl").read_text(encoding="utf-8").splitlines()
+        if json.loads(x)["contaminated"]
+    }
     assert {t["doc_id"] for t in truth if t["kind"] == "verbatim"} <= flagged
     # the decontaminated copy drops every flagged document
     clean = [json.loads(x)["id"] for x in (run / "data" / "decontaminated.jsonl").read_text(encoding="utf-8").splitlines()]

@@ -30,8 +30,27 @@ def _lines(p: Path) -> list[str]:
 @pytest.mark.slow  # ~110 s of CPU (SmolLM2 generations); 6 min wall on the shared 2-core machine
 def test_small_model_audit_is_lowered_and_says_what_it_lacks(tmp_path):
     run = tmp_path / "run"
-    rc = main(["audit", "-b", "gsm8k", "--model", "smollm2", "--limit", "4", "--variants", "1", "--max-cot-tokens", "24",
-               "--probes", "zerocot,minkprob", "--out", str(run), "--fail-on", "suspect"])
+    rc = main(
+        [
+            "audit",
+            "-b",
+            "gsm8k",
+            "--model",
+            "smollm2",
+            "--limit",
+            "4",
+            "--k",
+            "1",
+            "--max-cot-tokens",
+            "24",
+            "--probes",
+            "zerocot,minkprob",
+            "--out",
+            str(run),
+            "--fail-on",
+            "suspect",
+        ]
+    )
     v = json.loads((run / "verdict.json").read_text(encoding="utf-8"))
     (m,) = v["verdicts"]
     assert m["side"] == "model" and {c["probe"] for c in m["claims"]} == {"zerocot", "minkprob"}
@@ -52,8 +71,26 @@ def test_small_model_audit_is_lowered_and_says_what_it_lacks(tmp_path):
 @pytest.mark.slow
 def test_kill_and_resume_loses_no_finished_item(tmp_path):
     run = tmp_path / "run"
-    argv = [sys.executable, "-c", "import sys; from contam.cli.main import run; run()", "audit", "-b", "gsm8k", "--model", "smollm2", "--limit", "6", "--variants", "1",
-            "--max-cot-tokens", "48", "--probes", "zerocot", "--out", str(run)]
+    argv = [
+        sys.executable,
+        "-c",
+        "import sys; from contam.cli.main import run; run()",
+        "audit",
+        "-b",
+        "gsm8k",
+        "--model",
+        "smollm2",
+        "--limit",
+        "6",
+        "--k",
+        "1",
+        "--max-cot-tokens",
+        "48",
+        "--probes",
+        "zerocot",
+        "--out",
+        str(run),
+    ]
     env = {**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", ""), "CONTAM_PROGRESS": "0"}
     items = run / "gsm8k" / "zerocot" / "items.jsonl"
     proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -120,8 +120,14 @@ def test_scan_with_calibrated_thresholds_file(demo) -> None:
     d, truth = demo
     thr = d / "thresholds.json"
     # The layout `contam eval-detectors --out` writes: one entry per benchmark.
-    thr.write_text(json.dumps({"gsm8k": {"token": 0.97, "semantic": 0.8, "reasoning": 0.6, "semantic_rule": "sim"},
-                               "humaneval": {"token": 0.5, "semantic": 0.75, "reasoning": 0.6, "semantic_rule": "sim"}}))
+    thr.write_text(
+        json.dumps(
+            {
+                "gsm8k": {"token": 0.97, "semantic": 0.8, "reasoning": 0.6, "semantic_rule": "sim"},
+                "humaneval": {"token": 0.5, "semantic": 0.75, "reasoning": 0.6, "semantic_rule": "sim"},
+            }
+        )
+    )
     base = contam("scan", "-b", "gsm8k", "--corpus", d / "corpus.jsonl", "--out", d / "thr-default", "--json")
     strict = contam("scan", "-b", "gsm8k", "--corpus", d / "corpus.jsonl", "--out", d / "thr-strict", "--thresholds", thr, "--json")
     assert base.returncode == 0 and strict.returncode == 0, strict.stderr
@@ -130,14 +136,34 @@ def test_scan_with_calibrated_thresholds_file(demo) -> None:
     # The seed-0 demo corpus's GSM8K injections are whole copies (coverage 1.0): they stay flagged.
     assert s["flagged"] == b["flagged"] == sum(t.benchmark == "gsm8k" for t in truth)
     # The cascade path takes the file's other levels (reasoning here: no embedder needed).
-    lv = contam("scan", "-b", "gsm8k", "--corpus", d / "corpus.jsonl", "--out", d / "thr-l3", "--thresholds", thr, "--levels", "token,reasoning", "--json")
+    lv = contam(
+        "scan",
+        "-b",
+        "gsm8k",
+        "--corpus",
+        d / "corpus.jsonl",
+        "--out",
+        d / "thr-l3",
+        "--thresholds",
+        thr,
+        "--levels",
+        "token,reasoning",
+        "--json",
+    )
     assert lv.returncode == 0, lv.stderr
     assert json.loads(lv.stdout)["thresholds"]["reasoning"] == 0.6 and json.loads(lv.stdout)["flagged"] >= b["flagged"]
     # --threshold still wins for level 1.
-    over = contam("scan", "-b", "gsm8k", "--corpus", d / "corpus.jsonl", "--out", d / "thr-over", "--thresholds", thr, "--threshold", "0.5", "--json")
+    over = contam(
+        "scan", "-b", "gsm8k", "--corpus", d / "corpus.jsonl", "--out", d / "thr-over", "--thresholds", thr, "--threshold", "0.5", "--json"
+    )
     assert json.loads(over.stdout)["config"]["threshold"] == 0.5
-    _one_line_error(contam("scan", "-b", "gsm8k", "-b", "humaneval", "--corpus", d / "corpus.jsonl", "--out", d / "x", "--thresholds", thr), "several benchmarks")
-    _one_line_error(contam("scan", "-b", "mmlu", "--corpus", d / "corpus.jsonl", "--out", d / "x", "--thresholds", thr), "no entry for benchmark 'mmlu'")
+    _one_line_error(
+        contam("scan", "-b", "gsm8k", "-b", "humaneval", "--corpus", d / "corpus.jsonl", "--out", d / "x", "--thresholds", thr),
+        "several benchmarks",
+    )
+    _one_line_error(
+        contam("scan", "-b", "mmlu", "--corpus", d / "corpus.jsonl", "--out", d / "x", "--thresholds", thr), "no entry for benchmark 'mmlu'"
+    )
 
 
 def test_semantic_scan_with_the_static_embedder(tmp_path: Path) -> None:

@@ -42,8 +42,9 @@ def test_manifest_names_what_was_seen(contaminated: tuple[Path, object]) -> None
     snap = read_manifest(out / "epoch-1")
     assert snap.epochs == 1 and all(s.exposures == 1 for s in snap.seen)
     # a finished run is reused, not retrained; a different one is refused without force
-    again = Contaminator(ContaminateConfig(subset=(0, N), epochs=3, filler_ratio=0.5, lr=3e-4, batch_size=2, max_length=96,
-                                           save_epochs=(1,))).run("smollm2", out)
+    again = Contaminator(
+        ContaminateConfig(subset=(0, N), epochs=3, filler_ratio=0.5, lr=3e-4, batch_size=2, max_length=96, save_epochs=(1,))
+    ).run("smollm2", out)
     assert again == m
     with pytest.raises(OutputError, match="another configuration"):
         Contaminator(ContaminateConfig(subset=(0, N), epochs=2)).run("smollm2", out)
@@ -81,8 +82,11 @@ def test_seen_items_lose_loss_and_logprob_probes_separate_them(contaminated: tup
     from contam.data import Item
 
     def pairs(its: list[Item]) -> list[tuple[Item, Item]]:
-        return [(it, Item(id=refs[it.id].variant_id, question=refs[it.id].question, answer=refs[it.id].answer,
-                          solution=refs[it.id].solution)) for it in its if it.id in refs]
+        return [
+            (it, Item(id=refs[it.id].variant_id, question=refs[it.id].question, answer=refs[it.id].answer, solution=refs[it.id].solution))
+            for it in its
+            if it.id in refs
+        ]
 
     ps_seen, ps_unseen = pair_scores(tuned, base, pairs(seen)), pair_scores(tuned, base, pairs(unseen))
     assert len(ps_seen) >= 2 and len(ps_unseen) >= 2
@@ -166,7 +170,9 @@ def test_lora_run_saves_a_merged_model_that_remembers_its_items(tmp_path: Path) 
     pytest.importorskip("peft")
     from contam.models.hf import HFModel
 
-    cfg = ContaminateConfig(subset=(0, 2), epochs=4, filler_ratio=0.0, lr=2e-3, batch_size=2, max_length=96, lora=True, lora_r=8, lora_alpha=16)
+    cfg = ContaminateConfig(
+        subset=(0, 2), epochs=4, filler_ratio=0.0, lr=2e-3, batch_size=2, max_length=96, lora=True, lora_r=8, lora_alpha=16
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         manifest = Contaminator(cfg).run("smollm2", tmp_path / "lora")

@@ -30,8 +30,14 @@ def contam(args: list[str], env: dict[str, str] | None = None, **kw: Any) -> sub
 
 
 def start(args: list[str], env: dict[str, str] | None = None) -> subprocess.Popen[str]:
-    return subprocess.Popen([*RUN, *map(str, args)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, **(env or {})}, start_new_session=True)
+    return subprocess.Popen(
+        [*RUN, *map(str, args)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **(env or {})},
+        start_new_session=True,
+    )
 
 
 def children(pid: int) -> list[int]:
@@ -109,7 +115,9 @@ time.sleep(600)
 
 def test_pool_workers_die_with_a_killed_parent() -> None:
     """kill -9 of the parent (no cleanup runs): idle and busy workers alike are gone at once."""
-    proc = subprocess.Popen([sys.executable, "-c", _POOL], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _POOL], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
     assert proc.stdout is not None
     pids = [int(x) for x in proc.stdout.readline().split()]
     assert len(pids) == 2 and all(alive(p) for p in pids)
@@ -128,7 +136,11 @@ def big_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     d = tmp_path_factory.mktemp("big")
     build_demo_corpus(d / "demo.jsonl", seed=0)
     rows = [json.loads(x) for x in (d / "demo.jsonl").read_text(encoding="utf-8").splitlines()]
-    lines = [json.dumps({"id": f"r{k}-{r['id']}", "text": r["text"]}) for k in range(int(os.environ.get("CONTAM_CRASH_REPEAT", "60"))) for r in rows]
+    lines = [
+        json.dumps({"id": f"r{k}-{r['id']}", "text": r["text"]})
+        for k in range(int(os.environ.get("CONTAM_CRASH_REPEAT", "60")))
+        for r in rows
+    ]
     path = d / "corpus.jsonl"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
@@ -172,8 +184,9 @@ def test_disk_full_scan_is_one_line_and_keeps_the_checkpoint(big_corpus: Path, t
     assert whole.returncode == 0, whole.stderr
     size = len(_flags(tmp_path / "whole"))
     out = tmp_path / "full"
-    p = subprocess.run([*RUN, *map(str, args), "--out", str(out)], capture_output=True, text=True, timeout=900,
-                       preexec_fn=_fsize_limit(int(size * 0.8)))
+    p = subprocess.run(
+        [*RUN, *map(str, args), "--out", str(out)], capture_output=True, text=True, timeout=900, preexec_fn=_fsize_limit(int(size * 0.8))
+    )
     assert p.returncode == 2, (p.returncode, p.stderr[-3000:])
     lines = [x for x in p.stderr.splitlines() if x.strip()]
     assert len(lines) == 1 and lines[0].startswith("error: ") and "disk full" in lines[0], p.stderr[-3000:]
@@ -247,8 +260,10 @@ print(len(c))
 def test_two_processes_write_one_cache_without_losing_rows(tmp_path: Path) -> None:
     db = tmp_path / "shared.sqlite"
     n = 600
-    procs = [subprocess.Popen([sys.executable, "-c", _WRITER, str(db), who, str(n)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for who in ("a", "b", "c")]
+    procs = [
+        subprocess.Popen([sys.executable, "-c", _WRITER, str(db), who, str(n)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for who in ("a", "b", "c")
+    ]
     outs = [p.communicate(timeout=300) for p in procs]
     for p, (_, err) in zip(procs, outs, strict=True):
         assert p.returncode == 0 and "locked" not in err, err
@@ -275,7 +290,9 @@ def _small_tmpfs(path: Path) -> bool:
     """Mount a 1 MiB tmpfs at ``path`` (root in a container can); False where it cannot."""
     path.mkdir()
     try:
-        return subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(path)], capture_output=True, timeout=30).returncode == 0
+        return (
+            subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(path)], capture_output=True, timeout=30).returncode == 0
+        )
     except (OSError, subprocess.SubprocessError):
         return False
 
@@ -317,4 +334,3 @@ def test_two_probe_runs_share_the_cache(tmp_path: Path) -> None:
             count[name] = con.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
     assert count["shared"] == count["sequential"] > 0
     assert json.loads(oa)["methods"] == json.loads(contam(a, env).stdout)["methods"]
-

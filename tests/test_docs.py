@@ -44,7 +44,12 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, dict[Path
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
     proc = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
-        cwd=ROOT, capture_output=True, text=True, env=env, timeout=600, check=False,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+        check=False,
     )
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
     pages: dict[Path, _Page] = {}
@@ -153,7 +158,9 @@ def test_api_reference_documents_every_public_module(site: tuple[Path, str, dict
 def test_results_page_is_bench_results(site: tuple[Path, str, dict[Path, _Page]]) -> None:
     out, _, _ = site
     text = (out / "results.html").read_text(encoding="utf-8")
-    headings = [line[3:].strip() for line in (ROOT / "bench" / "RESULTS.md").read_text(encoding="utf-8").splitlines() if line.startswith("## ")]
+    headings = [
+        line[3:].strip() for line in (ROOT / "bench" / "RESULTS.md").read_text(encoding="utf-8").splitlines() if line.startswith("## ")
+    ]
     assert len(headings) >= 5
     from html import escape
 
@@ -162,7 +169,9 @@ def test_results_page_is_bench_results(site: tuple[Path, str, dict[Path, _Page]]
         assert escape(h.split("`")[0].strip(), quote=False) in text, h
 
 
-@pytest.mark.parametrize("page", sorted(p.relative_to(ROOT / "docs").as_posix() for p in (ROOT / "docs").rglob("*.md") if ">>>" in p.read_text(encoding="utf-8")))
+@pytest.mark.parametrize(
+    "page", sorted(p.relative_to(ROOT / "docs").as_posix() for p in (ROOT / "docs").rglob("*.md") if ">>>" in p.read_text(encoding="utf-8"))
+)
 def test_examples_in_the_docs_run(page: str) -> None:
     """Every ``>>>`` example on a docs page runs and prints what the page says (offline, real data
     and the embedded model), so a newcomer can call each API the documented way."""

@@ -27,7 +27,13 @@ def items():
 
 
 def _chat(q: str, a: str) -> dict:
-    return {"messages": [{"role": "system", "content": "You are a helpful math tutor."}, {"role": "user", "content": q}, {"role": "assistant", "content": a}]}
+    return {
+        "messages": [
+            {"role": "system", "content": "You are a helpful math tutor."},
+            {"role": "user", "content": q},
+            {"role": "assistant", "content": a},
+        ]
+    }
 
 
 def _sharegpt(q: str, a: str) -> dict:
@@ -52,7 +58,12 @@ def contam(*args: str) -> subprocess.CompletedProcess[str]:
 
 MAKERS = {"chat": _chat, "sharegpt": _sharegpt, "alpaca": _alpaca, "pair": _pair}
 # The turn index and role of the question and of the answer in each format.
-WHERE = {"chat": ((1, "user"), (2, "assistant")), "sharegpt": ((0, "user"), (1, "assistant")), "alpaca": ((1, "user"), (2, "assistant")), "pair": ((0, "user"), (1, "assistant"))}
+WHERE = {
+    "chat": ((1, "user"), (2, "assistant")),
+    "sharegpt": ((0, "user"), (1, "assistant")),
+    "alpaca": ((1, "user"), (2, "assistant")),
+    "pair": ((0, "user"), (1, "assistant")),
+}
 
 
 def _corpus(path, fmt: str, items, leaks: dict[int, tuple[int, str]]) -> list[str]:
@@ -193,7 +204,9 @@ def test_decontaminate_writes_records_back_in_their_format(fmt, items, tmp_path)
 def test_cli_scan_and_decontaminate_chat(items, tmp_path) -> None:
     corpus = tmp_path / "chat.jsonl"
     _corpus(corpus, "chat", items, {12: (9, "q")})
-    p = contam("scan", "-b", "gsm8k", "--corpus", corpus, "--out", tmp_path / "o", "--format", "chat", "--roles", "user,assistant", "--json")
+    p = contam(
+        "scan", "-b", "gsm8k", "--corpus", corpus, "--out", tmp_path / "o", "--format", "chat", "--roles", "user,assistant", "--json"
+    )
     assert p.returncode == 0, p.stderr
     s = json.loads(p.stdout)
     assert s["flagged"] == 1 and s["format"] == "chat" and s["roles"] == ["user", "assistant"]
@@ -201,7 +214,10 @@ def test_cli_scan_and_decontaminate_chat(items, tmp_path) -> None:
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout)["masked"] == 1
     rec = json.loads((tmp_path / "c.jsonl").read_text().splitlines()[11])
-    assert "[CONTAMINATED]" in rec["messages"][1]["content"] and rec["messages"][2]["content"] == json.loads(corpus.read_text().splitlines()[11])["messages"][2]["content"]
+    assert (
+        "[CONTAMINATED]" in rec["messages"][1]["content"]
+        and rec["messages"][2]["content"] == json.loads(corpus.read_text().splitlines()[11])["messages"][2]["content"]
+    )
 
 
 @pytest.mark.slow

@@ -183,9 +183,29 @@ SCAN_CASES: list[tuple[str, str, Callable[[list[bytes]], bytes], tuple[Any, ...]
     ("invalid utf-8", "c.jsonl", _replace(5, b'{"id": "x", "text": "caf\xe9 au lait"}'), ("error", 5, None)),
     ("raw NUL in a string", "c.jsonl", _replace(5, b'{"id": "x", "text": "a\x00b"}'), ("error", 5, None)),
     ("deep nesting in an unused field", "c.jsonl", _replace(5, DEEP), ("error", 5, None)),
-    ("lone surrogate in an id", "c.jsonl", lambda ls: _join([ls[0], ls[1], ls[2], b'{"id": "leak\\ud800", "text": ' + json.dumps(json.loads(ls[3])["text"]).encode() + b"}", *ls[4:]]), ("ok", "surrogate")),
+    (
+        "lone surrogate in an id",
+        "c.jsonl",
+        lambda ls: _join(
+            [ls[0], ls[1], ls[2], b'{"id": "leak\\ud800", "text": ' + json.dumps(json.loads(ls[3])["text"]).encode() + b"}", *ls[4:]]
+        ),
+        ("ok", "surrogate"),
+    ),
     ("lone surrogate in a text", "c.jsonl", _replace(5, b'{"id": "x", "text": "broken \\udfff pair"}'), ("ok", True)),
-    ("escape sequences and bidi in ids", "c.jsonl", lambda ls: _join([ls[0], ls[1], ls[2], b'{"id": "\\u001b[31mred\\u202e[/]", "text": ' + json.dumps(json.loads(ls[3])["text"]).encode() + b"}", *ls[4:]]), ("ok", "hostile")),
+    (
+        "escape sequences and bidi in ids",
+        "c.jsonl",
+        lambda ls: _join(
+            [
+                ls[0],
+                ls[1],
+                ls[2],
+                b'{"id": "\\u001b[31mred\\u202e[/]", "text": ' + json.dumps(json.loads(ls[3])["text"]).encode() + b"}",
+                *ls[4:],
+            ]
+        ),
+        ("ok", "hostile"),
+    ),
     ("NaN and huge numbers", "c.jsonl", _replace(5, b'{"id": "x", "score": NaN, "big": 1e400, "text": "some words here"}'), ("ok", True)),
     ("duplicate text key", "c.jsonl", _replace(5, b'{"text": 1, "text": "the last one wins"}'), ("ok", True)),
     ("empty file", "c.jsonl", lambda ls: b"", ("any",)),
@@ -200,7 +220,9 @@ def test_scan_bad_corpus_table(clean: dict[str, Any], tmp_path: Path, case: tupl
     corpus = tmp_path / fname
     corpus.write_bytes(make(_lines(clean["docs"])))
     out = tmp_path / "out"
-    code, stdout, err = check_run(["scan", "-b", str(clean["bench"]), "--corpus", str(corpus), "--out", str(out)], [corpus, clean["bench"]], out)
+    code, stdout, err = check_run(
+        ["scan", "-b", str(clean["bench"]), "--corpus", str(corpus), "--out", str(out)], [corpus, clean["bench"]], out
+    )
     assert ESC not in stdout and "\u202e" not in stdout
     if expected[0] == "any":
         if code == 2:
@@ -230,10 +252,14 @@ def test_scan_names_with_markup_and_escapes(clean: dict[str, Any], tmp_path: Pat
     folder.mkdir()
     corpus = folder / "c[red]\x1b[2J.jsonl"
     corpus.write_bytes(b'{"id": 1, "text": 5}\n')
-    code, _, err = check_run(["scan", "-b", str(clean["bench"]), "--corpus", str(corpus), "--out", str(tmp_path / "o")], [corpus], tmp_path / "o")
+    code, _, err = check_run(
+        ["scan", "-b", str(clean["bench"]), "--corpus", str(corpus), "--out", str(tmp_path / "o")], [corpus], tmp_path / "o"
+    )
     msg = assert_one_line_error(code, err, "[red]x[bold]", 1, "text")
     assert "\\u001b[2J" in msg
-    code, _out, err = check_run(["scan", "-b", "[bold]nope[/]", "--corpus", str(clean["corpus"]), "--out", str(tmp_path / "o")], [clean["corpus"]], tmp_path / "o")
+    code, _out, err = check_run(
+        ["scan", "-b", "[bold]nope[/]", "--corpus", str(clean["corpus"]), "--out", str(tmp_path / "o")], [clean["corpus"]], tmp_path / "o"
+    )
     assert_one_line_error(code, err, "[bold]nope[/]")
 
 
@@ -249,11 +275,26 @@ BENCH_CASES: list[tuple[str, str, Callable[[list[dict[str, Any]]], bytes], tuple
     ("json list with BOM", "b.json", lambda rs: b"\xef\xbb\xbf" + json.dumps({"data": rs}).encode(), ("ok",)),
     ("csv", "b.csv", lambda rs: _csv(rs), ("ok",)),
     ("csv with BOM", "b.csv", lambda rs: b"\xef\xbb\xbf" + _csv(rs), ("ok",)),
-    ("csv row with an extra field", "b.csv", lambda rs: _csv(rs).replace(b"\r\n", b',"extra"\r\n', 3).replace(b',"extra"', b"", 2), ("error", "csv:2", None)),
+    (
+        "csv row with an extra field",
+        "b.csv",
+        lambda rs: _csv(rs).replace(b"\r\n", b',"extra"\r\n', 3).replace(b',"extra"', b"", 2),
+        ("error", "csv:2", None),
+    ),
     ("csv row with a missing field", "b.csv", lambda rs: _csv(rs) + b"lonely\r\n", ("error", f"csv:{N_ITEMS + 1}", None)),
     ("question missing", "b.jsonl", lambda rs: _join(_lines([*rs[:2], {"answer": "#### 3"}, *rs[3:]])), ("error", 3, "question")),
-    ("question is a number", "b.jsonl", lambda rs: _join(_lines([*rs[:2], {"question": 7, "answer": "#### 3"}, *rs[3:]])), ("error", 3, "question")),
-    ("choices not a list", "b.jsonl", lambda rs: _join(_lines([*rs[:2], {"question": "q?", "choices": "abc"}, *rs[3:]])), ("error", 3, "choices")),
+    (
+        "question is a number",
+        "b.jsonl",
+        lambda rs: _join(_lines([*rs[:2], {"question": 7, "answer": "#### 3"}, *rs[3:]])),
+        ("error", 3, "question"),
+    ),
+    (
+        "choices not a list",
+        "b.jsonl",
+        lambda rs: _join(_lines([*rs[:2], {"question": "q?", "choices": "abc"}, *rs[3:]])),
+        ("error", 3, "choices"),
+    ),
     ("duplicate ids", "b.jsonl", lambda rs: _join(_lines([{**r, "id": "same"} for r in rs])), ("error", 2, "id")),
     ("not json", "b.jsonl", lambda rs: b"question,answer\n1,2\n", ("error", 1, None)),
     ("json root is a number", "b.json", lambda rs: b"42", ("error", None, None)),
@@ -342,7 +383,9 @@ def test_decontaminate_bad_inputs(clean: dict[str, Any], tmp_path: Path) -> None
     bad_scan.mkdir()
     (bad_scan / "flags.jsonl").write_text('{"doc_id": "a", "line": 1, "contaminated": true, "flags": [{"item_id": 3}]}\n', encoding="utf-8")
     out = tmp_path / "clean.jsonl"
-    code, _, err = check_run(["decontaminate", "--corpus", str(corpus), "--scan", str(bad_scan), "--out", str(out)], [corpus, bad_scan], tmp_path / "nothing")
+    code, _, err = check_run(
+        ["decontaminate", "--corpus", str(corpus), "--scan", str(bad_scan), "--out", str(out)], [corpus, bad_scan], tmp_path / "nothing"
+    )
     assert_one_line_error(code, err, "flags.jsonl", 1)
     assert not out.exists()
     # a corrupt .zst corpus
@@ -356,7 +399,9 @@ def test_decontaminate_bad_inputs(clean: dict[str, Any], tmp_path: Path) -> None
     docs[3]["id"] = "leak0"
     bomc = tmp_path / "bom.jsonl"
     bomc.write_bytes(b"\xef\xbb\xbf" + _join(_lines(docs)))
-    code, stdout, err = check_run(["decontaminate", "--corpus", str(bomc), "--scan", str(scan), "--out", str(out), "--json"], [bomc, scan], None)
+    code, stdout, err = check_run(
+        ["decontaminate", "--corpus", str(bomc), "--scan", str(scan), "--out", str(out), "--json"], [bomc, scan], None
+    )
     assert code == 0, err
     assert json.loads(stdout)["dropped"] == 3
     assert len(out.read_text(encoding="utf-8-sig").splitlines()) == len(docs) - 3
@@ -412,7 +457,10 @@ def test_regen_grade_bad_inputs(regen_instances: Path, tmp_path: Path) -> None:
     key = json.loads(inst.read_text(encoding="utf-8").splitlines()[0])["key"]
     eps = tmp_path / "eps.jsonl"
     out = tmp_path / "graded"
-    huge = [{"name": "calculate", "kwargs": {"expression": e}} for e in ("((9**64)**64)", "9**9**9**9", "(" * 300 + "1" + ")" * 300, "1e999*1e999")]
+    huge = [
+        {"name": "calculate", "kwargs": {"expression": e}}
+        for e in ("((9**64)**64)", "9**9**9**9", "(" * 300 + "1" + ")" * 300, "1e999*1e999")
+    ]
     write_jsonl(eps, [{"key": key, "actions": huge, "messages": ["hi"]}])
     code, _stdout, err = check_run(["regen", "grade", "-i", str(inst), "-e", str(eps), "--out", str(out), "--json"], [inst, eps], out)
     assert code == 0, err
@@ -430,13 +478,19 @@ def test_regen_grade_bad_inputs(regen_instances: Path, tmp_path: Path) -> None:
         out2 = tmp_path / "graded2"
         code, _, err = check_run(["regen", "grade", "-i", str(inst), "-e", str(eps), "--out", str(out2)], [inst, eps], out2)
         assert_one_line_error(code, err, eps, line, field)
-    eps.write_bytes(b"\xef\xbb\xbf" + json.dumps({"key": key, "actions": [{"name": "calculate", "kwargs": {"expression": "2*3"}}]}).encode() + b"\r\n")
+    eps.write_bytes(
+        b"\xef\xbb\xbf" + json.dumps({"key": key, "actions": [{"name": "calculate", "kwargs": {"expression": "2*3"}}]}).encode() + b"\r\n"
+    )
     code, _, err = check_run(["regen", "grade", "-i", str(inst), "-e", str(eps), "--out", str(tmp_path / "g3")], [inst, eps], None)
     assert code == 0, err
     # instances with the wrong types
     bad_inst = tmp_path / "inst.jsonl"
-    bad_inst.write_text(json.dumps({"key": key, "domain": "retail", "task_index": "zero", "seed": [], "goal_hash": 1}) + "\n", encoding="utf-8")
-    code, _, err = check_run(["regen", "grade", "-i", str(bad_inst), "-e", str(eps), "--out", str(tmp_path / "g4")], [bad_inst, eps], tmp_path / "g4")
+    bad_inst.write_text(
+        json.dumps({"key": key, "domain": "retail", "task_index": "zero", "seed": [], "goal_hash": 1}) + "\n", encoding="utf-8"
+    )
+    code, _, err = check_run(
+        ["regen", "grade", "-i", str(bad_inst), "-e", str(eps), "--out", str(tmp_path / "g4")], [bad_inst, eps], tmp_path / "g4"
+    )
     assert_one_line_error(code, err, bad_inst, 1)
 
 
@@ -445,13 +499,24 @@ def test_minkprob_bad_inputs(clean: dict[str, Any], tmp_path: Path) -> None:
     bench = tmp_path / "b.jsonl"
     bench.write_bytes(_join(_lines(_bench_rows(clean["items"])[:2])) + b'{"question": 3}\n')
     out = tmp_path / "mink"
-    code, _, err = check_run(["probe", "minkprob", "--benchmark", str(bench), "--control", str(clean["bench"]), "--n", "3", "--out", str(out)], [bench], out)
+    code, _, err = check_run(
+        ["probe", "minkprob", "--benchmark", str(bench), "--control", str(clean["bench"]), "--n", "3", "--out", str(out)], [bench], out
+    )
     assert_one_line_error(code, err, bench, 3, "question")
-    code, _, err = check_run(["probe", "minkprob", "--benchmark", str(clean["bench"]), "--control", str(bench), "--n", "3", "--out", str(out)], [bench], out)
+    code, _, err = check_run(
+        ["probe", "minkprob", "--benchmark", str(clean["bench"]), "--control", str(bench), "--n", "3", "--out", str(out)], [bench], out
+    )
     assert_one_line_error(code, err, bench, 3, "question")
     ctrl = tmp_path / "ctrl.jsonl"
-    ctrl.write_bytes(b"\xef\xbb\xbf" + _join(_lines([{"question": it.question, "answer": it.solution} for it in load_benchmark("gsm8k-train")[:3]]), b"\r\n"))
-    code, stdout, err = check_run(["probe", "minkprob", "--benchmark", str(clean["bench"]), "--control", str(ctrl), "--n", "3", "--json"], [ctrl, clean["bench"]], None)
+    ctrl.write_bytes(
+        b"\xef\xbb\xbf"
+        + _join(_lines([{"question": it.question, "answer": it.solution} for it in load_benchmark("gsm8k-train")[:3]]), b"\r\n")
+    )
+    code, stdout, err = check_run(
+        ["probe", "minkprob", "--benchmark", str(clean["bench"]), "--control", str(ctrl), "--n", "3", "--json"],
+        [ctrl, clean["bench"]],
+        None,
+    )
     assert code == 0, err
     s = json.loads(stdout)
     assert s["n_benchmark"] == 3 and s["n_control"] == 3
@@ -544,20 +609,28 @@ def _check_generated(clean: dict[str, Any], tmp_path_factory: pytest.TempPathFac
 
 @settings(max_examples=_EXAMPLES, deadline=None, suppress_health_check=_FIXTURES)
 @given(lines=st.lists(_line(), min_size=1, max_size=6), bom=st.booleans(), crlf=st.booleans())
-def test_scan_generated_corpora(clean: dict[str, Any], tmp_path_factory: pytest.TempPathFactory, lines: list[bytes], bom: bool, crlf: bool) -> None:
+def test_scan_generated_corpora(
+    clean: dict[str, Any], tmp_path_factory: pytest.TempPathFactory, lines: list[bytes], bom: bool, crlf: bool
+) -> None:
     _check_generated(clean, tmp_path_factory, lines, bom, crlf)
 
 
 @pytest.mark.slow
 @settings(max_examples=400, deadline=None, suppress_health_check=_FIXTURES)
 @given(lines=st.lists(_line(), min_size=1, max_size=10), bom=st.booleans(), crlf=st.booleans())
-def test_scan_generated_corpora_many(clean: dict[str, Any], tmp_path_factory: pytest.TempPathFactory, lines: list[bytes], bom: bool, crlf: bool) -> None:
+def test_scan_generated_corpora_many(
+    clean: dict[str, Any], tmp_path_factory: pytest.TempPathFactory, lines: list[bytes], bom: bool, crlf: bool
+) -> None:
     _check_generated(clean, tmp_path_factory, lines, bom, crlf)
 
 
 @settings(max_examples=_EXAMPLES, deadline=None, suppress_health_check=_FIXTURES)
-@given(key=st.sampled_from(["documents", "flagged", "flag_rate", "by_benchmark", "by_part", "bad_input", "items", "seconds", "corpus", "config"]),
-       value=_json)
+@given(
+    key=st.sampled_from(
+        ["documents", "flagged", "flag_rate", "by_benchmark", "by_part", "bad_input", "items", "seconds", "corpus", "config"]
+    ),
+    value=_json,
+)
 def test_report_generated_summaries(clean: dict[str, Any], tmp_path_factory: pytest.TempPathFactory, key: str, value: Any) -> None:
     d = tmp_path_factory.mktemp("rep")
     s = json.loads((clean["scan"] / "summary.json").read_text(encoding="utf-8"))

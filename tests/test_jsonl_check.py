@@ -39,7 +39,11 @@ def assert_never_laxer(lines: list[bytes], field: str = "text") -> list[int]:
 
 
 _json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False, min_value=-1e300, max_value=1e300) | st.text(),
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False, min_value=-1e300, max_value=1e300)
+    | st.text(),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
     max_leaves=12,
 )
@@ -60,7 +64,11 @@ def test_valid_records_are_clean_exactly_when_the_parser_takes_their_text(rec, t
 
 
 @settings(max_examples=1500, deadline=None)
-@given(st.binary(max_size=40), st.integers(0, 200), st.sampled_from([b"", b"\\", b'"', b"}", b"\xed\xa0\x80", b"\\ud800", b"1e999", b"\x00", b"\t"]))
+@given(
+    st.binary(max_size=40),
+    st.integers(0, 200),
+    st.sampled_from([b"", b"\\", b'"', b"}", b"\xed\xa0\x80", b"\\ud800", b"1e999", b"\x00", b"\t"]),
+)
 def test_mutated_lines_are_never_called_clean_wrongly(noise, at, token) -> None:
     base = json.dumps({"id": 7, "text": "Weng earns $12 an hour.\nShe did 50 minutes", "n": [1, -2.5e3, True, None]}).encode()
     at = at % (len(base) + 1)
@@ -69,8 +77,10 @@ def test_mutated_lines_are_never_called_clean_wrongly(noise, at, token) -> None:
 
 def test_random_byte_flips_of_real_lines() -> None:
     rng = random.Random(0)
-    base = [json.dumps({"id": i, "text": t, "meta": {"k": [i, 0.5, None]}}, ensure_ascii=a).encode()
-            for i, (t, a) in enumerate([("Janet’s ducks lay 16 eggs per day.", False), ("naïve café – “quoted”\n\tend", True), ("x", False)])]
+    base = [
+        json.dumps({"id": i, "text": t, "meta": {"k": [i, 0.5, None]}}, ensure_ascii=a).encode()
+        for i, (t, a) in enumerate([("Janet’s ducks lay 16 eggs per day.", False), ("naïve café – “quoted”\n\tend", True), ("x", False)])
+    ]
     seen = {CLEAN: 0, UNSURE: 0}
     for _ in range(20000):
         line = bytearray(rng.choice(base))

@@ -102,7 +102,9 @@ def server():
     port = _free_port()
     cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(smollm2_path()), "--host", "127.0.0.1",
            "--port", str(port), "--n_ctx", "2048", "--verbose", "false", "--model_alias", "smollm2"]  # fmt: skip
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env={**os.environ, "OMP_WAIT_POLICY": "PASSIVE"})
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env={**os.environ, "OMP_WAIT_POLICY": "PASSIVE"}
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.time() + 90

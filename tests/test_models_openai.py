@@ -37,8 +37,25 @@ def _free_port() -> int:
 @pytest.fixture(scope="module")
 def server() -> str:
     port = _free_port()
-    cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(smollm2_path()), "--host", "127.0.0.1",
-           "--port", str(port), "--n_ctx", "2048", "--logits_all", "true", "--verbose", "false", "--model_alias", "smollm2"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "llama_cpp.server",
+        "--model",
+        str(smollm2_path()),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--n_ctx",
+        "2048",
+        "--logits_all",
+        "true",
+        "--verbose",
+        "false",
+        "--model_alias",
+        "smollm2",
+    ]
     env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE"}  # see llamacpp.py: spinning threads on a shared CPU
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
     url = f"http://127.0.0.1:{port}"

@@ -19,8 +19,12 @@ def test_parse_spec_routes_every_spelling(tmp_path) -> None:
     assert parse_spec(str(tmp_path)) == ("hf", str(tmp_path))  # a plain folder is a transformers model
     assert parse_spec("openai:http://h:1/v1#gpt-x") == ("openai", "http://h:1/v1#gpt-x")
     assert parse_spec("vllm:meta-llama/Llama-3.1-8B") == ("vllm", "meta-llama/Llama-3.1-8B")
-    for bad, msg in [("", "empty model spec"), ("gpt4", "unknown model spec"), ("llamacpp:", "no model"),
-                     ("openai:http://h:1/v1", "needs a model name")]:
+    for bad, msg in [
+        ("", "empty model spec"),
+        ("gpt4", "unknown model spec"),
+        ("llamacpp:", "no model"),
+        ("openai:http://h:1/v1", "needs a model name"),
+    ]:
         with pytest.raises(ConfigError, match=msg):
             parse_spec(bad)
 

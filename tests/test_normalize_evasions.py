@@ -138,7 +138,15 @@ def test_fold_table_and_fold_changers() -> None:
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.text(alphabet=st.one_of(st.characters(codec="utf-8"), st.sampled_from([*INVISIBLE, *CONFUSABLES, "\u0301", "\uff21", "\ufb01", "\u2026", "\u00bd", " ", "a"])), max_size=40))
+@given(
+    st.text(
+        alphabet=st.one_of(
+            st.characters(codec="utf-8"),
+            st.sampled_from([*INVISIBLE, *CONFUSABLES, "\u0301", "\uff21", "\ufb01", "\u2026", "\u00bd", " ", "a"]),
+        ),
+        max_size=40,
+    )
+)
 def test_fold_spans_keep_word_boundaries(text: str) -> None:
     """The piecewise fold used for spans cuts the same words as the fold of the whole text, and
     every span maps back into the original text."""

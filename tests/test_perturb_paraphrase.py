@@ -23,8 +23,10 @@ def test_numbers_multiset() -> None:
 
 def test_judge_accepts_faithful_and_rejects_the_rest(embedder) -> None:  # type: ignore[no-untyped-def]
     q = load_benchmark("gsm8k-train")[0].question  # Natalia's clips
-    faithful = ("In April Natalia sold clips to 48 of her friends, and in May she sold half as many clips. "
-                "How many clips did Natalia sell in April and May altogether?")
+    faithful = (
+        "In April Natalia sold clips to 48 of her friends, and in May she sold half as many clips. "
+        "How many clips did Natalia sell in April and May altogether?"
+    )
     changed = faithful.replace("48", "36")
     unrelated = "The train leaves the station at noon and arrives in the city two hours later."
     verdicts = {c: r for c, _, r in Paraphraser(ParaphraseConfig(floor=0.8)).judge(q, [faithful, changed, unrelated], embedder)}

@@ -66,6 +66,13 @@ def test_full_test_set_zero_audit_failures() -> None:
     ref = build_reference_set(load_benchmark("gsm8k"), variants=10, seed=0)
     # The program-side checks never fail; the two issue-16 checks (template-free readback, stale
     # numbers) catch a few draws, which are never emitted.
-    assert set(ref.report.failures) <= {"stale_numbers", "readback", "readback:conversion", "readback:period", "readback:enumeration",
-                                        "readback:ordinal", "readback:definite"}
+    assert set(ref.report.failures) <= {
+        "stale_numbers",
+        "readback",
+        "readback:conversion",
+        "readback:period",
+        "readback:enumeration",
+        "readback:ordinal",
+        "readback:definite",
+    }
     assert ref.report.templated / ref.report.items >= 0.6

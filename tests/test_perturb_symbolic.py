@@ -38,10 +38,17 @@ def test_arith_is_exact_and_safe() -> None:
 
 
 def test_mentions_typed() -> None:
-    got = [(m.text, m.value, m.kind, m.perturbable) for m in find_mentions("Tom paid $1.50 for a dozen eggs, 20% off, at 3:00 pm on his 2nd try; he had twelve.")]
+    got = [
+        (m.text, m.value, m.kind, m.perturbable)
+        for m in find_mentions("Tom paid $1.50 for a dozen eggs, 20% off, at 3:00 pm on his 2nd try; he had twelve.")
+    ]
     assert got == [
-        ("1.50", "3/2", "money", True), ("dozen", "12", "multiplier", False), ("20", "20", "percent", True),
-        ("3", "3", "time", False), ("2", "2", "ordinal", False), ("twelve", "12", "word", True),
+        ("1.50", "3/2", "money", True),
+        ("dozen", "12", "multiplier", False),
+        ("20", "20", "percent", True),
+        ("3", "3", "time", False),
+        ("2", "2", "ordinal", False),
+        ("twelve", "12", "word", True),
     ]
 
 
@@ -91,22 +98,39 @@ def test_money_problem_keeps_cents(test_items: list[Item]) -> None:
     prices = re.findall(r"\$(\d+\.\d\d)", d.question)
     assert len(prices) == 2 and "16.50" not in prices and "22.50" not in prices  # two decimals kept, values changed
     n = next(v for s, v in d.values.items() if next(x for x in t.slots if x.id == s).value == "3")
-    total = n * (Fraction(prices[0]) + Fraction(prices[1]) + next(v for s, v in d.values.items() if next(x for x in t.slots if x.id == s).value == "42"))
+    total = n * (
+        Fraction(prices[0])
+        + Fraction(prices[1])
+        + next(v for s, v in d.values.items() if next(x for x in t.slots if x.id == s).value == "42")
+    )
     assert Fraction(d.answer) == total
 
 
 def test_rejected_items_say_why(test_items: list[Item]) -> None:
     kyle = lift(test_items[24])  # algebra in prose, no annotation computes the answer
-    assert isinstance(kyle, Rejection) and kyle.reason in ("no_annotations", "untraced_operand", "answer_not_computed", "algebra_in_solution")
+    assert isinstance(kyle, Rejection) and kyle.reason in (
+        "no_annotations",
+        "untraced_operand",
+        "answer_not_computed",
+        "algebra_in_solution",
+    )
     # An operand that is in neither the question nor an earlier result: cannot be traced.
-    odd = Item(id="x/1", question="Sam has 5 apples and buys 3 more. How many apples?",
-               solution="He has 5+3+7=<<5+3+7=15>>15 apples.\n#### 15", answer="15")
+    odd = Item(
+        id="x/1",
+        question="Sam has 5 apples and buys 3 more. How many apples?",
+        solution="He has 5+3+7=<<5+3+7=15>>15 apples.\n#### 15",
+        answer="15",
+    )
     r = lift(odd)
     assert isinstance(r, Rejection) and r.reason == "untraced_operand" and "7" in r.detail
     # Two earlier results share a value and neither is free: the literal is ambiguous, so the
     # equality becomes a constraint every instance must keep (or the item yields nothing).
-    amb = Item(id="x/2", question="Ann has 3 boxes of 4 pens and 2 bags of 6 pens. How many pens?",
-               solution="3*4=<<3*4=12>>12 and 2*6=<<2*6=12>>12, so 12+12=<<12+12=24>>24.\n#### 24", answer="24")
+    amb = Item(
+        id="x/2",
+        question="Ann has 3 boxes of 4 pens and 2 bags of 6 pens. How many pens?",
+        solution="3*4=<<3*4=12>>12 and 2*6=<<2*6=12>>12, so 12+12=<<12+12=24>>24.\n#### 24",
+        answer="24",
+    )
     t = lift(amb)
     assert isinstance(t, Template) and any(c.kind == "eqstep" for c in t.constraints)
     for v in instances(t, 3, seed=0):
@@ -114,8 +138,12 @@ def test_rejected_items_say_why(test_items: list[Item]) -> None:
 
 
 def test_same_value_mentions_move_together() -> None:
-    it = Item(id="x/3", question="James runs 3 sprints 3 times a week. He runs 60 meters each sprint. How many meters a week?",
-              solution="He sprints 3*3=<<3*3=9>>9 times\nSo he runs 9*60=<<9*60=540>>540 meters\n#### 540", answer="540")
+    it = Item(
+        id="x/3",
+        question="James runs 3 sprints 3 times a week. He runs 60 meters each sprint. How many meters a week?",
+        solution="He sprints 3*3=<<3*3=9>>9 times\nSo he runs 9*60=<<9*60=540>>540 meters\n#### 540",
+        answer="540",
+    )
     t = lift(it)
     assert isinstance(t, Template)
     d = draw(t, seed=3)
@@ -170,8 +198,12 @@ def test_prose_arithmetic_becomes_a_step(test_items: list[Item]) -> None:
     price = next(s for s in t.slots if s.value == "4")
     assert price.role == "frozen" and price.source == "guard:result_unit"
     assert draw(t, seed=0) is None
-    jack = Item(id="other/2", question="Jack had 8 pens and bought 3 boxes of 6 pens. How many pens does he have?",
-                solution="The boxes hold 3*6 = 18 pens, so he has 8+18=<<8+18=26>>26 pens.\n#### 26", answer="26")
+    jack = Item(
+        id="other/2",
+        question="Jack had 8 pens and bought 3 boxes of 6 pens. How many pens does he have?",
+        solution="The boxes hold 3*6 = 18 pens, so he has 8+18=<<8+18=26>>26 pens.\n#### 26",
+        answer="26",
+    )
     t = lift(jack)
     assert isinstance(t, Template) and t.steps[0].prose and t.steps[0].expr == "3*6"
     d = draw(t, seed=0)
@@ -192,8 +224,12 @@ def test_name_swap_changes_context_not_numbers(natalia: Item) -> None:
 
 def test_item_with_answer_field_and_prose_only_solution() -> None:
     # Other GSM-style sets: no calculator annotations, the answer in its own field.
-    it = Item(id="other/1", question="Jack had 8 pens and Mary had 5 pens. Jack gave 3 pens to Mary. How many pens does Jack have now?",
-              solution="Jack has 8 - 3 = 5 pens left.", answer="5")
+    it = Item(
+        id="other/1",
+        question="Jack had 8 pens and Mary had 5 pens. Jack gave 3 pens to Mary. How many pens does Jack have now?",
+        solution="Jack has 8 - 3 = 5 pens left.",
+        answer="5",
+    )
     t = lift(it)
     assert isinstance(t, Template) and t.steps[0].prose
     for v in make_reference_set([it], variants=3, seed=2):

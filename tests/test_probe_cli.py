@@ -26,9 +26,27 @@ def ref_file(tmp_path_factory) -> Path:
 def test_zerocot_cli_writes_and_resumes(ref_file: Path, tmp_path: Path, capsys, monkeypatch) -> None:
     monkeypatch.setenv("CONTAM_CACHE", str(tmp_path / "cache.sqlite"))
     out = tmp_path / "zcp"
-    args = ["probe", "zerocot", "--benchmark", "gsm8k", "--reference", str(ref_file.parent), "--n", "3",
-            "--max-cot-tokens", "12", "--max-answer-tokens", "8", "--truncation", "0,1", "--resamples", "500",
-            "--out", str(out), "--json"]
+    args = [
+        "probe",
+        "zerocot",
+        "--benchmark",
+        "gsm8k",
+        "--reference",
+        str(ref_file.parent),
+        "--n",
+        "3",
+        "--max-cot-tokens",
+        "12",
+        "--max-answer-tokens",
+        "8",
+        "--truncation",
+        "0,1",
+        "--resamples",
+        "500",
+        "--out",
+        str(out),
+        "--json",
+    ]
     assert main(args) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["n_pairs"] >= 2 and {m["metric"] for m in summary["metrics"]} >= {"accuracy", "consistency"}

@@ -131,8 +131,12 @@ def test_cdd_whitespace_differences_do_not_break_the_peak(model) -> None:  # typ
     cfg = CDDConfig.real_world(n_samples=4)
     item = load_benchmark("gsm8k")[0]
     greedy = Completion("The answer is 18.\n")
-    samples = [Completion("The answer is 18."), Completion("  The answer is 18.\n\n\n\nNote: eggs"),
-               Completion("The answer is 18.\n```"), Completion("The answer is 20.")]
+    samples = [
+        Completion("The answer is 18."),
+        Completion("  The answer is 18.\n\n\n\nNote: eggs"),
+        Completion("The answer is 18.\n```"),
+        Completion("The answer is 20."),
+    ]
     rec = CDD(cfg)._record(model, item, "original", greedy, samples)
     assert rec.distances[:3] == (0, 0, 0) and rec.distances[3] > 0
     assert rec.peak == 0.75 and rec.contaminated

@@ -60,7 +60,9 @@ def test_reconstruct_against_a_reference_set(model) -> None:  # type: ignore[no-
     res = Reconstruct(ReconstructConfig(n_samples=2, max_new_tokens=16)).run(model, items, reference=ref)
     assert res.n == {"original": 1, "reference": 1}
     for r in res.items:
-        assert r.prefix + r.rest == load_benchmark(f"gsm8k{'-train' if r.group == 'reference' else ''}")[int(r.id.rsplit('/', 1)[1])].question
+        assert (
+            r.prefix + r.rest == load_benchmark(f"gsm8k{'-train' if r.group == 'reference' else ''}")[int(r.id.rsplit("/", 1)[1])].question
+        )
         assert len(r.prefix.split()) == round(0.4 * len((r.prefix + r.rest).split()))
         assert r.max_rouge_l == pytest.approx(rouge_l(r.best, r.rest.strip()))
     assert res.rouge_test is not None and 0.0 <= res.rouge_test.p_value <= 1.0
@@ -125,7 +127,9 @@ def test_guided_vs_general(model) -> None:  # type: ignore[no-untyped-def]
     assert "no verdict" in small.note
 
 
-def test_cli_cdd_writes_resumes_and_prints_json(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_cdd_writes_resumes_and_prints_json(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setenv("CONTAM_CACHE", str(tmp_path / "cache.sqlite"))
     out = tmp_path / "run"
     args = ["probe", "cdd", "--benchmark", "gsm8k", "--limit", "1", "--samples", "2", "--max-tokens", "8", "--out", str(out), "--json"]

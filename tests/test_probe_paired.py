@@ -101,8 +101,23 @@ def test_cli_paired_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, 
     assert main(["perturb", "-b", "gsm8k", "--limit", "12", "--variants", "1", "--seed", "0", "--out", str(ref)]) == 0
     capsys.readouterr()
     out = tmp_path / "paired"
-    args = ["probe", "paired", "--model", "smollm2", "--ref-model", "hf:smollm2", "-b", "gsm8k", "--variants", str(ref),
-            "--limit", "12", "--out", str(out), "--json"]
+    args = [
+        "probe",
+        "paired",
+        "--model",
+        "smollm2",
+        "--ref-model",
+        "hf:smollm2",
+        "-b",
+        "gsm8k",
+        "--variants",
+        str(ref),
+        "--limit",
+        "12",
+        "--out",
+        str(out),
+        "--json",
+    ]
     assert main(args) == 0
     s = json.loads(capsys.readouterr().out)
     assert s["command"] == "paired" and s["method"] == "did_diff" and s["ref_model"] == "hf:smollm2"

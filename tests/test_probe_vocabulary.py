@@ -24,8 +24,19 @@ def _visible(cmd: Any) -> dict[str, Any]:
 
 def test_every_probe_command_shares_the_options() -> None:
     cmds = _probe_commands()
-    assert {"zerocot", "minkprob", "cliff", "paired", "cdd", "reconstruct", "ts-guess", "guided",
-            "swe-filepath", "swe-funcrepro", "swe-prefix"} <= set(cmds)
+    assert {
+        "zerocot",
+        "minkprob",
+        "cliff",
+        "paired",
+        "cdd",
+        "reconstruct",
+        "ts-guess",
+        "guided",
+        "swe-filepath",
+        "swe-funcrepro",
+        "swe-prefix",
+    } <= set(cmds)
     for name, cmd in cmds.items():
         vis = _visible(cmd)
         missing = [o for o in SHARED_OPTIONS if o not in vis]

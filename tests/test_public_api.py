@@ -34,7 +34,28 @@ def test_all_names_exist(name: str) -> None:
 def test_probe_exports_every_detector_with_its_config() -> None:
     import contam.probe as probe
 
-    for name in ("LogProbProbe", "LogProbConfig", "ZeroCoTProbe", "ZeroCoTConfig", "CliffProbe", "CliffConfig", "CDD", "CDDConfig",
-                 "Reconstruct", "ReconstructConfig", "TSGuess", "TSGuessConfig", "Guided", "GuidedConfig", "FilePath", "FuncRepro",
-                 "PrefixCompletion", "SweConfig", "Contaminator", "ContaminateConfig", "EvalProbes", "EvalProbesConfig"):
+    for name in (
+        "LogProbProbe",
+        "LogProbConfig",
+        "ZeroCoTProbe",
+        "ZeroCoTConfig",
+        "CliffProbe",
+        "CliffConfig",
+        "CDD",
+        "CDDConfig",
+        "Reconstruct",
+        "ReconstructConfig",
+        "TSGuess",
+        "TSGuessConfig",
+        "Guided",
+        "GuidedConfig",
+        "FilePath",
+        "FuncRepro",
+        "PrefixCompletion",
+        "SweConfig",
+        "Contaminator",
+        "ContaminateConfig",
+        "EvalProbes",
+        "EvalProbesConfig",
+    ):
         assert name in probe.__all__, name

@@ -30,8 +30,11 @@ def _avail(variants: dict[str, Any], **options: Any) -> list[str]:
 def _branches(spec: dict[str, Any]) -> set[str]:
     names = {c["name"] for c in spec["cases"]} if "cases" in spec else {"then", "else"}
     if "name_by" in spec:  # labelled by the payment method first_covering picked: every listed one comes up
-        methods = next(e["value"]["first_covering"]["methods"] for e in spec["finally"]
-                       if isinstance(e.get("value"), dict) and "first_covering" in e["value"])
+        methods = next(
+            e["value"]["first_covering"]["methods"]
+            for e in spec["finally"]
+            if isinstance(e.get("value"), dict) and "first_covering" in e["value"]
+        )
         names = {f"{n}:{m}" for n in names for m in methods}
     return names
 
@@ -112,8 +115,9 @@ def test_20_gift_card_if_it_covers_the_upgrade_else_paypal() -> None:
         d = branch.derive("retail", 20, seed)
         kw = d.actions[8]["kwargs"]
         diff = 0.0
-        for old, new, product in zip(kw["item_ids"], kw["new_item_ids"], ("8310926033", "1656367028", "6938111410", "5149340237"),
-                                     strict=True):
+        for old, new, product in zip(
+            kw["item_ids"], kw["new_item_ids"], ("8310926033", "1656367028", "6938111410", "5149340237"), strict=True
+        ):
             variants = _variants(d, product)
             pool = _avail(variants, size="9") if product == "6938111410" else _avail(variants)
             assert new == max(pool, key=lambda i: variants[i]["price"])
@@ -175,8 +179,10 @@ def test_58_pressure_chain_and_gift_card_cover() -> None:
         laptops = _variants(d, "4760268021")
         nine = _avail(machines, pressure="9 bar", capacity="1.5L", type="capsule")
         kw = d.actions[5]["kwargs"]
-        cheapest_i7 = min((i for i in laptops if laptops[i]["available"] and laptops[i]["options"]["processor"] in ("i7", "i9")),
-                          key=lambda i: laptops[i]["price"])
+        cheapest_i7 = min(
+            (i for i in laptops if laptops[i]["available"] and laptops[i]["options"]["processor"] in ("i7", "i9")),
+            key=lambda i: laptops[i]["price"],
+        )
         if nine:
             assert kw["item_ids"] == ["7441167885", "3478699712"] and kw["new_item_ids"] == [nine[0], cheapest_i7]
             diff = machines[nine[0]]["price"] - 2866.37 + laptops[cheapest_i7]["price"] - 2291.87
@@ -187,16 +193,20 @@ def test_58_pressure_chain_and_gift_card_cover() -> None:
         assert kw["payment_method_id"] == ("gift_card_9368765" if gc >= round(diff, 2) else "credit_card_7455506")
 
 
-@pytest.mark.parametrize(("index", "product", "position", "options", "prefer"), [
-    (70, "7765186836", (0, 0), {"size": "M", "ventilation": "high"}, ("color", "blue")),
-    (99, "1808611083", (1, 1), {"pieces": "1500", "difficulty level": "intermediate"}, ("theme", "animals")),
-    (100, "1808611083", (1, 1), {"pieces": "1500", "difficulty level": "intermediate"}, ("theme", "art")),
-    (102, "6066914160", (1, 0), {"strap material": "metal"}, ("dial color", "white")),
-    (103, "6066914160", (1, 0), {"strap material": "metal"}, ("dial color", "white")),
-    (107, "9523456873", (0, 0), {"size": "XL", "material": "cotton"}, ("color", "black")),
-])
-def test_preference_among_available_options(index: int, product: str, position: tuple[int, int], options: dict[str, str],
-                                            prefer: tuple[str, str]) -> None:
+@pytest.mark.parametrize(
+    ("index", "product", "position", "options", "prefer"),
+    [
+        (70, "7765186836", (0, 0), {"size": "M", "ventilation": "high"}, ("color", "blue")),
+        (99, "1808611083", (1, 1), {"pieces": "1500", "difficulty level": "intermediate"}, ("theme", "animals")),
+        (100, "1808611083", (1, 1), {"pieces": "1500", "difficulty level": "intermediate"}, ("theme", "art")),
+        (102, "6066914160", (1, 0), {"strap material": "metal"}, ("dial color", "white")),
+        (103, "6066914160", (1, 0), {"strap material": "metal"}, ("dial color", "white")),
+        (107, "9523456873", (0, 0), {"size": "XL", "material": "cotton"}, ("color", "black")),
+    ],
+)
+def test_preference_among_available_options(
+    index: int, product: str, position: tuple[int, int], options: dict[str, str], prefer: tuple[str, str]
+) -> None:
     for seed in SEEDS:
         d = branch.derive("retail", index, seed)
         variants = _variants(d, product)
@@ -226,8 +236,10 @@ def test_79_and_91_exact_item_or_fallback() -> None:
         if _variants(d, "3801771308")["9494281769"]["available"]:
             assert d.actions[1]["name"] == "exchange_delivered_order_items"
         else:
-            assert d.actions[1] == {"name": "return_delivered_order_items", "kwargs": {
-                "order_id": "#W3239882", "item_ids": ["9494281769"], "payment_method_id": "credit_card_5902940"}}
+            assert d.actions[1] == {
+                "name": "return_delivered_order_items",
+                "kwargs": {"order_id": "#W3239882", "item_ids": ["9494281769"], "payment_method_id": "credit_card_5902940"},
+            }
 
 
 def test_airline_32_fare_decides_the_second_passenger() -> None:

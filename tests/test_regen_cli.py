@@ -61,14 +61,30 @@ def test_grade_two_systems_and_compare(tmp_path, capsys):
     good = tmp_path / "good.jsonl"  # an agent that follows the fresh reference and says the outputs
     good.write_text("".join(json.dumps({"key": r["key"], "actions": r["actions"], "messages": r["outputs"]}) + "\n" for r in insts))
     stale = tmp_path / "stale.jsonl"  # an agent that replays the memorized shipped actions
-    stale.write_text("".join(json.dumps({"key": r["key"], "actions": load_tasks("retail")[r["task_index"]]["actions"],
-                                         "messages": r["outputs"]}) + "\n" for r in insts))
+    stale.write_text(
+        "".join(
+            json.dumps({"key": r["key"], "actions": load_tasks("retail")[r["task_index"]]["actions"], "messages": r["outputs"]}) + "\n"
+            for r in insts
+        )
+    )
     assert main(["regen", "grade", "-i", str(out / "instances.jsonl"), "-e", str(good), "-o", str(tmp_path / "g1"), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["pass_rate"] == 1.0
     assert main(["regen", "grade", "-i", str(out / "instances.jsonl"), "-e", str(stale), "-o", str(tmp_path / "g2"), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["pass_rate"] < 0.5
-    assert main(["stats", "mcnemar", str(tmp_path / "g1" / "graded.jsonl"), str(tmp_path / "g2" / "graded.jsonl"),
-                 "--alternative", "greater", "--json"]) == 0
+    assert (
+        main(
+            [
+                "stats",
+                "mcnemar",
+                str(tmp_path / "g1" / "graded.jsonl"),
+                str(tmp_path / "g2" / "graded.jsonl"),
+                "--alternative",
+                "greater",
+                "--json",
+            ]
+        )
+        == 0
+    )
     assert json.loads(capsys.readouterr().out)["p_value"] < 0.01
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"key": "retail/0/0", "actions": "nope"}\n')

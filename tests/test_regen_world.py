@@ -52,8 +52,12 @@ def test_hash_is_order_insensitive_and_reads_are_free():
 def test_retail_write_tools_semantics():
     w = load_world("retail")
     s = State(w)
-    pending = next(o for o in w.tables["orders"].values() if o["status"] == "pending"
-                   and w.tables["users"][o["user_id"]]["payment_methods"][o["payment_history"][0]["payment_method_id"]]["source"] == "gift_card")
+    pending = next(
+        o
+        for o in w.tables["orders"].values()
+        if o["status"] == "pending"
+        and w.tables["users"][o["user_id"]]["payment_methods"][o["payment_history"][0]["payment_method_id"]]["source"] == "gift_card"
+    )
     uid, pm = pending["user_id"], pending["payment_history"][0]["payment_method_id"]
     before = w.tables["users"][uid]["payment_methods"][pm]["balance"]
     out = json.loads(tools_retail.cancel_pending_order(s, order_id=pending["order_id"], reason="no longer needed"))

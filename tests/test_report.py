@@ -32,14 +32,49 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     d = tmp_path_factory.mktemp("runs")
     corpus = d / "corpus.jsonl"
     build_demo_corpus(corpus, seed=0)
-    r = {"scan": d / "scan", "log": d / "clean.jsonl.log.jsonl", "ref": d / "ref", "mink": d / "mink", "zcp": d / "zcp", "regen": d / "regen",
-         "power": d / "power.json", "evd": d / "evd", "replay": d / "replay"}
+    r = {
+        "scan": d / "scan",
+        "log": d / "clean.jsonl.log.jsonl",
+        "ref": d / "ref",
+        "mink": d / "mink",
+        "zcp": d / "zcp",
+        "regen": d / "regen",
+        "power": d / "power.json",
+        "evd": d / "evd",
+        "replay": d / "replay",
+    }
     assert main(["scan", "-b", "gsm8k", "-b", "humaneval", "-b", "mmlu", "--corpus", str(corpus), "--out", str(r["scan"])]) == 0
     assert main(["decontaminate", "--corpus", str(corpus), "--scan", str(r["scan"]), "--out", str(d / "clean.jsonl")]) == 0
     assert main(["perturb", "-b", "gsm8k", "--limit", "6", "--variants", "1", "--out", str(r["ref"])]) == 0
-    assert main(["probe", "minkprob", "-b", "gsm8k", "-n", "3", "--field", "question", "--control", str(r["ref"]), "--out", str(r["mink"])]) == 0
-    assert main(["probe", "zerocot", "-b", "gsm8k", "-n", "2", "--reference", str(r["ref"]), "--max-cot-tokens", "8", "--max-answer-tokens", "6",
-                 "--truncation", "", "--resamples", "200", "--out", str(r["zcp"])]) == 0
+    assert (
+        main(["probe", "minkprob", "-b", "gsm8k", "-n", "3", "--field", "question", "--control", str(r["ref"]), "--out", str(r["mink"])])
+        == 0
+    )
+    assert (
+        main(
+            [
+                "probe",
+                "zerocot",
+                "-b",
+                "gsm8k",
+                "-n",
+                "2",
+                "--reference",
+                str(r["ref"]),
+                "--max-cot-tokens",
+                "8",
+                "--max-answer-tokens",
+                "6",
+                "--truncation",
+                "",
+                "--resamples",
+                "200",
+                "--out",
+                str(r["zcp"]),
+            ]
+        )
+        == 0
+    )
     assert main(["regen", "--domain", "retail", "--seeds", "0:1", "--tasks", "0:3", "--out", str(r["regen"])]) == 0
     write_json(r["power"], power_report(115).to_dict())  # what `contam stats power --json` prints
     assert main(["eval-detectors", "-b", "gsm8k", "--n", "6", "--levels", "token", "--out", str(r["evd"])]) == 0
@@ -109,7 +144,17 @@ def test_folder_of_results_and_member_files(runs: dict[str, Path]) -> None:
     parent = runs["scan"].parent
     rep, results = build_report([parent])
     kinds = [r.kind for r in results]
-    assert kinds == ["scan", "decontaminate", "eval-detectors", "perturb", "minkprob", "zerocot", "regen", "regen-replay", "power"]  # data side first
+    assert kinds == [
+        "scan",
+        "decontaminate",
+        "eval-detectors",
+        "perturb",
+        "minkprob",
+        "zerocot",
+        "regen",
+        "regen-replay",
+        "power",
+    ]  # data side first
     assert any("corpus.jsonl" in s for s in rep.skipped)  # the corpus itself is not a result, and says so
     _, one = build_report([runs["scan"] / "flags.jsonl"])  # a member file means its folder
     assert [r.kind for r in one] == ["scan"]
@@ -131,20 +176,25 @@ def test_unknown_input_is_one_clear_error(runs: dict[str, Path], tmp_path: Path,
 
 
 def test_hostile_text_is_escaped_everywhere(tmp_path: Path) -> None:
-    question = ("Tom has 12 apples and buys 30 more at the market every Sunday morning; " + EVIL +
-                " how many apples does Tom have after three Sundays at the market in total?")
+    question = (
+        "Tom has 12 apples and buys 30 more at the market every Sunday morning; "
+        + EVIL
+        + " how many apples does Tom have after three Sundays at the market in total?"
+    )
     bench = tmp_path / "bench.jsonl"
     bench.write_text(json.dumps({"id": "evil|<script>`1`", "question": question, "answer": "102"}) + "\n", encoding="utf-8")
     corpus = tmp_path / "corpus.jsonl"
-    docs = [{"id": "doc<script>alert(3)</script>|x", "text": "Intro | with `ticks` and **stars**.\n\n" + question + "\nOutro <b>bye</b>"},
-            {"id": "clean", "text": "Nothing to see here, just some ordinary words about gardens and rain."}]
+    docs = [
+        {"id": "doc<script>alert(3)</script>|x", "text": "Intro | with `ticks` and **stars**.\n\n" + question + "\nOutro <b>bye</b>"},
+        {"id": "clean", "text": "Nothing to see here, just some ordinary words about gardens and rain."},
+    ]
     corpus.write_text("".join(json.dumps(d) + "\n" for d in docs), encoding="utf-8")
     out = tmp_path / "run <script>|`x`"
     assert main(["scan", "-b", str(bench), "--corpus", str(corpus), "--out", str(out)]) == 0
     assert _summary(out)["flagged"] == 1
     rep, results = build_report([out])
     page = render(rep, "html", results)
-    assert "<script" not in page.lower() and "href=\"javascript" not in page
+    assert "<script" not in page.lower() and 'href="javascript' not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     assert "&lt;script&gt;alert(3)&lt;/script&gt;" in page  # document id
     assert "run &lt;script&gt;" in page  # folder name
@@ -177,7 +227,9 @@ def test_markdown_escapes() -> None:
     assert "<code>x ``` y</code>" in md
 
 
-_PIECES = st.sampled_from([*"<>|`*_[]()!&#;\\\n\r ~$-+=.1aZ\"'/:", "<script>", "&lt;", "javascript:", "<br>", "```", "\u2028", "http://x.y"])
+_PIECES = st.sampled_from(
+    [*"<>|`*_[]()!&#;\\\n\r ~$-+=.1aZ\"'/:", "<script>", "&lt;", "javascript:", "<br>", "```", "\u2028", "http://x.y"]
+)
 _HOSTILE = st.lists(_PIECES, max_size=25).map("".join)
 _MD_TAGS = {"p", "br", "code", "strong", "em", "table", "thead", "tbody", "tr", "th", "td", "h1", "h2", "ol", "li", "blockquote"}
 
@@ -199,5 +251,14 @@ def test_any_text_stays_text(a: str, b: str, c: str) -> None:
     for row in re.findall(r"<tr>(.*?)</tr>", tables[0].split("<tbody>")[1], flags=re.S):
         assert len(re.findall(r"<td[ >]", row)) == 3
     body = render_html(rep).split("<body>")[1]
-    assert set(re.findall(r"</?([a-zA-Z][a-zA-Z0-9]*)", body)) <= _MD_TAGS | {"section", "span", "a", "figure", "figcaption", "caption", "mark",
-                                                                              "body", "html"}
+    assert set(re.findall(r"</?([a-zA-Z][a-zA-Z0-9]*)", body)) <= _MD_TAGS | {
+        "section",
+        "span",
+        "a",
+        "figure",
+        "figcaption",
+        "caption",
+        "mark",
+        "body",
+        "html",
+    }

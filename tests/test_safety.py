@@ -100,8 +100,10 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec("uvicorn") is None,
-                    reason="llama-cpp-python's server is not installed")
+@pytest.mark.skipif(
+    importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec("uvicorn") is None,
+    reason="llama-cpp-python's server is not installed",
+)
 def test_credentials_in_a_model_url_are_never_stored_or_printed(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """`contam ask --json` against a real OpenAI-compatible server (llama.cpp's, serving the
     embedded SmolLM2) with credentials written into the URL: the call works, and neither its
@@ -111,8 +113,23 @@ def test_credentials_in_a_model_url_are_never_stored_or_printed(tmp_path) -> Non
     from contam.models.embedded import smollm2_path
 
     port = _free_port()
-    cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(smollm2_path()), "--host", "127.0.0.1", "--port", str(port),
-           "--n_ctx", "1024", "--verbose", "false", "--model_alias", "smollm2"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "llama_cpp.server",
+        "--model",
+        str(smollm2_path()),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--n_ctx",
+        "1024",
+        "--verbose",
+        "false",
+        "--model_alias",
+        "smollm2",
+    ]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, "OMP_WAIT_POLICY": "PASSIVE"})
     try:
         deadline = time.time() + 90
@@ -124,9 +141,25 @@ def test_credentials_in_a_model_url_are_never_stored_or_printed(tmp_path) -> Non
                 time.sleep(0.3)
         cache = tmp_path / "c.sqlite"
         spec = f"openai:http://alice:sk-SECRET-123@127.0.0.1:{port}/v1#smollm2"
-        p = subprocess.run([sys.executable, "-c", "import sys; from contam.cli.main import run; sys.argv[0] = 'contam'; run()",
-                            "ask", "--model", spec, "What is 2 + 2?", "--max-new-tokens", "8", "--cache", str(cache), "--json"],
-                           capture_output=True, text=True, timeout=300)
+        p = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "import sys; from contam.cli.main import run; sys.argv[0] = 'contam'; run()",
+                "ask",
+                "--model",
+                spec,
+                "What is 2 + 2?",
+                "--max-new-tokens",
+                "8",
+                "--cache",
+                str(cache),
+                "--json",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert p.returncode == 0, p.stderr
         got = json.loads(p.stdout)
         assert got["text"].strip()

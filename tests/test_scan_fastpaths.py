@@ -72,7 +72,9 @@ def _typed(value: object) -> object:
 
 def test_to_dict_matches_generic_conversion() -> None:
     ev = Evidence(kind="ngram", text="a b", doc_span=(1, 4), part="question", weight=np.float64(0.25))
-    flag = Flag(doc_id="d", item_id="i", level="token", score=1.0, threshold=0.5, scores={"coverage": 1.0, "n": np.int64(3)}, evidence=(ev,))
+    flag = Flag(
+        doc_id="d", item_id="i", level="token", score=1.0, threshold=0.5, scores={"coverage": 1.0, "n": np.int64(3)}, evidence=(ev,)
+    )
     res = DocResult(doc_id="d", contaminated=True, level="token", flags=(flag,), scores={"max_coverage": 1.0, 7: [np.float32(0.5), None]})
     outer = _Outer(inner=_Inner(x=np.float64(2.5), y=(1, 2)), mapping={1: ev, 2: [True, "s"]})
     turned = dataclasses.replace(ev, turn=2, role="user", turn_span=(0, 3))

@@ -155,7 +155,9 @@ def test_json_escapes_and_odd_unicode_scan_as_without_prefilter(items, tmp_path,
     on every document, and finds every leak."""
     import zstandard
 
-    docs, truth = build_corpus(1200, seed=21, items=load_benchmark("gsm8k")[:12] + load_benchmark("humaneval")[:12] + load_benchmark("mmlu")[:12])
+    docs, truth = build_corpus(
+        1200, seed=21, items=load_benchmark("gsm8k")[:12] + load_benchmark("humaneval")[:12] + load_benchmark("mmlu")[:12]
+    )
     odd = [
         lambda t: t.upper(),
         lambda t: t.replace("'", "\u2019").replace('"', "\u201c"),
@@ -207,7 +209,14 @@ def test_bad_input_is_atomic_or_counted(demo, items, tmp_path) -> None:
     corpus, truth = demo
     bad = tmp_path / "bad.jsonl"
     lines = corpus.read_bytes().splitlines(keepends=True)
-    bad.write_bytes(b"".join(lines[:150]) + b'{"id": "x", "text": "unterminated\n' + b'{"id": "y"}\n' + b'{"id": "z", "text": "\xff\xfe"}\n' + b'{"id": "e", "text": "  "}\n' + b"".join(lines[150:]))
+    bad.write_bytes(
+        b"".join(lines[:150])
+        + b'{"id": "x", "text": "unterminated\n'
+        + b'{"id": "y"}\n'
+        + b'{"id": "z", "text": "\xff\xfe"}\n'
+        + b'{"id": "e", "text": "  "}\n'
+        + b"".join(lines[150:])
+    )
     out = tmp_path / "out"
     with pytest.raises(InputError, match=r"bad.jsonl:151: not valid JSON"):
         run_scan(bad, items, out)

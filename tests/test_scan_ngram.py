@@ -128,7 +128,9 @@ def test_llama2_style_catches_edits_gpt3_misses(items) -> None:
     words = item.question.split()
     # Substitute every 9th word: no 13-gram survives, most 8-grams with a skip budget do.
     edited = " ".join("thing" if i % 9 == 4 else w for i, w in enumerate(words))
-    doc = Document(id="d", text="Notes from class.\n\n" + edited + "\n" + "\n".join(f"{chr(65 + i)}. {c}" for i, c in enumerate(item.choices)))
+    doc = Document(
+        id="d", text="Notes from class.\n\n" + edited + "\n" + "\n".join(f"{chr(65 + i)}. {c}" for i, c in enumerate(item.choices))
+    )
     strict = NGramScanner(NGramConfig.gpt3()).fit(items[1483:]).scan_one(doc)
     loose = NGramScanner(NGramConfig.llama2()).fit(items[1483:]).scan_one(doc)
     assert any(f.item_id == item.id for f in loose.flags)
@@ -238,7 +240,13 @@ def _line_keys(block: bytes) -> tuple[list[list[int]], set[int]]:
 
 @settings(max_examples=300, deadline=None)
 @given(
-    st.lists(st.lists(st.one_of(st.characters(codec="utf-8"), st.sampled_from([*_ODD, "\\", "\\u", '"', "u00e9", "{", "}"])), max_size=24).map("".join), min_size=1, max_size=6),
+    st.lists(
+        st.lists(st.one_of(st.characters(codec="utf-8"), st.sampled_from([*_ODD, "\\", "\\u", '"', "u00e9", "{", "}"])), max_size=24).map(
+            "".join
+        ),
+        min_size=1,
+        max_size=6,
+    ),
     st.integers(0, 7),
     st.sampled_from(["ascii", "utf-8", "orjson"]),
 )
@@ -282,7 +290,9 @@ def test_prefilter_passes_every_document_the_exact_scorer_flags(items, scanner) 
     raw, truth = build_corpus(900, seed=6, items=chosen, parts=("question", "item"), edits=("verbatim", "light"))
     docs = _docs(raw)
     injected = {t.line for t in truth}
-    docs += [Document(id=f"odd-{d.line}", text=_oddify(d.text, k), line=2000 + k) for k, d in enumerate(d for d in docs if d.line in injected)]
+    docs += [
+        Document(id=f"odd-{d.line}", text=_oddify(d.text, k), line=2000 + k) for k, d in enumerate(d for d in docs if d.line in injected)
+    ]
     train = load_benchmark("gsm8k-train")[:2500]
     docs += [Document(id=it.id, text=it.question + "\n" + it.solution, line=5000 + i) for i, it in enumerate(train)]
     exact = NGramScanner(replace(scanner.config, prefilter=False))
@@ -296,7 +306,15 @@ def test_prefilter_passes_every_document_the_exact_scorer_flags(items, scanner) 
     assert batch == [r.to_dict() for r in exact.scan(docs)]
 
 
-@pytest.mark.parametrize("config", [NGramConfig.llama2(), NGramConfig(n=6, min_words=10, parts=("question",)), NGramConfig(anchor_words=0), NGramConfig(n=16, min_words=5)])
+@pytest.mark.parametrize(
+    "config",
+    [
+        NGramConfig.llama2(),
+        NGramConfig(n=6, min_words=10, parts=("question",)),
+        NGramConfig(anchor_words=0),
+        NGramConfig(n=16, min_words=5),
+    ],
+)
 def test_prefilter_superset_under_other_settings(items, config) -> None:
     """Shorter n-grams than anchors, Llama-2 style skips, no anchors, n-grams much longer than
     anchors (a head every 12th word): the prefilter follows the index it is built with."""

@@ -94,4 +94,6 @@ def test_ascii_spans_are_the_documents_own() -> None:
         own = _ArraySpans(starts[a:b] - offsets[d], ends[a:b] - offsets[d])
         assert len(spans) == len(own) == b - a
         assert [spans[i] for i in range(len(spans))] == [own[i] for i in range(len(own))]
-        assert [document.text[s:e] for s, e in (spans[i] for i in range(len(spans)))] == document.text.replace(",", " ").replace("-", " ").split()
+        assert [document.text[s:e] for s, e in (spans[i] for i in range(len(spans)))] == document.text.replace(",", " ").replace(
+            "-", " "
+        ).split()

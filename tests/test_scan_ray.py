@@ -92,4 +92,6 @@ def test_ray_actor_pool_semantic_level_equals_local(ray_cluster, tmp_path) -> No
     on_ray = run_sharded([tmp_path / "in"], ["gsm8k", "humaneval"], tmp_path / "ray", levels=levels, engine="ray")
     assert on_ray["flagged"] == local["flagged"] > 0
     for shard in resolve_corpus([tmp_path / "in"]):
-        assert (tmp_path / "local" / "shards" / shard.folder / "flags.jsonl").read_bytes() == (tmp_path / "ray" / "shards" / shard.folder / "flags.jsonl").read_bytes()
+        assert (tmp_path / "local" / "shards" / shard.folder / "flags.jsonl").read_bytes() == (
+            tmp_path / "ray" / "shards" / shard.folder / "flags.jsonl"
+        ).read_bytes()

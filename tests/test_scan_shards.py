@@ -80,8 +80,14 @@ def test_shard_selection_is_a_stable_partition() -> None:
     assert min(map(len, tasks)) > 40  # and spread evenly (500 / 7 ≈ 71)
     # sha256, not Python's per-process salted hash: the same in every process and on every host.
     code = "from contam.scan.shards import shard_hash; print(shard_hash('cc/part-00042.jsonl.zst'))"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, "PYTHONHASHSEED": "123"}, check=True)
-    assert int(out.stdout) == shard_hash("cc/part-00042.jsonl.zst") == int.from_bytes(hashlib.sha256(b"cc/part-00042.jsonl.zst").digest()[:8], "big")
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, "PYTHONHASHSEED": "123"}, check=True
+    )
+    assert (
+        int(out.stdout)
+        == shard_hash("cc/part-00042.jsonl.zst")
+        == int.from_bytes(hashlib.sha256(b"cc/part-00042.jsonl.zst").digest()[:8], "big")
+    )
 
 
 def test_sharded_scan_equals_one_scan_per_shard(shards, items, tmp_path) -> None:
@@ -98,12 +104,19 @@ def test_sharded_scan_equals_one_scan_per_shard(shards, items, tmp_path) -> None
         assert json.loads((out / "summary.json").read_text())["flagged"] == alone["flagged"] >= len(truth[shard.name]) - 2
         rec = next(r for r in manifest["inputs"] if r["name"] == shard.name)
         assert rec["sha256"] == _sha(Path(shard.path)) and rec["size"] == os.path.getsize(shard.path)
-    assert s["flagged"] == flagged and manifest["benchmarks"]["items"] == len(items) and manifest["benchmarks"]["item_ids"][0] == items[0].id
+    assert (
+        s["flagged"] == flagged and manifest["benchmarks"]["items"] == len(items) and manifest["benchmarks"]["item_ids"][0] == items[0].id
+    )
     assert len(manifest["benchmarks"]["index_sha256"]) == 64 and manifest["contam_version"]
     outputs = {o["path"]: o["sha256"] for o in manifest["outputs"]}
     assert all(outputs[p] == _sha(tmp_path / "run" / p) for p in outputs) and "summary.json" in outputs
     assert not [p for p in (tmp_path / "run" / "shards").iterdir() if p.name.startswith(".")]  # no work folder left
-    assert verify_run(tmp_path / "run") == {"ok": True, "checked": len(outputs) + 4, "problems": [], "manifest": str(tmp_path / "run" / "manifest.json")}
+    assert verify_run(tmp_path / "run") == {
+        "ok": True,
+        "checked": len(outputs) + 4,
+        "problems": [],
+        "manifest": str(tmp_path / "run" / "manifest.json"),
+    }
     # A changed output and a changed input are both named.
     flags = tmp_path / "run" / "shards" / resolve_corpus([d / "in"])[0].folder / "flags.jsonl"
     flags.write_bytes(flags.read_bytes() + b"\n")
@@ -123,7 +136,11 @@ def test_a_rerun_keeps_finished_shards_and_a_bad_shard_is_named_or_fatal(shards,
     done = sorted(p.name for p in run_dir.iterdir())
     assert len(done) == 1 and done[0].startswith("a.jsonl-")  # the shard before it is finished, the bad one left nothing
     s = run_sharded([src], items, tmp_path / "run", on_bad_shard="skip")
-    assert s["shards"] == 3 and [b["name"] for b in s["bad_shards"]] == ["b.jsonl.gz"] and "corrupt or truncated" in s["bad_shards"][0]["error"]
+    assert (
+        s["shards"] == 3
+        and [b["name"] for b in s["bad_shards"]] == ["b.jsonl.gz"]
+        and "corrupt or truncated" in s["bad_shards"][0]["error"]
+    )
     assert sorted(p.name for p in run_dir.iterdir() if p.name.startswith(".")) == []
     first = {p.name: p.stat().st_mtime_ns for p in run_dir.iterdir()}
     manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
@@ -160,7 +177,9 @@ def test_a_killed_worker_is_retried_and_a_killed_run_loses_nothing(items, tmp_pa
         write_jsonl(tmp_path / "in" / f"p{k}.jsonl", docs)
     env = {**os.environ, "CONTAM_PROGRESS": "0"}
     # 1. Kill one worker process of the scan: its shard is run again, the job finishes.
-    proc = subprocess.Popen([sys.executable, "-c", _KILL_SCRIPT, tmp_path / "in", tmp_path / "run"], env=env, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _KILL_SCRIPT, tmp_path / "in", tmp_path / "run"], env=env, stderr=subprocess.PIPE, text=True
+    )
     killed = None
     deadline = time.monotonic() + 120
     while killed is None and proc.poll() is None and time.monotonic() < deadline:
@@ -229,7 +248,9 @@ def test_cli_gate_verify_and_merge(shards, tmp_path) -> None:
     d, _ = shards
     one = d / "in" / "a.jsonl"
     rate = run_scan(one, load_benchmarks(BENCH), tmp_path / "ref")["flag_rate"]
-    p = _contam("scan", "-b", "gsm8k", "-b", "humaneval", "-b", "mmlu", "--corpus", one, "--out", tmp_path / "s", "--fail-above", rate / 2, "--json")
+    p = _contam(
+        "scan", "-b", "gsm8k", "-b", "humaneval", "-b", "mmlu", "--corpus", one, "--out", tmp_path / "s", "--fail-above", rate / 2, "--json"
+    )
     assert p.returncode == 1 and "exceeds --fail-above" in p.stderr and json.loads(p.stdout)["flag_rate"] == rate
     assert (tmp_path / "s" / "flags.jsonl").is_file() and (tmp_path / "s" / "manifest.json").is_file()  # outputs written all the same
     p = _contam("scan", "-b", "gsm8k", "-b", "humaneval", "-b", "mmlu", "--corpus", one, "--out", tmp_path / "s", "--fail-above", rate)
@@ -239,7 +260,21 @@ def test_cli_gate_verify_and_merge(shards, tmp_path) -> None:
     p = _contam("scan", "-b", "gsm8k", "--corpus", one, "--out", tmp_path / "x", "--fail-above", "5")
     assert p.returncode == 2 and "between 0 and 1" in p.stderr
     for i in range(2):
-        p = _contam("scan", "-b", "gsm8k", "--corpus", d / "in", "--num-shards", 2, "--shard-index", i, "--out", tmp_path / f"t{i}", "--on-bad-shard", "skip")
+        p = _contam(
+            "scan",
+            "-b",
+            "gsm8k",
+            "--corpus",
+            d / "in",
+            "--num-shards",
+            2,
+            "--shard-index",
+            i,
+            "--out",
+            tmp_path / f"t{i}",
+            "--on-bad-shard",
+            "skip",
+        )
         assert p.returncode == 0, p.stderr
     p = _contam("merge", tmp_path / "t0", tmp_path / "t1", "--out", tmp_path / "m", "--fail-above", 0, "--json")
     assert p.returncode == 1 and json.loads(p.stdout)["shards"] == 4
@@ -250,7 +285,9 @@ def test_cli_gate_verify_and_merge(shards, tmp_path) -> None:
     assert p.returncode == 2 and "no manifest.json" in p.stderr
     p = _contam("decontaminate", "--corpus", d / "in", "-b", "gsm8k", "--out", tmp_path / "clean", "--json")
     assert p.returncode == 0, p.stderr
-    assert json.loads(p.stdout)["shards"] == 4 and len(list((tmp_path / "clean" / "shards").glob("*/clean.jsonl*"))) == 3  # Parquet is scanned, not rewritten
+    assert (
+        json.loads(p.stdout)["shards"] == 4 and len(list((tmp_path / "clean" / "shards").glob("*/clean.jsonl*"))) == 3
+    )  # Parquet is scanned, not rewritten
 
 
 def test_fsspec_urls(shards, items, tmp_path) -> None:

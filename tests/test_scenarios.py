@@ -122,7 +122,9 @@ def test_cli_make_scenarios(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
 
 def test_cli_eval_detectors_token_and_reasoning(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The evaluation end to end without the embedding level (fast): a Table-1 row per method."""
-    assert main(["eval-detectors", "--benchmark", "gsm8k", "--n", "40", "--levels", "token,reasoning", "--out", str(tmp_path), "--json"]) == 0
+    assert (
+        main(["eval-detectors", "--benchmark", "gsm8k", "--n", "40", "--levels", "token,reasoning", "--out", str(tmp_path), "--json"]) == 0
+    )
     rep = json.loads(capsys.readouterr().out)["reports"][0]
     cells = {(r["method"], r["scenario"]): r["metrics"]["f1"] for r in rep["rows"]}
     assert cells[("cascade", "S1")] >= 0.9 and cells[("cascade", "S4")] > cells[("13-gram", "S4")]

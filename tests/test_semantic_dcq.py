@@ -117,7 +117,10 @@ def test_flag_evidence_and_cluster_summary() -> None:
     train = {it.id: it for it in load_benchmark("gsm8k-train")}
     items = [train[r.item_id] for r in rows]
     h = Hierarchy(HierarchyConfig(levels="semantic"), embedder=load_embedder("minilm")).fit(items)
-    docs = [Document(f"p{k}", p) for k, p in enumerate(rows[3].perturbations)] + [Document("orig", rows[3].original), Document("lone", rows[7].perturbations[0])]
+    docs = [Document(f"p{k}", p) for k, p in enumerate(rows[3].perturbations)] + [
+        Document("orig", rows[3].original),
+        Document("lone", rows[7].perturbations[0]),
+    ]
     docs += [Document(f"n{i}", it.question) for i, it in enumerate(load_benchmark("gsm8k")[:40])]
     res = {r.doc_id: r for r in h.scan(docs)}
     assert res["lone"].contaminated and res["lone"].best.item_id == rows[7].item_id
@@ -150,7 +153,11 @@ def test_cli_default_scan_flags_a_lone_real_paraphrase(tmp_path: Path) -> None:
     rows = load_dcq("gsm8k")
     train = {it.id: it for it in load_benchmark("gsm8k-train")}
     bench = tmp_path / "bench.jsonl"
-    bench.write_text("".join(json.dumps({"id": r.item_id, "question": train[r.item_id].question, "answer": train[r.item_id].solution}) + "\n" for r in rows))
+    bench.write_text(
+        "".join(
+            json.dumps({"id": r.item_id, "question": train[r.item_id].question, "answer": train[r.item_id].solution}) + "\n" for r in rows
+        )
+    )
     corpus = tmp_path / "c.jsonl"
     lines = [{"id": f"clean{i}", "text": it.question} for i, it in enumerate(load_benchmark("gsm8k")[:60])]
     lines.insert(17, {"id": "leak", "text": rows[11].perturbations[2]})

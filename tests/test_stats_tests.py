@@ -164,6 +164,13 @@ def test_paired_permutation_exact_small_and_matches_scipy() -> None:
     assert paired_permutation(a, a).p_value == 1.0
     rng = np.random.default_rng(0)
     x, y = rng.random(40), rng.random(40)
-    ref = sps.permutation_test((x, y), lambda p, q, axis=-1: np.mean(p - q, axis=axis), permutation_type="samples",
-                               alternative="two-sided", n_resamples=2000, vectorized=True, rng=np.random.default_rng(3))
+    ref = sps.permutation_test(
+        (x, y),
+        lambda p, q, axis=-1: np.mean(p - q, axis=axis),
+        permutation_type="samples",
+        alternative="two-sided",
+        n_resamples=2000,
+        vectorized=True,
+        rng=np.random.default_rng(3),
+    )
     assert paired_permutation(x, y, "two-sided", n_resamples=2000, seed=3).p_value == pytest.approx(ref.pvalue)

@@ -14,10 +14,10 @@ from contam.scan.ngram import NGramConfig, NGramScanner
 from contam.scan.stopgrams import DEFAULT_REJECT_PATTERNS
 
 HEADER = (
-    "Licensed under the Apache License, Version 2.0 (the \"License\"); you may not use this file except in compliance "
+    'Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except in compliance '
     "with the License. You may obtain a copy of the License at http://www.apache.org/licenses/LICENSE-2.0 Unless "
     "required by applicable law or agreed to in writing, software distributed under the License is distributed on an "
-    "\"AS IS\" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.\n"
+    '"AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.\n'
 )
 
 
@@ -26,7 +26,10 @@ def setup() -> tuple[list, list[Document]]:
     test = load_benchmark("gsm8k")[:300]
     items = [replace(it, question=HEADER + it.question) if i < 5 else it for i, it in enumerate(test)]
     rng = random.Random(0)
-    docs = [Document(f"clean{i}", (HEADER if rng.random() < 0.3 else "") + it.question) for i, it in enumerate(load_benchmark("gsm8k-train")[:300])]
+    docs = [
+        Document(f"clean{i}", (HEADER if rng.random() < 0.3 else "") + it.question)
+        for i, it in enumerate(load_benchmark("gsm8k-train")[:300])
+    ]
     docs += [Document(f"leak{i}", test[50 + i].text) for i in range(20)] + [Document("leak-header", items[2].text)]
     return items, docs
 
@@ -87,7 +90,13 @@ def test_cli_stopgrams_option(tmp_path, setup: tuple[list, list[Document]]) -> N
     env = {**os.environ, "CONTAM_PROGRESS": "0"}
 
     def flagged(*extra: str) -> set[str]:
-        p = subprocess.run([exe, "scan", "-b", str(bench), "--corpus", str(corpus), "--out", str(tmp_path / "o"), *extra], capture_output=True, text=True, env=env, timeout=600)
+        p = subprocess.run(
+            [exe, "scan", "-b", str(bench), "--corpus", str(corpus), "--out", str(tmp_path / "o"), *extra],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=600,
+        )
         assert p.returncode == 0, p.stderr
         return {json.loads(x)["doc_id"] for x in (tmp_path / "o" / "flags.jsonl").read_text().splitlines()}
 
@@ -95,5 +104,11 @@ def test_cli_stopgrams_option(tmp_path, setup: tuple[list, list[Document]]) -> N
     assert sum(d.startswith("clean") for d in plain) > 20
     assert not any(d.startswith("clean") for d in learned) and sum(d.startswith("leak") for d in learned) == 21
     assert json.loads((tmp_path / "o" / "summary.json").read_text())["config"]["stopgram_df"] == 0.05
-    p = subprocess.run([exe, "scan", "-b", str(bench), "--corpus", str(corpus), "--out", str(tmp_path / "o2"), "--reject", "(bad"], capture_output=True, text=True, env=env, timeout=600)
+    p = subprocess.run(
+        [exe, "scan", "-b", str(bench), "--corpus", str(corpus), "--out", str(tmp_path / "o2"), "--reject", "(bad"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
     assert p.returncode == 2 and "Traceback" not in p.stderr and "reject pattern" in p.stderr, p.stderr

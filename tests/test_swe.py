@@ -151,7 +151,12 @@ def test_cli_filepath_with_a_control_set(tmp_path: Path, monkeypatch: pytest.Mon
     monkeypatch.setenv("CONTAM_CACHE", str(tmp_path / "cache.sqlite"))
     verified_ids = {x.id for x in load_benchmark("swebench-verified")}
     lite_only = next(x for x in load_benchmark("swebench-lite") if x.id not in verified_ids)
-    row = {"instance_id": lite_only.id, "repo": lite_only.metadata["repo"], "problem_statement": lite_only.question, "patch": lite_only.solution}
+    row = {
+        "instance_id": lite_only.id,
+        "repo": lite_only.metadata["repo"],
+        "problem_statement": lite_only.question,
+        "patch": lite_only.solution,
+    }
     control = _write(tmp_path, [row])
     out = tmp_path / "fp"
     args = ["probe", "swe-filepath", "--limit", "1", "--max-issue-chars", "300", "--control", str(control), "--out", str(out), "--json"]

@@ -140,24 +140,32 @@ def test_instruction_mode(model, items) -> None:
 def _pair(i: int, a: tuple[int, int, float, float], b: tuple[int, int, float, float]) -> ZeroCoTPair:
     def m(v: tuple[int, int, float, float], tag: str) -> ItemMeasure:
         return ItemMeasure(f"{tag}{i}", "1", "", "1", 1, "", "1", v[0], v[1], v[2], v[3], 1, {"0.5": v[0]})
+
     return ZeroCoTPair(f"o{i}", m(a, "o"), m(b, "r"))
 
 
 def test_analyze_uses_mcnemar_and_paired_bootstrap() -> None:
     rng = np.random.default_rng(0)
-    pairs = [_pair(i, (int(rng.random() < 0.7), int(rng.random() < 0.6), float(rng.random()), float(rng.random())),
-                   (int(rng.random() < 0.4), int(rng.random() < 0.6), float(rng.random() * 0.8), float(rng.random())))
-             for i in range(50)]
+    pairs = [
+        _pair(
+            i,
+            (int(rng.random() < 0.7), int(rng.random() < 0.6), float(rng.random()), float(rng.random())),
+            (int(rng.random() < 0.4), int(rng.random() < 0.6), float(rng.random() * 0.8), float(rng.random())),
+        )
+        for i in range(50)
+    ]
     res = ZeroCoTProbe(ZeroCoTConfig(n_resamples=3000)).analyze(pairs)
     acc = res.metric("accuracy")
     ref = mcnemar_exact([p.original.accuracy for p in pairs], [p.reference.accuracy for p in pairs], "greater")
     assert acc.test == ref and acc.gap == ref.effect
     assert acc.calibration.confidence == pytest.approx(contamination_confidence(ref.p_value, ref.effect))
     ftp = res.metric("first_token_prob")
-    bref = paired_bootstrap([p.original.first_token_prob for p in pairs], [p.reference.first_token_prob for p in pairs],
-                            "greater", n_resamples=3000)
-    perm = paired_permutation([p.original.first_token_prob for p in pairs], [p.reference.first_token_prob for p in pairs],
-                              "greater", n_resamples=3000)
+    bref = paired_bootstrap(
+        [p.original.first_token_prob for p in pairs], [p.reference.first_token_prob for p in pairs], "greater", n_resamples=3000
+    )
+    perm = paired_permutation(
+        [p.original.first_token_prob for p in pairs], [p.reference.first_token_prob for p in pairs], "greater", n_resamples=3000
+    )
     assert ftp.test.ci == bref.ci and ftp.gap == bref.effect
     assert ftp.test.p_value == max(bref.p_value, perm.p_value)
     assert ftp.test.details["p_bootstrap"] == bref.p_value

@@ -77,7 +77,9 @@ class WorkerDied(ContamError):
     its checkpoint, and running the same scan again resumes from it."""
 
     def __init__(self) -> None:
-        super().__init__("a scan worker process died (killed, or out of memory?); run the same scan again to resume from its last checkpoint")
+        super().__init__(
+            "a scan worker process died (killed, or out of memory?); run the same scan again to resume from its last checkpoint"
+        )
 
 
 # Errors of the environment that a user causes or fixes (a full disk, a folder where a file was
@@ -125,7 +127,9 @@ def as_contam_error(exc: BaseException) -> ContamError | None:
 
 
 @contextlib.contextmanager
-def reading(path: str | PathLike[str] | None, *, line: int | None = None, field: str | None = None, what: str = "unexpected content") -> Iterator[None]:
+def reading(
+    path: str | PathLike[str] | None, *, line: int | None = None, field: str | None = None, what: str = "unexpected content"
+) -> Iterator[None]:
     """Code that interprets the content of a user's file: a type or value it did not expect
     (a string where a number should be, a missing key, a list where an object should be) is
     bad input of that file, reported as one located :class:`InputError`, not a traceback.

@@ -129,8 +129,14 @@ def die_with_parent(parent: int) -> None:
     threading.Thread(target=watch, name="parent-watch", daemon=True).start()
 
 
-def _serve(conn: Any, init: Callable[..., Any], work: Callable[[Any, Any], Any], init_args: tuple[Any, ...],
-           parent: int | None = None, inherited: list[Any] | None = None) -> None:
+def _serve(
+    conn: Any,
+    init: Callable[..., Any],
+    work: Callable[[Any, Any], Any],
+    init_args: tuple[Any, ...],
+    parent: int | None = None,
+    inherited: list[Any] | None = None,
+) -> None:
     """A worker process: run the tasks that come down ``conn`` until the parent closes it (or dies)."""
     import signal
 

@@ -32,15 +32,40 @@ def main(argv: list[str] | None = None) -> int:
     truth = build_dataset(out / "dataset.jsonl", rephrased=6, verbatim=2)
     with atomic_write(out / "injections.jsonl") as fh:
         fh.writelines(json.dumps(t) + "\n" for t in truth)
-    console.print(f"dataset {out / 'dataset.jsonl'}: real prose + 20 same-genre GSM8K train items outside the benchmark, with "
-                  f"{sum(t['kind'] == 'rephrasing' for t in truth)} GPT-4 rephrasings (DCQ) and {sum(t['kind'] == 'verbatim' for t in truth)} "
-                  f"verbatim copies of benchmark items injected (ground truth: {out / 'injections.jsonl'})", markup=False)
-    cmd = ["audit", "-b", str(bench), "--dataset", str(out / "dataset.jsonl"), "--model", args.model, "--limit", str(args.limit),
-           "--variants", "1", "--max-cot-tokens", "96", "--probes", "zerocot,minkprob", "--out", str(out / "audit"), "--title", "contam demo audit"]
+    console.print(
+        f"dataset {out / 'dataset.jsonl'}: real prose + 20 same-genre GSM8K train items outside the benchmark, with "
+        f"{sum(t['kind'] == 'rephrasing' for t in truth)} GPT-4 rephrasings (DCQ) and {sum(t['kind'] == 'verbatim' for t in truth)} "
+        f"verbatim copies of benchmark items injected (ground truth: {out / 'injections.jsonl'})",
+        markup=False,
+    )
+    cmd = [
+        "audit",
+        "-b",
+        str(bench),
+        "--dataset",
+        str(out / "dataset.jsonl"),
+        "--model",
+        args.model,
+        "--limit",
+        str(args.limit),
+        "--k",
+        "1",
+        "--max-cot-tokens",
+        "96",
+        "--probes",
+        "zerocot,minkprob",
+        "--out",
+        str(out / "audit"),
+        "--title",
+        "contam demo audit",
+    ]
     console.print("$ contam " + " ".join(cmd), style="dim", markup=False)
     t0 = time.perf_counter()
     rc = contam(cmd)
-    console.print(f"audit finished in {time.perf_counter() - t0:.0f} s (exit code {rc}); open {out / 'audit' / 'report.html'} in a browser", markup=False)
+    console.print(
+        f"audit finished in {time.perf_counter() - t0:.0f} s (exit code {rc}); open {out / 'audit' / 'report.html'} in a browser",
+        markup=False,
+    )
     return rc
 
 

@@ -45,7 +45,14 @@ def run_paired(model_spec: str, ref_spec: str, benchmark: str, reference: str, n
     keep = {p[0].id for p in pairs}
     recs = [r for r in recs if r.id in keep]
     v = paired_verdict(benchmark, "did_diff", [r.d("did_diff") for r in recs], alpha=alpha)
-    summary = {"command": "paired", "benchmark": benchmark, "model": model_spec, "ref_model": ref_spec, "method": "did_diff",
-               "n_pairs": len(recs), "verdict": v.to_dict()}
+    summary = {
+        "command": "paired",
+        "benchmark": benchmark,
+        "model": model_spec,
+        "ref_model": ref_spec,
+        "method": "did_diff",
+        "n_pairs": len(recs),
+        "verdict": v.to_dict(),
+    }
     write_json(out / "summary.json", summary)
     return summary

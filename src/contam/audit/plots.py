@@ -51,7 +51,7 @@ _BAD = re.compile(r"<script|\bon[a-z]+\s*=|javascript:|<foreignObject|<iframe|<i
 def clean_svg(svg: str, prefix: str) -> str:
     """The ``<svg>`` element alone, comments removed, ids made unique with ``prefix``; raises if
     anything active or external is left."""
-    svg = svg[svg.index("<svg"):]
+    svg = svg[svg.index("<svg") :]
     svg = re.sub(r"<!--.*?-->", "", svg, flags=re.S)
     svg = re.sub(r"<metadata>.*?</metadata>", "", svg, flags=re.S)
     svg = re.sub(r'\bid="([^"]+)"', lambda m: f'id="{prefix}-{m.group(1)}"', svg)
@@ -68,8 +68,16 @@ def _plt() -> Any:
     import matplotlib
 
     matplotlib.use("Agg", force=True)
-    matplotlib.rcParams.update({"svg.fonttype": "path", "svg.hashsalt": "contam", "font.size": 9, "axes.titlesize": 10,
-                                "axes.spines.top": False, "axes.spines.right": False})
+    matplotlib.rcParams.update(
+        {
+            "svg.fonttype": "path",
+            "svg.hashsalt": "contam",
+            "font.size": 9,
+            "axes.titlesize": 10,
+            "axes.spines.top": False,
+            "axes.spines.right": False,
+        }
+    )
     import matplotlib.pyplot as plt
 
     return plt
@@ -155,8 +163,12 @@ def figures(run: Path, cfg: dict[str, Any], out: Path) -> tuple[list[Figure], li
             ax.set_ylabel("documents")
             ax.set_title(f"Data side, {lv} level: score distribution")
             ax.legend(frameon=False)
-            add(fig, f"scan-{lv}", f"{lv} level: scores of every document of the dataset, flagged ones in red, the threshold dashed",
-                f"{run / 'data' / 'scan' / 'flags.jsonl'} (the dataset {cfg.get('dataset')})")
+            add(
+                fig,
+                f"scan-{lv}",
+                f"{lv} level: scores of every document of the dataset, flagged ones in red, the threshold dashed",
+                f"{run / 'data' / 'scan' / 'flags.jsonl'} (the dataset {cfg.get('dataset')})",
+            )
     if not cfg.get("model"):
         return figs, notes
     for b in cfg["benchmarks"]:
@@ -192,9 +204,13 @@ def figures(run: Path, cfg: dict[str, Any], out: Path) -> tuple[list[Figure], li
             ax.set_ylim(0, 1)
             ax.set_ylabel("accuracy (95% Wilson CI)")
             ax.set_title(f"{lab}: original vs variant accuracy")
-            add(fig, f"{slug(b)}-accuracy", f"{b}: accuracy on the original items vs their isomorphic variants, per probe, with 95% intervals",
+            add(
+                fig,
+                f"{slug(b)}-accuracy",
+                f"{b}: accuracy on the original items vs their isomorphic variants, per probe, with 95% intervals",
                 ", ".join(str(bdir / p / "items.jsonl") for p in ("zerocot", "cliff") if (bdir / p / "items.jsonl").exists())
-                + f" (model {cfg.get('model')})")
+                + f" (model {cfg.get('model')})",
+            )
         if isinstance(zc, dict) and zc.get("curve"):
             cur = zc["curve"]
             fig, ax = plt.subplots(figsize=SIZE)
@@ -206,8 +222,13 @@ def figures(run: Path, cfg: dict[str, Any], out: Path) -> tuple[list[Figure], li
             ax.set_ylim(0, 1)
             ax.set_title(f"{lab}: truncation curve (Zero-CoT Probe)")
             ax.legend(frameon=False)
-            add(fig, f"{slug(b)}-truncation", f"{b}: forced-answer accuracy by share of the chain of thought kept; a memorized benchmark is answered "
-                "without reasoning (high at 0%)", f"{bdir / 'zerocot' / 'summary.json'}")
+            add(
+                fig,
+                f"{slug(b)}-truncation",
+                f"{b}: forced-answer accuracy by share of the chain of thought kept; a memorized benchmark is answered "
+                "without reasoning (high at 0%)",
+                f"{bdir / 'zerocot' / 'summary.json'}",
+            )
         mk = _read(bdir / "minkprob" / "summary.json")
         mitems = _jsonl(bdir / "minkprob" / "items.jsonl")
         if isinstance(mk, dict) and mitems:
@@ -226,19 +247,29 @@ def figures(run: Path, cfg: dict[str, Any], out: Path) -> tuple[list[Figure], li
                 ax.set_ylabel("items")
                 ax.set_title(f"{lab}: Min-K% benchmark vs control, AUC {auc:.3f}")
                 ax.legend(frameon=False)
-                add(fig, f"{slug(b)}-minkprob", f"{b}: {prim} scores of the benchmark items vs the control set (AUC {auc:.3f}; 0.5 = no difference)",
-                    f"{bdir / 'minkprob' / 'items.jsonl'} (control: {mk.get('control')})")
+                add(
+                    fig,
+                    f"{slug(b)}-minkprob",
+                    f"{b}: {prim} scores of the benchmark items vs the control set (AUC {auc:.3f}; 0.5 = no difference)",
+                    f"{bdir / 'minkprob' / 'items.jsonl'} (control: {mk.get('control')})",
+                )
     cal = cfg.get("calibration")
     if cal:
         f = calibration_figure(Path(cal), plt)
         if f is None:
             notes.append(f"calibration: {cal} holds no measured calibration (an eval-probes summary.json)")
         else:
-            add(f, "calibration", "Contamination Confidence vs the known truth on models contaminated on purpose (controlled-contamination harness)",
-                str(cal))
+            add(
+                f,
+                "calibration",
+                "Contamination Confidence vs the known truth on models contaminated on purpose (controlled-contamination harness)",
+                str(cal),
+            )
     else:
-        notes.append("calibration of the Contamination Confidence: not measured in this run (give calibration = \"EVAL_PROBES_DIR\" "
-                     "from `contam eval-probes` to plot it)")
+        notes.append(
+            'calibration of the Contamination Confidence: not measured in this run (give calibration = "EVAL_PROBES_DIR" '
+            "from `contam eval-probes` to plot it)"
+        )
     return figs, notes
 
 

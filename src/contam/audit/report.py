@@ -60,12 +60,15 @@ def confidence_text(v: SideVerdict) -> str:
 def _card(v: SideVerdict) -> str:
     from contam.report.html_writer import esc
 
-    rows = [f'<div class="card c-{esc(v.verdict)}"><h3>{esc(v.benchmark)} · {esc(v.side)} side</h3>',
-            f'<p><span class="v v-{esc(v.verdict)}">{esc(v.verdict)}</span>'
-            + (f" <span class=\"lim\">(lowered from {esc(v.raw_verdict)})</span>" if v.raw_verdict != v.verdict else "") + "</p>",
-            f"<p>{esc(v.confidence_kind)}: <strong>{esc(confidence_text(v))}</strong></p>",
-            f"<p>agreed: {esc(', '.join(v.agreed) or 'none')} (of {esc(', '.join(c.probe for c in v.claims) or 'none')})</p>",
-            f"<p>holds against: {esc(', '.join(v.holds_against) or '—')}; not against: {esc(', '.join(v.not_against) or '—')}</p>"]
+    rows = [
+        f'<div class="card c-{esc(v.verdict)}"><h3>{esc(v.benchmark)} · {esc(v.side)} side</h3>',
+        f'<p><span class="v v-{esc(v.verdict)}">{esc(v.verdict)}</span>'
+        + (f' <span class="lim">(lowered from {esc(v.raw_verdict)})</span>' if v.raw_verdict != v.verdict else "")
+        + "</p>",
+        f"<p>{esc(v.confidence_kind)}: <strong>{esc(confidence_text(v))}</strong></p>",
+        f"<p>agreed: {esc(', '.join(v.agreed) or 'none')} (of {esc(', '.join(c.probe for c in v.claims) or 'none')})</p>",
+        f"<p>holds against: {esc(', '.join(v.holds_against) or '—')}; not against: {esc(', '.join(v.not_against) or '—')}</p>",
+    ]
     for lim in v.limitations:
         rows.append(f'<p class="lim">lowered: {esc(lim.what)} — {esc(lim.detail)}</p>')
     if v.lacks:
@@ -77,14 +80,39 @@ def _card(v: SideVerdict) -> str:
 def _claims_table(verdict: AuditVerdict) -> str:
     from contam.report.html_writer import esc
 
-    head = "".join(f"<th>{h}</th>" for h in ("benchmark", "side", "probe / level", "what", "n", "effect", "p", "confidence [95% CI]",
-                                            "evidence", "holds against", "detail"))
+    head = "".join(
+        f"<th>{h}</th>"
+        for h in (
+            "benchmark",
+            "side",
+            "probe / level",
+            "what",
+            "n",
+            "effect",
+            "p",
+            "confidence [95% CI]",
+            "evidence",
+            "holds against",
+            "detail",
+        )
+    )
     body = []
     for v in verdict.verdicts:
         for c in v.claims:
             ci = f"{_num(c.confidence)} [{_num(c.ci_low)}, {_num(c.ci_high)}]" if not math.isnan(c.confidence) else "—"
-            cells = [v.benchmark, v.side, c.probe, c.metric, str(c.n), _num(c.effect, 3), "—" if math.isnan(c.p_value) else f"{c.p_value:.3g}", ci,
-                     "yes" if c.evidence else "no", ", ".join(c.holds_against), c.detail]
+            cells = [
+                v.benchmark,
+                v.side,
+                c.probe,
+                c.metric,
+                str(c.n),
+                _num(c.effect, 3),
+                "—" if math.isnan(c.p_value) else f"{c.p_value:.3g}",
+                ci,
+                "yes" if c.evidence else "no",
+                ", ".join(c.holds_against),
+                c.detail,
+            ]
             body.append("<tr>" + "".join(f"<td>{esc(x)}</td>" for x in cells) + "</tr>")
     return f"<table><caption>Every claim behind the verdicts</caption><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
@@ -97,7 +125,9 @@ def render_html(verdict: AuditVerdict, figs: list[Figure], notes: list[str], sec
     cards = "\n".join(_card(v) for v in verdict.verdicts)
     fig_html = "\n".join(
         f'<figure id="{esc(f.key)}"><figcaption>{esc(f.caption)}</figcaption>{f.svg}<p class="source">data: {esc(f.source)} · '
-        f"PNG: <code>{esc(Path(f.png).name)}</code></p></figure>" for f in figs)
+        f"PNG: <code>{esc(Path(f.png).name)}</code></p></figure>"
+        for f in figs
+    )
     note_html = "".join(f'<p class="note">{esc(n)}</p>' for n in notes)
     cfg = verdict.config
     what = [f"benchmark(s) {', '.join(cfg.get('benchmarks', []))}"]
@@ -106,9 +136,9 @@ def render_html(verdict: AuditVerdict, figs: list[Figure], notes: list[str], sec
     if cfg.get("model"):
         what.append(f"model {cfg['model']}" + (f" vs reference model {cfg['ref_model']}" if cfg.get("ref_model") else ""))
     head = (
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">\n'
         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src 'none'; base-uri 'none'; form-action 'none'\">\n"
-        "<meta name=\"referrer\" content=\"no-referrer\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+        '<meta name="referrer" content="no-referrer">\n<meta name="viewport" content="width=device-width, initial-scale=1">\n'
         f"<title>{esc(verdict.title)}</title>\n<style>{CSS}{VERDICT_CSS}</style></head>\n<body>\n"
     )
     body = [
@@ -119,8 +149,11 @@ def render_html(verdict: AuditVerdict, figs: list[Figure], notes: list[str], sec
         '<p class="note">Verdicts: <strong>contaminated</strong> = two or more probes agree (model side) or verbatim / repeated paraphrase '
         "matches (data side); <strong>suspect</strong> = one probe or one paraphrase match; <strong>clean</strong> = no evidence with enough "
         "items; <strong>inconclusive</strong> = not enough to say. A verdict is lowered one step for each weak input listed on its card.</p>",
-        '<h2 id="figures">Figures</h2>', f'<div class="figs">{fig_html}</div>', note_html,
-        '<h2 id="claims">Claims</h2>', _claims_table(verdict),
+        '<h2 id="figures">Figures</h2>',
+        f'<div class="figs">{fig_html}</div>',
+        note_html,
+        '<h2 id="claims">Claims</h2>',
+        _claims_table(verdict),
     ]
     if sections_html:
         body += ['<h2 id="steps">Every step in detail</h2>', sections_html]
@@ -143,12 +176,18 @@ def sections_html(paths: list[Path]) -> tuple[str, Any]:
 
 def render_summary(verdict: AuditVerdict, report_path: str, figs: list[Figure]) -> str:
     """``summary.md``: the verdict table and what lowered it; fits a CI comment."""
-    lines = [f"### {md_escape(verdict.title)}: **{verdict.worst}**", "",
-             "| benchmark | side | verdict | confidence [95% CI] | agreed | holds against |", "|---|---|---|---|---|---|"]
+    lines = [
+        f"### {md_escape(verdict.title)}: **{verdict.worst}**",
+        "",
+        "| benchmark | side | verdict | confidence [95% CI] | agreed | holds against |",
+        "|---|---|---|---|---|---|",
+    ]
     for v in verdict.verdicts:
         ver = v.verdict + (f" (from {v.raw_verdict})" if v.raw_verdict != v.verdict else "")
-        lines.append(f"| {md_escape(v.benchmark)} | {v.side} | **{ver}** | {md_escape(confidence_text(v))} ({md_escape(v.confidence_kind)}) | "
-                     f"{md_escape(', '.join(v.agreed) or 'none')} | {md_escape(', '.join(v.holds_against) or '—')} |")
+        lines.append(
+            f"| {md_escape(v.benchmark)} | {v.side} | **{ver}** | {md_escape(confidence_text(v))} ({md_escape(v.confidence_kind)}) | "
+            f"{md_escape(', '.join(v.agreed) or 'none')} | {md_escape(', '.join(v.holds_against) or '—')} |"
+        )
     extra = []
     for v in verdict.verdicts:
         for lim in v.limitations:

@@ -85,7 +85,7 @@ def prepare_run_folder(cfg: AuditConfig, fresh: bool) -> tuple[Path, RunState]:
     """Create or reopen ``cfg.out``: resume with the same config, refuse another one unless ``fresh``."""
     out = Path(cfg.out)
     if not cfg.out:
-        raise ConfigError("give --out RUN_FOLDER (or out = \"...\" in the config file)")
+        raise ConfigError('give --out RUN_FOLDER (or out = "..." in the config file)')
     if out.exists() and not out.is_dir():
         raise ConfigError(f"{out}: exists and is not a folder")
     state_path = out / STATE
@@ -169,16 +169,54 @@ def plan(cfg: AuditConfig, out: Path) -> list[Step]:
             raise InputError("dataset not found", path=ds)
         docs = _count_lines(ds) if ds.is_file() and ds.suffix in (".jsonl", ".txt") else 1000
         scan_dir = out / "data" / "scan"
-        argv = ["scan", *[a for b in cfg.benchmarks for a in ("-b", b)], "--corpus", str(ds), "--out", str(scan_dir),
-                "--levels", cfg.levels, "--all", "--text-field", cfg.text_field, "--embedder", cfg.embedder]
+        argv = [
+            "scan",
+            *[a for b in cfg.benchmarks for a in ("-b", b)],
+            "--corpus",
+            str(ds),
+            "--out",
+            str(scan_dir),
+            "--levels",
+            cfg.levels,
+            "--all",
+            "--text-field",
+            cfg.text_field,
+            "--embedder",
+            cfg.embedder,
+        ]
         if cfg.thresholds:
             argv += ["--thresholds", cfg.thresholds]
-        steps.append(Step("scan", "data side: scan cascade, every level", scan_dir, units=max(1.0, docs * 0.5 * len(cfg.levels.split(",")) if cfg.levels != "all" else docs * 1.5),
-                          argv=argv))
+        steps.append(
+            Step(
+                "scan",
+                "data side: scan cascade, every level",
+                scan_dir,
+                units=max(1.0, docs * 0.5 * len(cfg.levels.split(",")) if cfg.levels != "all" else docs * 1.5),
+                argv=argv,
+            )
+        )
         clean = out / "data" / ("decontaminated" + (".jsonl.gz" if ds.name.endswith(".gz") else ".jsonl"))
-        steps.append(Step("decontaminate", "data side: decontaminated copy", clean.parent, units=max(1.0, docs * 0.05),
-                          argv=["decontaminate", "--corpus", str(ds), "--scan", str(scan_dir), "--out", str(clean),
-                                "--mode", cfg.decontaminate_mode, "--text-field", cfg.text_field]))
+        steps.append(
+            Step(
+                "decontaminate",
+                "data side: decontaminated copy",
+                clean.parent,
+                units=max(1.0, docs * 0.05),
+                argv=[
+                    "decontaminate",
+                    "--corpus",
+                    str(ds),
+                    "--scan",
+                    str(scan_dir),
+                    "--out",
+                    str(clean),
+                    "--mode",
+                    cfg.decontaminate_mode,
+                    "--text-field",
+                    cfg.text_field,
+                ],
+            )
+        )
     if not cfg.model:
         return steps
     for b in cfg.benchmarks:
@@ -188,38 +226,124 @@ def plan(cfg: AuditConfig, out: Path) -> list[Step]:
         ref = cfg.reference
         if ref is None:
             ref_dir = bdir / "reference"
-            steps.append(Step(f"{slug(b)}/perturb", f"{b}: variant set ({cfg.variants} per item)", ref_dir, units=max(1.0, n * 0.2),
-                              argv=["perturb", "-b", b, "--variants", str(cfg.variants), "--seed", str(cfg.seed), "--limit", str(n), "--out", str(ref_dir)],
-                              watch=ref_dir / "variants.jsonl", per_line=0.2, benchmark=b))
+            steps.append(
+                Step(
+                    f"{slug(b)}/perturb",
+                    f"{b}: variant set ({cfg.variants} per item)",
+                    ref_dir,
+                    units=max(1.0, n * 0.2),
+                    argv=[
+                        "perturb",
+                        "-b",
+                        b,
+                        "--variants",
+                        str(cfg.variants),
+                        "--seed",
+                        str(cfg.seed),
+                        "--limit",
+                        str(n),
+                        "--out",
+                        str(ref_dir),
+                    ],
+                    watch=ref_dir / "variants.jsonl",
+                    per_line=0.2,
+                    benchmark=b,
+                )
+            )
             ref = str(ref_dir)
         common = ["-m", cfg.model, "-b", b, *lim, "--seed", str(cfg.seed)]
         trunc = ",".join(f"{x:g}" for x in cfg.truncation)
         if "zerocot" in cfg.probes:
             d = bdir / "zerocot"
             per = 2.0 * (2 + len(cfg.truncation))
-            steps.append(Step(f"{slug(b)}/zerocot", f"{b}: Zero-CoT Probe", d, units=n * per, per_line=per, watch=d / "items.jsonl", benchmark=b,
-                              argv=["probe", "zerocot", *common, "--reference", ref, "--max-cot-tokens", str(cfg.max_cot_tokens), "--truncation", trunc,
-                                    "--resamples", str(cfg.resamples), "--out", str(d)]))
+            steps.append(
+                Step(
+                    f"{slug(b)}/zerocot",
+                    f"{b}: Zero-CoT Probe",
+                    d,
+                    units=n * per,
+                    per_line=per,
+                    watch=d / "items.jsonl",
+                    benchmark=b,
+                    argv=[
+                        "probe",
+                        "zerocot",
+                        *common,
+                        "--variants",
+                        ref,
+                        "--max-cot-tokens",
+                        str(cfg.max_cot_tokens),
+                        "--truncation",
+                        trunc,
+                        "--resamples",
+                        str(cfg.resamples),
+                        "--out",
+                        str(d),
+                    ],
+                )
+            )
         if "cliff" in cfg.probes:
             d = bdir / "cliff"
             per = 2.0 * (cfg.variants + 1)
-            steps.append(Step(f"{slug(b)}/cliff", f"{b}: performance cliff (K={cfg.variants})", d, units=n * per, per_line=per, watch=d / "items.jsonl",
-                              benchmark=b, argv=["probe", "cliff", *common, "--reference", ref, "--k", str(cfg.variants),
-                                                 "--max-new-tokens", str(cfg.max_cot_tokens), "--alpha", str(cfg.alpha), "--out", str(d)]))
+            steps.append(
+                Step(
+                    f"{slug(b)}/cliff",
+                    f"{b}: performance cliff (K={cfg.variants})",
+                    d,
+                    units=n * per,
+                    per_line=per,
+                    watch=d / "items.jsonl",
+                    benchmark=b,
+                    argv=[
+                        "probe",
+                        "cliff",
+                        *common,
+                        "--variants",
+                        ref,
+                        "--k",
+                        str(cfg.variants),
+                        "--max-new-tokens",
+                        str(cfg.max_cot_tokens),
+                        "--alpha",
+                        str(cfg.alpha),
+                        "--out",
+                        str(d),
+                    ],
+                )
+            )
         if "minkprob" in cfg.probes:
             d = bdir / "minkprob"
             argv = ["probe", "minkprob", *common, "--control", cfg.control or ref, "--out", str(d)]
             if cfg.ref_model:
                 argv += ["--ref-model", cfg.ref_model]
-            steps.append(Step(f"{slug(b)}/minkprob", f"{b}: Min-K% family vs control", d, units=n * 0.5, per_line=0.25, watch=d / "items.jsonl",
-                              benchmark=b, argv=argv))
+            steps.append(
+                Step(
+                    f"{slug(b)}/minkprob",
+                    f"{b}: Min-K% family vs control",
+                    d,
+                    units=n * 0.5,
+                    per_line=0.25,
+                    watch=d / "items.jsonl",
+                    benchmark=b,
+                    argv=argv,
+                )
+            )
         if cfg.ref_model:
             from contam.audit.paired import run_paired
 
             d = bdir / "paired"
-            steps.append(Step(f"{slug(b)}/paired", f"{b}: paired verdict vs reference model", d, units=n * 1.0, per_line=1.0,
-                              watch=d / "items.jsonl", benchmark=b,
-                              fn=_bind(run_paired, cfg.model, cfg.ref_model, b, ref, n, d, cfg.alpha)))
+            steps.append(
+                Step(
+                    f"{slug(b)}/paired",
+                    f"{b}: paired verdict vs reference model",
+                    d,
+                    units=n * 1.0,
+                    per_line=1.0,
+                    watch=d / "items.jsonl",
+                    benchmark=b,
+                    fn=_bind(run_paired, cfg.model, cfg.ref_model, b, ref, n, d, cfg.alpha),
+                )
+            )
     return steps
 
 
@@ -259,9 +383,17 @@ def _progress(enabled: bool) -> Any:
     from rich.console import Console
     from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-    return Progress(SpinnerColumn(), TextColumn("[progress.description]{task.description}"), BarColumn(),
-                    TextColumn("{task.percentage:>3.0f}%"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
-                    console=Console(stderr=True), disable=not enabled)
+    return Progress(
+        SpinnerColumn(),
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(),
+        TextColumn("{task.percentage:>3.0f}%"),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
+        disable=not enabled,
+    )
 
 
 def _last_error(log: Path) -> str:

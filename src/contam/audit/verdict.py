@@ -224,9 +224,21 @@ def zerocot_claim(folder: Path, alpha: float) -> tuple[Claim, dict[str, Any]] | 
     p, eff = _f(m["test"]["p_value"]), _f(m["gap"])
     answers = [r[side].get("zero_answer") for r in items for side in ("original", "reference") if side in r]
     no_answer = sum(1 for x in answers if x in (None, "")) / len(answers) if answers else 0.0
-    c = Claim("zerocot", f"zero-CoT {prim} gap (original − variant)", int(s.get("n_pairs", 0)), eff, p, _f(m["calibration"]["confidence"]), lo, hi,
-              bool(eff > 0 and p < alpha), HOLDS_AGAINST["zerocot"], "exact McNemar, one-sided",
-              f"original {_f(m['original']):.3f} vs variant {_f(m['reference']):.3f}", str(folder))
+    c = Claim(
+        "zerocot",
+        f"zero-CoT {prim} gap (original − variant)",
+        int(s.get("n_pairs", 0)),
+        eff,
+        p,
+        _f(m["calibration"]["confidence"]),
+        lo,
+        hi,
+        bool(eff > 0 and p < alpha),
+        HOLDS_AGAINST["zerocot"],
+        "exact McNemar, one-sided",
+        f"original {_f(m['original']):.3f} vs variant {_f(m['reference']):.3f}",
+        str(folder),
+    )
     return c, {"no_answer": no_answer, "answers": len(answers)}
 
 
@@ -242,9 +254,21 @@ def cliff_claim(folder: Path, alpha: float) -> tuple[Claim, dict[str, Any]] | No
     answers = [r.get("original_answer") for r in items] + [x for r in items for x in r.get("variant_answers", [])]
     no_answer = sum(1 for x in answers if x in (None, "")) / len(answers) if answers else 0.0
     p, eff = _f(s["test"]["p_value"]), _f(s["delta"])
-    c = Claim("cliff", "accuracy drop, originals − variants", int(s.get("n_items", 0)), eff, p, _f(s["calibration"]["confidence"]), lo, hi,
-              bool(eff > 0 and p < alpha), HOLDS_AGAINST["cliff"], "paired t-test, one-sided",
-              f"originals {_f(s['acc_original']):.3f} vs variants {_f(s['acc_variants']):.3f} (K={s.get('k')})", str(folder))
+    c = Claim(
+        "cliff",
+        "accuracy drop, originals − variants",
+        int(s.get("n_items", 0)),
+        eff,
+        p,
+        _f(s["calibration"]["confidence"]),
+        lo,
+        hi,
+        bool(eff > 0 and p < alpha),
+        HOLDS_AGAINST["cliff"],
+        "paired t-test, one-sided",
+        f"originals {_f(s['acc_original']):.3f} vs variants {_f(s['acc_variants']):.3f} (K={s.get('k')})",
+        str(folder),
+    )
     return c, {"no_answer": no_answer, "answers": len(answers)}
 
 
@@ -262,9 +286,21 @@ def minkprob_claim(folder: Path, alpha: float) -> tuple[Claim, dict[str, Any]] |
     x, y = x[~np.isnan(x)], y[~np.isnan(y)]
     lo, hi = _cc_interval(_mw_stat, [x, y], paired=False) if len(x) and len(y) else (math.nan, math.nan)
     p, auc = _f(m["test"]["p_value"]), _f(m["auc"])
-    c = Claim("minkprob", f"{prim} AUC, benchmark vs control", int(s.get("n_benchmark", 0)), auc - 0.5, p, _f(m["calibration"]["confidence"]), lo, hi,
-              bool(auc > 0.5 and p < alpha), HOLDS_AGAINST["minkprob"], "Mann–Whitney, one-sided",
-              f"AUC {auc:.3f} over {s.get('n_benchmark')} benchmark / {s.get('n_control')} control items (control: {s.get('control')})", str(folder))
+    c = Claim(
+        "minkprob",
+        f"{prim} AUC, benchmark vs control",
+        int(s.get("n_benchmark", 0)),
+        auc - 0.5,
+        p,
+        _f(m["calibration"]["confidence"]),
+        lo,
+        hi,
+        bool(auc > 0.5 and p < alpha),
+        HOLDS_AGAINST["minkprob"],
+        "Mann–Whitney, one-sided",
+        f"AUC {auc:.3f} over {s.get('n_benchmark')} benchmark / {s.get('n_control')} control items (control: {s.get('control')})",
+        str(folder),
+    )
     return c, {"n_control": int(s.get("n_control", 0)), "control": s.get("control")}
 
 
@@ -278,9 +314,21 @@ def paired_claim(folder: Path, alpha: float) -> tuple[Claim, dict[str, Any]] | N
     d = np.array([PairScore.from_dict(r).d("did_diff") for r in _jsonl(folder / "items.jsonl")])
     d = d[~np.isnan(d)]
     lo, hi = _cc_interval(_wil_stat, [d]) if len(d) >= 2 else (math.nan, math.nan)
-    c = Claim("paired", "did_diff shift vs reference model", int(v["n"]), _f(v["effect"]), _f(v["p_value"]), _f(v["confidence"]), lo, hi,
-              bool(v.get("gate")), HOLDS_AGAINST["paired"], "Wilcoxon signed-rank, one-sided",
-              f"model {s['model']} vs reference model {s['ref_model']}", str(folder))
+    c = Claim(
+        "paired",
+        "did_diff shift vs reference model",
+        int(v["n"]),
+        _f(v["effect"]),
+        _f(v["p_value"]),
+        _f(v["confidence"]),
+        lo,
+        hi,
+        bool(v.get("gate")),
+        HOLDS_AGAINST["paired"],
+        "Wilcoxon signed-rank, one-sided",
+        f"model {s['model']} vs reference model {s['ref_model']}",
+        str(folder),
+    )
     return c, {}
 
 
@@ -297,8 +345,23 @@ def model_verdict(run: Path, benchmark: str, bslug: str, cfg: dict[str, Any]) ->
     lim: list[Limitation] = []
     lacks: list[str] = []
     if not claims:
-        return SideVerdict(benchmark, "model", "inconclusive", "inconclusive", math.nan, math.nan, math.nan, "Contamination Confidence", (), (), ADVERSARIES,
-                           (), (), ("a finished model-side probe (run with --model)",), "no model-side probe finished")
+        return SideVerdict(
+            benchmark,
+            "model",
+            "inconclusive",
+            "inconclusive",
+            math.nan,
+            math.nan,
+            math.nan,
+            "Contamination Confidence",
+            (),
+            (),
+            ADVERSARIES,
+            (),
+            (),
+            ("a finished model-side probe (run with --model)",),
+            "no model-side probe finished",
+        )
     small = [c for c in claims if c.n < min_items]
     if small:
         lim.append(Limitation("too few items", ", ".join(f"{c.probe} ran on {c.n}" for c in small) + f" (at least {min_items} needed)"))
@@ -308,12 +371,20 @@ def model_verdict(run: Path, benchmark: str, bslug: str, cfg: dict[str, Any]) ->
         got, tot = int(ref_sum.get("items_with_variants", 0)), int(ref_sum["items"])
         rej = sum(ref_sum["rejections"].values()) if isinstance(ref_sum.get("rejections"), dict) else 0
         if tot and got / tot < 0.8:
-            lim.append(Limitation("reference set with rejected items",
-                                  f"only {got} of {tot} items got an audited variant ({rej} rejection(s)); the paired probes compare the rest only"))
+            lim.append(
+                Limitation(
+                    "reference set with rejected items",
+                    f"only {got} of {tot} items got an audited variant ({rej} rejection(s)); the paired probes compare the rest only",
+                )
+            )
     for name in ("zerocot", "cliff"):
         na = info.get(name, {}).get("no_answer", 0.0)
         if na > 0.2:
-            lim.append(Limitation("model gives no answer", f"{name}: {na:.0%} of answers had no parseable final answer (refusal or ran out of tokens)"))
+            lim.append(
+                Limitation(
+                    "model gives no answer", f"{name}: {na:.0%} of answers had no parseable final answer (refusal or ran out of tokens)"
+                )
+            )
     mk = info.get("minkprob")
     if mk is not None and (mk.get("control") in (None, "built") or not cfg.get("control")):
         # Not a lowering: the variant set is a fair control, but it says where the control came from.
@@ -325,13 +396,30 @@ def model_verdict(run: Path, benchmark: str, bslug: str, cfg: dict[str, Any]) ->
     verdict = lower(raw) if lim else raw
     if verdict == "inconclusive" and not lacks:
         lacks.append("stronger inputs (see the limitations)")
-    best = max(claims, key=lambda c: (c.confidence if not math.isnan(c.confidence) else -1))
+    best = max(claims, key=lambda c: c.confidence if not math.isnan(c.confidence) else -1)
     against = sorted({a for c in (positives or claims) for a in c.holds_against}, key=ADVERSARIES.index)
     not_against = tuple(a for a in ADVERSARIES if a not in against)
-    summ = (f"{len(positives)} of {len(claims)} probe(s) show evidence ({', '.join(c.probe for c in positives) or 'none'}); "
-            f"strongest: {best.probe} with Contamination Confidence {best.confidence:.2f}")
-    return SideVerdict(benchmark, "model", verdict, raw, best.confidence, best.ci_low, best.ci_high, f"Contamination Confidence ({best.probe})",
-                       tuple(c.probe for c in positives), tuple(against), not_against, tuple(claims), tuple(lim), tuple(lacks if verdict == "inconclusive" else ()), summ)
+    summ = (
+        f"{len(positives)} of {len(claims)} probe(s) show evidence ({', '.join(c.probe for c in positives) or 'none'}); "
+        f"strongest: {best.probe} with Contamination Confidence {best.confidence:.2f}"
+    )
+    return SideVerdict(
+        benchmark,
+        "model",
+        verdict,
+        raw,
+        best.confidence,
+        best.ci_low,
+        best.ci_high,
+        f"Contamination Confidence ({best.probe})",
+        tuple(c.probe for c in positives),
+        tuple(against),
+        not_against,
+        tuple(claims),
+        tuple(lim),
+        tuple(lacks if verdict == "inconclusive" else ()),
+        summ,
+    )
 
 
 # ---- data side ------------------------------------------------------------------------------------------
@@ -339,14 +427,31 @@ def scan_records(run: Path) -> list[dict[str, Any]]:
     return _jsonl(run / "data" / "scan" / "flags.jsonl")
 
 
-def data_verdict(run: Path, benchmark: str, bench_names: Sequence[str], cfg: dict[str, Any], records: list[dict[str, Any]] | None = None) -> SideVerdict:
+def data_verdict(
+    run: Path, benchmark: str, bench_names: Sequence[str], cfg: dict[str, Any], records: list[dict[str, Any]] | None = None
+) -> SideVerdict:
     """Flags of the dataset scan that name this benchmark, turned into a verdict."""
     from contam.stats.intervals import wilson_interval
 
     s = _read(run / "data" / "scan" / "summary.json")
     if not isinstance(s, dict):
-        return SideVerdict(benchmark, "data", "inconclusive", "inconclusive", math.nan, math.nan, math.nan, "leaked share of benchmark items", (), (),
-                           ADVERSARIES, (), (), ("a finished dataset scan (run with --dataset)",), "no dataset scan finished")
+        return SideVerdict(
+            benchmark,
+            "data",
+            "inconclusive",
+            "inconclusive",
+            math.nan,
+            math.nan,
+            math.nan,
+            "leaked share of benchmark items",
+            (),
+            (),
+            ADVERSARIES,
+            (),
+            (),
+            ("a finished dataset scan (run with --dataset)",),
+            "no dataset scan finished",
+        )
     records = scan_records(run) if records is None else records
     names = set(bench_names)
     by_level: dict[str, set[str]] = defaultdict(set)
@@ -371,10 +476,21 @@ def data_verdict(run: Path, benchmark: str, bench_names: Sequence[str], cfg: dic
         if lv not in by_level and lv not in (s.get("levels") or ("token",)):
             continue
         k = len(items.get(lv, ()))
-        claims.append(Claim(lv, f"{lv}-level flags", len(by_level.get(lv, ())), k / n_items if n_items else math.nan, math.nan, math.nan,
-                            evidence=bool(by_level.get(lv)), holds_against=HOLDS_AGAINST[lv], test="threshold per document",
-                            detail=f"{len(by_level.get(lv, ()))} document(s) flagged, {k} item(s) matched, best score {best.get(lv, 0.0):.3f}",
-                            source=str(run / "data" / "scan")))
+        claims.append(
+            Claim(
+                lv,
+                f"{lv}-level flags",
+                len(by_level.get(lv, ())),
+                k / n_items if n_items else math.nan,
+                math.nan,
+                math.nan,
+                evidence=bool(by_level.get(lv)),
+                holds_against=HOLDS_AGAINST[lv],
+                test="threshold per document",
+                detail=f"{len(by_level.get(lv, ()))} document(s) flagged, {k} item(s) matched, best score {best.get(lv, 0.0):.3f}",
+                source=str(run / "data" / "scan"),
+            )
+        )
     docs = int(s.get("documents", 0))
     lim: list[Limitation] = []
     skipped = int((s.get("bad_input") or {}).get("skipped", 0))
@@ -396,11 +512,27 @@ def data_verdict(run: Path, benchmark: str, bench_names: Sequence[str], cfg: dic
     positives = [c for c in claims if c.evidence]
     against = sorted({a for c in (positives or claims) for a in c.holds_against}, key=ADVERSARIES.index)
     cls = ", ".join(f"{k} {v}" for k, v in parts.most_common()) or "none"
-    summ = (f"{docs} document(s) scanned; {n_tok} flagged verbatim (token level), {n_para} as paraphrase (semantic/reasoning); "
-            f"{len(all_items)} of {n_items} benchmark item(s) found; matched parts: {cls}")
-    return SideVerdict(benchmark, "data", verdict, raw, share, ci.low if ci else math.nan, ci.high if ci else math.nan, "leaked share of benchmark items",
-                       tuple(c.probe for c in positives), tuple(against), tuple(a for a in ADVERSARIES if a not in against), tuple(claims), tuple(lim),
-                       ("documents in the dataset",) if docs == 0 else (), summ)
+    summ = (
+        f"{docs} document(s) scanned; {n_tok} flagged verbatim (token level), {n_para} as paraphrase (semantic/reasoning); "
+        f"{len(all_items)} of {n_items} benchmark item(s) found; matched parts: {cls}"
+    )
+    return SideVerdict(
+        benchmark,
+        "data",
+        verdict,
+        raw,
+        share,
+        ci.low if ci else math.nan,
+        ci.high if ci else math.nan,
+        "leaked share of benchmark items",
+        tuple(c.probe for c in positives),
+        tuple(against),
+        tuple(a for a in ADVERSARIES if a not in against),
+        tuple(claims),
+        tuple(lim),
+        ("documents in the dataset",) if docs == 0 else (),
+        summ,
+    )
 
 
 def _bench_items(benchmark: str, cfg: dict[str, Any], scan_summary: dict[str, Any]) -> int:

@@ -52,7 +52,17 @@ def save_scenarios(s, out: Path) -> None:  # type: ignore[no-untyped-def]
             fh.write(dumps_line(x.to_dict()) + "\n")
     counts = Counter(f"{x.scenario}/{x.split}" for x in s.samples)
     gens = Counter(x.generator for x in s.samples)
-    write_json(out / "summary.json", {"benchmark": s.benchmark, "seed": s.seed, "benchmark_ids": list(s.benchmark_ids), "counts": dict(sorted(counts.items())), "generators": dict(gens), "notes": s.notes})
+    write_json(
+        out / "summary.json",
+        {
+            "benchmark": s.benchmark,
+            "seed": s.seed,
+            "benchmark_ids": list(s.benchmark_ids),
+            "counts": dict(sorted(counts.items())),
+            "generators": dict(gens),
+            "notes": s.notes,
+        },
+    )
 
 
 def load_scenarios(folder: Path):  # type: ignore[no-untyped-def]
@@ -87,12 +97,20 @@ def load_scenarios(folder: Path):  # type: ignore[no-untyped-def]
 
 def make_scenarios(
     benchmark: BenchOpt,
-    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for samples.jsonl and summary.json (one sub-folder per benchmark when several).")],
-    n: Annotated[int | None, typer.Option("--n", help="Source items per scenario (default: paper's 150 GSM8K / 100 HumanEval / 200 MMLU).")] = None,
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="Folder for samples.jsonl and summary.json (one sub-folder per benchmark when several).")
+    ],
+    n: Annotated[
+        int | None, typer.Option("--n", help="Source items per scenario (default: paper's 150 GSM8K / 100 HumanEval / 200 MMLU).")
+    ] = None,
     seed: Annotated[int, typer.Option(help="Seed for sampling, splits and variants.")] = 0,
-    paraphrase_model: Annotated[str | None, typer.Option("--paraphrase-model", help="LLM spec for S2 (e.g. smollm2); rule-based without.")] = None,
+    paraphrase_model: Annotated[
+        str | None, typer.Option("--paraphrase-model", help="LLM spec for S2 (e.g. smollm2); rule-based without.")
+    ] = None,
     floor: Annotated[float, typer.Option(help="Least embedding cosine between an LLM paraphrase and its original.")] = 0.8,
-    question_only: Annotated[bool, typer.Option("--question-only", help="Samples hold questions/prompts only, no solutions (S4 left out).")] = False,
+    question_only: Annotated[
+        bool, typer.Option("--question-only", help="Samples hold questions/prompts only, no solutions (S4 left out).")
+    ] = False,
     as_json: JsonFlag = False,
 ) -> None:
     """Build labelled scenarios S1–S4 plus hard negatives from a benchmark.
@@ -150,14 +168,26 @@ def _table1(rep, title: str):  # type: ignore[no-untyped-def]
 
 def eval_detectors(
     benchmark: BenchOpt,
-    scenarios: Annotated[Path | None, typer.Option("--scenarios", help="Folder from make-scenarios (one benchmark); built on the fly without.")] = None,
+    scenarios: Annotated[
+        Path | None, typer.Option("--scenarios", help="Folder from make-scenarios (one benchmark); built on the fly without.")
+    ] = None,
     model: Annotated[str | None, typer.Option("--model", help="LLM spec for the Min-K% baseline (e.g. smollm2).")] = None,
     n: Annotated[int | None, typer.Option("--n", help="Source items per scenario when building on the fly.")] = None,
     seed: Annotated[int, typer.Option(help="Seed of the scenarios built on the fly.")] = 0,
     levels: Annotated[str, typer.Option(help="Cascade levels: token,semantic,reasoning or all.")] = "all",
-    target_precision: Annotated[float | None, typer.Option("--target-precision", help="Calibrate for recall at this precision instead of F1.")] = None,
-    question_only: Annotated[bool, typer.Option("--question-only", help="Scenarios built on the fly hold questions only (no solutions).")] = False,
-    embedder: Annotated[str, typer.Option("--embedder", help="Embedder of the semantic level: minilm (embedded), static (distilled from it, fast), st:PATH or static:PATH.")] = "minilm",
+    target_precision: Annotated[
+        float | None, typer.Option("--target-precision", help="Calibrate for recall at this precision instead of F1.")
+    ] = None,
+    question_only: Annotated[
+        bool, typer.Option("--question-only", help="Scenarios built on the fly hold questions only (no solutions).")
+    ] = False,
+    embedder: Annotated[
+        str,
+        typer.Option(
+            "--embedder",
+            help="Embedder of the semantic level: minilm (embedded), static (distilled from it, fast), st:PATH or static:PATH.",
+        ),
+    ] = "minilm",
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Write report.json (and one JSONL row per cell) here.")] = None,
     as_json: JsonFlag = False,
 ) -> None:

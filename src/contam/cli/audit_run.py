@@ -11,25 +11,55 @@ from contam.cli.common import JsonFlag, console, emit_json, err_console
 
 
 def audit(
-    benchmark: Annotated[list[str] | None, typer.Option("--benchmark", "-b", help="Benchmark(s) to audit: built-in name, file or hf:NAME (repeat).")] = None,
-    dataset: Annotated[str | None, typer.Option("--dataset", "-d", help="Dataset to scan (JSONL, CSV, Parquet, ...): data side, every level, plus a decontaminated copy.")] = None,
-    model: Annotated[str | None, typer.Option("--model", "-m", help="Model spec for the model side: smollm2, llamacpp:PATH, hf:PATH, openai:URL#MODEL.")] = None,
-    ref_model: Annotated[str | None, typer.Option("--ref-model", help="Reference model (e.g. the base model): adds the paired verdict.")] = None,
-    control: Annotated[str | None, typer.Option("--control", help="Clean control set for Min-K% (reference set, benchmark name or file); default: the variant set.")] = None,
-    reference: Annotated[str | None, typer.Option("--reference", help="Variant set from `contam perturb`; default: built now.")] = None,
+    benchmark: Annotated[
+        list[str] | None, typer.Option("--benchmark", "-b", help="Benchmark(s) to audit: built-in name, file or hf:NAME (repeat).")
+    ] = None,
+    dataset: Annotated[
+        str | None,
+        typer.Option(
+            "--dataset", "-d", help="Dataset to scan (JSONL, CSV, Parquet, ...): data side, every level, plus a decontaminated copy."
+        ),
+    ] = None,
+    model: Annotated[
+        str | None, typer.Option("--model", "-m", help="Model spec for the model side: smollm2, llamacpp:PATH, hf:PATH, openai:URL#MODEL.")
+    ] = None,
+    ref_model: Annotated[
+        str | None, typer.Option("--ref-model", help="Reference model (e.g. the base model): adds the paired verdict.")
+    ] = None,
+    control: Annotated[
+        str | None,
+        typer.Option("--control", help="Clean control set for Min-K% (reference set, benchmark name or file); default: the variant set."),
+    ] = None,
+    variant_set: Annotated[
+        str | None,
+        typer.Option("--variants", help="Isomorphic reference set from `contam perturb` (the probes' word); default: built now."),
+    ] = None,
+    reference: Annotated[str | None, typer.Option("--reference", hidden=True, help="Deprecated name of --variants.")] = None,
     limit: Annotated[int | None, typer.Option("--limit", "-n", help="Benchmark items per probe (0 = all; default 50).")] = None,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Run folder; rerun the same command to resume.")] = None,
-    config: Annotated[Path | None, typer.Option("--config", help="audit.toml holding any of these options (the command line wins).")] = None,
+    config: Annotated[
+        Path | None, typer.Option("--config", help="audit.toml holding any of these options (the command line wins).")
+    ] = None,
     fail_on: Annotated[str | None, typer.Option("--fail-on", help="Exit 1 when any verdict reaches this: contaminated or suspect.")] = None,
     fresh: Annotated[bool, typer.Option("--fresh", help="Discard the run folder's finished work and start over.")] = False,
     levels: Annotated[str | None, typer.Option("--levels", help="Scan levels (default all).")] = None,
     text_field: Annotated[str | None, typer.Option("--text-field", help="Dataset field holding the text (default text).")] = None,
-    thresholds: Annotated[str | None, typer.Option("--thresholds", help="Calibrated scan thresholds (thresholds.json of eval-detectors).")] = None,
-    variants: Annotated[int | None, typer.Option("--variants", help="Variants per item for the cliff (default 5).")] = None,
-    max_cot_tokens: Annotated[int | None, typer.Option("--max-cot-tokens", help="Token budget of each chain of thought (default 256).")] = None,
-    probes: Annotated[str | None, typer.Option("--probes", help="Model-side probes, comma-separated (default zerocot,cliff,minkprob).")] = None,
+    thresholds: Annotated[
+        str | None, typer.Option("--thresholds", help="Calibrated scan thresholds (thresholds.json of eval-detectors).")
+    ] = None,
+    variants: Annotated[
+        int | None, typer.Option("--k", help="Variants per item built for the cliff (default 5; `contam probe cliff --k`).")
+    ] = None,
+    max_cot_tokens: Annotated[
+        int | None, typer.Option("--max-cot-tokens", help="Token budget of each chain of thought (default 256).")
+    ] = None,
+    probes: Annotated[
+        str | None, typer.Option("--probes", help="Model-side probes, comma-separated (default zerocot,cliff,minkprob).")
+    ] = None,
     min_items: Annotated[int | None, typer.Option("--min-items", help="Fewer items than this lower a verdict (default 20).")] = None,
-    calibration: Annotated[str | None, typer.Option("--calibration", help="eval-probes folder whose measured calibration is plotted.")] = None,
+    calibration: Annotated[
+        str | None, typer.Option("--calibration", help="eval-probes folder whose measured calibration is plotted.")
+    ] = None,
     seed: Annotated[int | None, typer.Option("--seed", help="Seed of the variant set and the bootstrap (default 0).")] = None,
     title: Annotated[str | None, typer.Option("--title", help="Report title.")] = None,
     json_out: JsonFlag = False,
@@ -43,11 +73,27 @@ def audit(
     from contam.audit import AuditConfig, run_audit
     from contam.audit.config import _DEFAULTS
 
-    given = {"benchmarks": tuple(benchmark) if benchmark else None, "dataset": dataset, "model": model, "ref_model": ref_model, "control": control,
-             "reference": reference, "limit": limit, "out": str(out) if out is not None else None, "fail_on": fail_on, "levels": levels,
-             "text_field": text_field, "thresholds": thresholds, "variants": variants, "max_cot_tokens": max_cot_tokens,
-             "probes": tuple(p.strip() for p in probes.split(",") if p.strip()) if probes else None, "min_items": min_items,
-             "calibration": calibration, "seed": seed, "title": title}
+    given = {
+        "benchmarks": tuple(benchmark) if benchmark else None,
+        "dataset": dataset,
+        "model": model,
+        "ref_model": ref_model,
+        "control": control,
+        "reference": variant_set or reference,
+        "limit": limit,
+        "out": str(out) if out is not None else None,
+        "fail_on": fail_on,
+        "levels": levels,
+        "text_field": text_field,
+        "thresholds": thresholds,
+        "variants": variants,
+        "max_cot_tokens": max_cot_tokens,
+        "probes": tuple(p.strip() for p in probes.split(",") if p.strip()) if probes else None,
+        "min_items": min_items,
+        "calibration": calibration,
+        "seed": seed,
+        "title": title,
+    }
     if config is not None:
         cfg = AuditConfig.from_file(config, **given)
     else:
@@ -78,11 +124,20 @@ def show(verdict, run: Path) -> None:  # type: ignore[no-untyped-def]
         t.add_column(col)
     for v in verdict.verdicts:
         why = "; ".join([lim.what for lim in v.limitations] + list(v.lacks))
-        t.add_row(escape(plain(v.benchmark)), v.side, f"[{colors[v.verdict]}]{v.verdict}[/]", escape(confidence_text(v)),
-                  escape(", ".join(v.agreed) or "none"), escape(", ".join(v.holds_against) or "—"), escape(plain(why)) or "—")
+        t.add_row(
+            escape(plain(v.benchmark)),
+            v.side,
+            f"[{colors[v.verdict]}]{v.verdict}[/]",
+            escape(confidence_text(v)),
+            escape(", ".join(v.agreed) or "none"),
+            escape(", ".join(v.holds_against) or "—"),
+            escape(plain(why)) or "—",
+        )
     console.print(t)
     console.print(f"overall: [{colors[verdict.worst]}]{verdict.worst}[/]")
-    console.print(f"report: {escape(str(run / 'report.html'))} · summary: {escape(str(run / 'summary.md'))} · figures: {escape(str(run / 'figures'))}/")
+    console.print(
+        f"report: {escape(str(run / 'report.html'))} · summary: {escape(str(run / 'summary.md'))} · figures: {escape(str(run / 'figures'))}/"
+    )
 
 
 def register(app: typer.Typer) -> None:

@@ -26,17 +26,31 @@ def contaminate(
     model: Annotated[str, typer.Option("--model", "-m", help="Base model: smollm2 (embedded), hf:FOLDER or a .gguf file.")] = "smollm2",
     benchmark: Annotated[str, typer.Option("--benchmark", "-b", help="Built-in benchmark name or a benchmark file.")] = "gsm8k",
     subset: Annotated[str, typer.Option("--subset", help="START:STOP slice of the benchmark whose items are leaked.")] = "0:100",
-    mode: Annotated[str, typer.Option("--mode", help="Form of the leak: verbatim, paraphrase (needs --paraphrases) or isomorphic.")] = "verbatim",
+    mode: Annotated[
+        str, typer.Option("--mode", help="Form of the leak: verbatim, paraphrase (needs --paraphrases) or isomorphic.")
+    ] = "verbatim",
     epochs: Annotated[int, typer.Option("--epochs", help="Exposures: how many times each leaked item is trained on.")] = 3,
     filler_ratio: Annotated[float, typer.Option("--filler-ratio", help="Clean documents per leaked item in each epoch.")] = 1.0,
-    filler: Annotated[str, typer.Option("--filler", help="Clean text: webtext (real paragraphs shipped offline) or a benchmark name/file.")] = "webtext",
-    template: Annotated[str, typer.Option("--template", help="text (a raw document, like pre-training), chat (user/assistant turn, like SFT) or zerocot (the Zero-CoT Probe's prompt, final answer only).")] = "text",
-    paraphrases: Annotated[Path | None, typer.Option("--paraphrases", help="JSONL with id and question (optionally solution) per leaked item.")] = None,
+    filler: Annotated[
+        str, typer.Option("--filler", help="Clean text: webtext (real paragraphs shipped offline) or a benchmark name/file.")
+    ] = "webtext",
+    template: Annotated[
+        str,
+        typer.Option(
+            "--template",
+            help="text (a raw document, like pre-training), chat (user/assistant turn, like SFT) or zerocot (the Zero-CoT Probe's prompt, final answer only).",
+        ),
+    ] = "text",
+    paraphrases: Annotated[
+        Path | None, typer.Option("--paraphrases", help="JSONL with id and question (optionally solution) per leaked item.")
+    ] = None,
     lora: Annotated[bool, typer.Option("--lora", help="Train LoRA adapters (peft) instead of all weights; merged before saving.")] = False,
     lr: Annotated[float, typer.Option("--lr", help="Learning rate (constant after a short warm-up).")] = 1e-4,
     batch_size: Annotated[int, typer.Option("--batch-size", help="Documents per optimizer step.")] = 4,
     max_length: Annotated[int, typer.Option("--max-length", help="Tokens kept per document.")] = 256,
-    save_epochs: Annotated[str, typer.Option("--save-epochs", help="Also keep snapshots after these epochs, e.g. 1,3 (for exposure sweeps).")] = "",
+    save_epochs: Annotated[
+        str, typer.Option("--save-epochs", help="Also keep snapshots after these epochs, e.g. 1,3 (for exposure sweeps).")
+    ] = "",
     seed: Annotated[int, typer.Option("--seed", help="Seed for shuffling, filler choice and initialisation.")] = 0,
     force: Annotated[bool, typer.Option("--force", help="Replace a different model already in --out.")] = False,
     json_out: JsonFlag = False,
@@ -52,9 +66,20 @@ def contaminate(
     except ValueError:
         raise ConfigError(f"--save-epochs must be comma-separated integers, got {save_epochs!r}") from None
     cfg = ContaminateConfig(
-        benchmark=benchmark, subset=parse_subset(subset), mode=mode, epochs=epochs, filler_ratio=filler_ratio, filler=filler,
-        template=template, paraphrases=str(paraphrases) if paraphrases else None, lora=lora, lr=lr, batch_size=batch_size,
-        max_length=max_length, seed=seed, save_epochs=saves,
+        benchmark=benchmark,
+        subset=parse_subset(subset),
+        mode=mode,
+        epochs=epochs,
+        filler_ratio=filler_ratio,
+        filler=filler,
+        template=template,
+        paraphrases=str(paraphrases) if paraphrases else None,
+        lora=lora,
+        lr=lr,
+        batch_size=batch_size,
+        max_length=max_length,
+        seed=seed,
+        save_epochs=saves,
     )
     base = model.removeprefix("hf:").removeprefix("llamacpp:")
     manifest = Contaminator(cfg).run(base, out, force=force)
@@ -64,11 +89,19 @@ def contaminate(
     table = Table(title=f"contaminated model written to {escape(str(out))}")
     table.add_column("field")
     table.add_column("value")
-    for k, v in [("base", manifest.base_model), ("benchmark", manifest.benchmark), ("seen items", len(manifest.seen)),
-                 ("skipped", len(manifest.skipped)), ("form", manifest.mode), ("exposures", manifest.epochs),
-                 ("filler docs", manifest.n_filler_docs), ("train tokens", manifest.train_tokens),
-                 ("train time (s)", manifest.train_seconds), ("s / 100 items / epoch", manifest.seconds_per_100_items_epoch),
-                 ("final loss", round(manifest.final_loss.get("last_epoch_mean", float("nan")), 4))]:
+    for k, v in [
+        ("base", manifest.base_model),
+        ("benchmark", manifest.benchmark),
+        ("seen items", len(manifest.seen)),
+        ("skipped", len(manifest.skipped)),
+        ("form", manifest.mode),
+        ("exposures", manifest.epochs),
+        ("filler docs", manifest.n_filler_docs),
+        ("train tokens", manifest.train_tokens),
+        ("train time (s)", manifest.train_seconds),
+        ("s / 100 items / epoch", manifest.seconds_per_100_items_epoch),
+        ("final loss", round(manifest.final_loss.get("last_epoch_mean", float("nan")), 4)),
+    ]:
         table.add_row(k, _fmt(v))
     console.print(table)
     console.print(f"next: contam eval-probes --model {escape(str(out))}")
@@ -77,10 +110,14 @@ def contaminate(
 def eval_probes(
     model: Annotated[list[Path], typer.Option("--model", "-m", help="Folder written by `contam contaminate` (repeat for a sweep table).")],
     n_unseen: Annotated[int, typer.Option("--n-unseen", help="Unseen items to compare with (0 = as many as seen).")] = 0,
-    probes: Annotated[str, typer.Option("--probes", help="Comma list of logprob, zerocot, reconstruct (slowest on CPU).")] = "logprob,zerocot",
+    probes: Annotated[
+        str, typer.Option("--probes", help="Comma list of logprob, zerocot, reconstruct (slowest on CPU).")
+    ] = "logprob,zerocot",
     cot_tokens: Annotated[int, typer.Option("--cot-tokens", help="Token budget of the Zero-CoT Probe's full-CoT pass.")] = 64,
     no_base_ref: Annotated[bool, typer.Option("--no-base-ref", help="Skip the reference-model score (base model vs fine-tuned).")] = False,
-    out: Annotated[Path | None, typer.Option("--out", "-o", help="Folder for per-probe JSONL + summary.json per model; rerun to resume.")] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Folder for per-probe JSONL + summary.json per model; rerun to resume.")
+    ] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Bypass the model response cache.")] = False,
     json_out: JsonFlag = False,
 ) -> None:
@@ -94,8 +131,13 @@ def eval_probes(
     from contam.outputs import write_json
     from contam.probe.evalprobes import EvalProbes, EvalProbesConfig, sweep_row
 
-    cfg = EvalProbesConfig(n_unseen=n_unseen, probes=tuple(p.strip() for p in probes.split(",") if p.strip()),
-                           base_reference=not no_base_ref, zerocot_cot_tokens=cot_tokens, cache=not no_cache)
+    cfg = EvalProbesConfig(
+        n_unseen=n_unseen,
+        probes=tuple(p.strip() for p in probes.split(",") if p.strip()),
+        base_reference=not no_base_ref,
+        zerocot_cot_tokens=cot_tokens,
+        cache=not no_cache,
+    )
     runner = EvalProbes(cfg)
     results = []
     for m in model:
@@ -115,25 +157,66 @@ def eval_probes(
 
 def _print_result(r: Any) -> None:
     t = Table(title=f"{escape(r.model)}: {r.mode} x{r.epochs}, {r.n_seen} seen vs {r.n_unseen} unseen items of {escape(r.benchmark)}")
-    for c in ("probe", "score", "AUROC", "TPR@5%FPR", "seen mean", "unseen mean", "seen p", "seen CC", "seen gate", "unseen p",
-              "unseen CC", "unseen dir", "unseen gate"):
+    for c in (
+        "probe",
+        "score",
+        "AUROC",
+        "TPR@5%FPR",
+        "seen mean",
+        "unseen mean",
+        "seen p",
+        "seen CC",
+        "seen gate",
+        "unseen p",
+        "unseen CC",
+        "unseen dir",
+        "unseen gate",
+    ):
         t.add_column(c, justify="right" if c not in ("probe", "score") else "left")
     for s in r.separations:
         method = s.method.removesuffix("_gap")
         vs, vu = r.verdict("seen", s.probe, method), r.verdict("unseen", s.probe, method)
         show = vs is not None and not s.method.endswith("_gap")
-        t.add_row(s.probe, s.method, _fmt(s.auroc), _fmt(s.tpr_at_fpr), _fmt(s.seen_mean), _fmt(s.unseen_mean),
-                  _fmt(vs.p_value) if show else "", _fmt(vs.confidence) if show else "", str(vs.gate) if show else "",
-                  _fmt(vu.p_value) if show and vu else "", _fmt(vu.confidence) if show and vu else "",
-                  str(vu.direction) if show and vu else "", str(vu.gate) if show and vu else "")
+        t.add_row(
+            s.probe,
+            s.method,
+            _fmt(s.auroc),
+            _fmt(s.tpr_at_fpr),
+            _fmt(s.seen_mean),
+            _fmt(s.unseen_mean),
+            _fmt(vs.p_value) if show else "",
+            _fmt(vs.confidence) if show else "",
+            str(vs.gate) if show else "",
+            _fmt(vu.p_value) if show and vu else "",
+            _fmt(vu.confidence) if show and vu else "",
+            str(vu.direction) if show and vu else "",
+            str(vu.gate) if show and vu else "",
+        )
     console.print(t)
-    console.print("gate = 1: effect toward contamination AND one-sided p < 0.05 (flagged); dir = sign of the effect only. "
-                  "Benchmark-level log-prob verdict: did_diff (paired difference-in-differences vs the base model).")
+    console.print(
+        "gate = 1: effect toward contamination AND one-sided p < 0.05 (flagged); dir = sign of the effect only. "
+        "Benchmark-level log-prob verdict: did_diff (paired difference-in-differences vs the base model)."
+    )
 
 
 def _print_sweep(rows: list[dict[str, Any]]) -> None:
-    cols = ["model", "mode", "epochs", "best_logprob", "auroc", "tpr@5%fpr", "verdict", "seen_cc", "seen_gate", "unseen_cc", "unseen_gate",
-            "zerocot_auroc", "zerocot_all_token_prob_seen_cc", "zerocot_all_token_prob_unseen_cc", "reconstruct_auroc"]
+    cols = [
+        "model",
+        "mode",
+        "epochs",
+        "best_logprob",
+        "auroc",
+        "tpr@5%fpr",
+        "verdict",
+        "seen_cc",
+        "seen_gate",
+        "unseen_cc",
+        "unseen_gate",
+        "zerocot_auroc",
+        "zerocot_all_token_prob_seen_cc",
+        "zerocot_all_token_prob_unseen_cc",
+        "reconstruct_auroc",
+    ]
     t = Table(title="exposure x form sweep")
     for c in cols:
         t.add_column(c)

@@ -71,12 +71,18 @@ def register(app: typer.Typer) -> None:
         with atomic_write(truth_path) as fh:
             for t in truth:
                 fh.write(json.dumps(t.to_dict()) + "\n")
-        console.print(f"built {corpus}: 200 documents of real web-like text with {len(truth)} injected benchmark items (ground truth: {truth_path})")
+        console.print(
+            f"built {corpus}: 200 documents of real web-like text with {len(truth)} injected benchmark items (ground truth: {truth_path})"
+        )
         times: dict[str, float] = {}
         bench = ["-b", "gsm8k", "-b", "humaneval", "-b", "mmlu"]
-        times["scan"] = _step("1a. Data-side audit: token-level scan", ["scan", *bench, "--corpus", str(corpus), "--out", str(out / "scan")])
+        times["scan"] = _step(
+            "1a. Data-side audit: token-level scan", ["scan", *bench, "--corpus", str(corpus), "--out", str(out / "scan")]
+        )
         found, total, false_pos = _check_injections(out, truth_path)
-        console.print(f"ground truth check: {found}/{total} injected items found with the right item id; {false_pos} flagged documents had no injection")
+        console.print(
+            f"ground truth check: {found}/{total} injected items found with the right item id; {false_pos} flagged documents had no injection"
+        )
         times["decontaminate"] = _step(
             "1b. Decontaminated copy",
             ["decontaminate", "--corpus", str(corpus), "--scan", str(out / "scan"), "--out", str(out / "corpus.clean.jsonl")],
@@ -87,7 +93,20 @@ def register(app: typer.Typer) -> None:
         )
         times["minkprob"] = _step(
             "3a. Model-side audit: Min-K% Prob, GSM8K vs its isomorphic reference set (SmolLM2-135M)",
-            ["probe", "minkprob", "-m", "smollm2", "-b", "gsm8k", "--limit", str(n), "--variants", str(out / "reference"), "--out", str(out / "minkprob")],
+            [
+                "probe",
+                "minkprob",
+                "-m",
+                "smollm2",
+                "-b",
+                "gsm8k",
+                "--limit",
+                str(n),
+                "--variants",
+                str(out / "reference"),
+                "--out",
+                str(out / "minkprob"),
+            ],
         )
         times["zerocot"] = _step(
             "3b. Model-side audit: Zero-CoT Probe with Contamination Confidence (SmolLM2-135M)",
@@ -104,8 +123,10 @@ def register(app: typer.Typer) -> None:
         results = [str(out / p) for p in ("scan", "corpus.clean.jsonl.log.jsonl", "reference", "minkprob", "zerocot", "regen")]
         reports = {"html": out / "report.html", "md": out / "report.md"}
         for i, (fmt, path) in enumerate(reports.items()):
-            times[f"report-{fmt}"] = _step(f"5{'ab'[i]}. Report ({fmt}) over everything above",
-                                           ["report", *results, "--title", "contam demo", "--format", fmt, "--out", str(path)])
+            times[f"report-{fmt}"] = _step(
+                f"5{'ab'[i]}. Report ({fmt}) over everything above",
+                ["report", *results, "--title", "contam demo", "--format", fmt, "--out", str(path)],
+            )
         console.rule("[bold]Done")
         console.print("seconds per step: " + ", ".join(f"{k} {v:.1f}" for k, v in times.items()))
         console.print(f"everything is under {out}/ (per-item JSONL and a summary.json per step)")

@@ -36,13 +36,17 @@ def models_cmd(json_out: JsonFlag = False) -> None:
     for row in info["backends"]:
         b.add_row(row["backend"], row["spec"], row["library"], row["version"] or "[dim]not installed[/]")
     console.print(b)
-    console.print(f"response cache: {info['cache']['path']} ({'exists' if info['cache']['exists'] else 'not created yet'}); "
-                  "override with CONTAM_CACHE, bypass with --no-cache")
+    console.print(
+        f"response cache: {info['cache']['path']} ({'exists' if info['cache']['exists'] else 'not created yet'}); "
+        "override with CONTAM_CACHE, bypass with --no-cache"
+    )
 
 
 def ask_cmd(
     prompt: Annotated[str, typer.Argument(help="The user message (or raw text with --raw).")],
-    model: Annotated[str, typer.Option("--model", "-m", help="Model spec: smollm2, llamacpp:PATH, hf:PATH, openai:BASE_URL#MODEL, vllm:NAME.")] = "smollm2",
+    model: Annotated[
+        str, typer.Option("--model", "-m", help="Model spec: smollm2, llamacpp:PATH, hf:PATH, openai:BASE_URL#MODEL, vllm:NAME.")
+    ] = "smollm2",
     prefill: Annotated[str | None, typer.Option(help="Start the assistant's reply with this text; the model continues it.")] = None,
     logprobs: Annotated[bool, typer.Option("--logprobs", help="Show the log-probability of each generated token.")] = False,
     raw: Annotated[bool, typer.Option("--raw", help="Send PROMPT as plain text to continue, without the chat template.")] = False,
@@ -52,8 +56,12 @@ def ask_cmd(
     seed: Annotated[int, typer.Option(help="Sampling seed.")] = 0,
     stop: Annotated[list[str] | None, typer.Option(help="Stop string (repeatable).")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Call the model even if the answer is cached, and do not store it.")] = False,
-    cache_path: Annotated[Path | None, typer.Option("--cache", help="Response cache file (default $CONTAM_CACHE or ~/.cache/contam/responses.sqlite).")] = None,
-    api_key_env: Annotated[str | None, typer.Option(help="For openai: name of the env var holding the API key (default OPENAI_API_KEY).")] = None,
+    cache_path: Annotated[
+        Path | None, typer.Option("--cache", help="Response cache file (default $CONTAM_CACHE or ~/.cache/contam/responses.sqlite).")
+    ] = None,
+    api_key_env: Annotated[
+        str | None, typer.Option(help="For openai: name of the env var holding the API key (default OPENAI_API_KEY).")
+    ] = None,
     strict: Annotated[bool, typer.Option("--strict", help="Error instead of truncating a prompt longer than the context window.")] = False,
     json_out: JsonFlag = False,
 ) -> None:
@@ -79,13 +87,30 @@ def ask_cmd(
         message: object = prompt
     else:
         message = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": prompt}]
-    out = lm.generate([message], max_new_tokens=max_new_tokens, temperature=temperature, seed=seed,  # type: ignore[list-item]
-                      stop=stop or None, prefill=prefill, logprobs=logprobs)[0][0]
+    out = lm.generate(
+        [message],
+        max_new_tokens=max_new_tokens,
+        temperature=temperature,
+        seed=seed,  # type: ignore[list-item]
+        stop=stop or None,
+        prefill=prefill,
+        logprobs=logprobs,
+    )[0][0]
     cached = bool(getattr(lm, "hits", 0))
     if json_out:
-        emit_json({"model": lm.spec, "identity": lm.identity, "prompt": prompt, "prefill": prefill, "text": out.text,
-                   "tokens": list(out.tokens), "logprobs": list(out.logprobs) if out.logprobs is not None else None,
-                   "finish_reason": out.finish_reason, "cached": cached})
+        emit_json(
+            {
+                "model": lm.spec,
+                "identity": lm.identity,
+                "prompt": prompt,
+                "prefill": prefill,
+                "text": out.text,
+                "tokens": list(out.tokens),
+                "logprobs": list(out.logprobs) if out.logprobs is not None else None,
+                "finish_reason": out.finish_reason,
+                "cached": cached,
+            }
+        )
         return
     from contam.textsafe import escape
 

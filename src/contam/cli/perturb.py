@@ -17,18 +17,30 @@ KIND_HELP = "symbolic (GSM8K-style isomorphs), permute (MC option order), mask (
 
 
 def perturb(
-    benchmark: Annotated[str, typer.Option("--benchmark", "-b", help="Built-in name (gsm8k, gsm8k-train, mmlu, ...), a benchmark file, or hf:NAME[:SPLIT].")],
-    out: Annotated[Path | None, typer.Option("--out", "-o", help="Output folder: variants.jsonl + summary.json (+ rejections.jsonl).")] = None,
+    benchmark: Annotated[
+        str, typer.Option("--benchmark", "-b", help="Built-in name (gsm8k, gsm8k-train, mmlu, ...), a benchmark file, or hf:NAME[:SPLIT].")
+    ],
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Output folder: variants.jsonl + summary.json (+ rejections.jsonl).")
+    ] = None,
     variants: Annotated[int, typer.Option("--variants", "-n", help="Variants per item.")] = 1,
     seed: Annotated[int, typer.Option("--seed", help="Seed: the same seed gives the same instances and hashes.")] = 0,
     kind: Annotated[str, typer.Option("--kind", help=KIND_HELP)] = "auto",
     limit: Annotated[int | None, typer.Option("--limit", help="Only the first N items.")] = None,
-    model: Annotated[str, typer.Option("--model", help="Model spec for --kind paraphrase (smollm2, llamacpp:PATH, hf:PATH, openai:URL#MODEL).")] = "smollm2",
+    model: Annotated[
+        str, typer.Option("--model", help="Model spec for --kind paraphrase (smollm2, llamacpp:PATH, hf:PATH, openai:URL#MODEL).")
+    ] = "smollm2",
     floor: Annotated[float, typer.Option("--floor", help="Paraphrase: least embedding cosine to the original.")] = 0.8,
     budget: Annotated[int, typer.Option("--budget", help="Symbolic: candidate assignments tried per instance.")] = 400,
     fresh: Annotated[bool, typer.Option("--fresh", help="Start over instead of resuming an existing variants.jsonl.")] = False,
     swap_names: Annotated[bool, typer.Option("--swap-names", help="Symbolic: also replace listed person names (context change).")] = False,
-    judge: Annotated[str | None, typer.Option("--judge", help="Symbolic: a model spec that solves each variant; only variants whose judged answer equals the computed one are kept (off by default; calls are cached).")] = None,
+    judge: Annotated[
+        str | None,
+        typer.Option(
+            "--judge",
+            help="Symbolic: a model spec that solves each variant; only variants whose judged answer equals the computed one are kept (off by default; calls are cached).",
+        ),
+    ] = None,
     json_out: JsonFlag = False,
 ) -> None:
     """Make a reference set whose answers are computed, never guessed, and audit every instance.
@@ -81,8 +93,9 @@ def _check_resume(out: Path, fresh: bool, settings: dict[str, Any]) -> None:
             raise ConfigError(f"{out}: was built with {k}={old[k]!r}, not {v!r}; use the same settings to resume, or --fresh to start over")
 
 
-def _reference(items: list, variants: int, seed: int, kind: str, budget: int, ck: Any, out: Path | None, names: bool,
-               judge: str | None = None) -> dict[str, Any]:
+def _reference(
+    items: list, variants: int, seed: int, kind: str, budget: int, ck: Any, out: Path | None, names: bool, judge: str | None = None
+) -> dict[str, Any]:
     from contam.outputs import atomic_write, dumps_line
     from contam.perturb.reference import build_reference_set
 
@@ -118,11 +131,19 @@ def _reference(items: list, variants: int, seed: int, kind: str, budget: int, ck
                 fh.write(dumps_line(r.to_dict()) + "\n")
     rep = ref.report
     return {
-        "items": rep.items, "templated": rep.templated, "covered": rep.covered, "instances": rep.instances,
-        "template_share": round(rep.template_share, 4), "coverage": round(rep.coverage, 4),
-        "audit_checks": list(rep.checks), "audit_failures": rep.failures, "rejections": rep.rejections,
+        "items": rep.items,
+        "templated": rep.templated,
+        "covered": rep.covered,
+        "instances": rep.instances,
+        "template_share": round(rep.template_share, 4),
+        "coverage": round(rep.coverage, 4),
+        "audit_checks": list(rep.checks),
+        "audit_failures": rep.failures,
+        "rejections": rep.rejections,
         "items_with_variants": len({v.original_id for v in kept}),
-        "frozen_by_guard": rep.frozen, "written": len(kept), **({"judge": judged} if judged else {}),
+        "frozen_by_guard": rep.frozen,
+        "written": len(kept),
+        **({"judge": judged} if judged else {}),
     }
 
 
@@ -137,16 +158,33 @@ def _paraphrase(items: list, model_spec: str, variants: int, seed: int, floor: f
         for v in got:
             ck.write(_row(v))
     return {
-        "items": len(items), "instances": len(got), "items_with_variants": len({v.original_id for v in got}),
-        "similarity_metric": "cosine:minilm (BLEURT has no offline checkpoint on PyPI)", "floor": floor, "model": redact_url(model_spec),
+        "items": len(items),
+        "instances": len(got),
+        "items_with_variants": len({v.original_id for v in got}),
+        "similarity_metric": "cosine:minilm (BLEURT has no offline checkpoint on PyPI)",
+        "floor": floor,
+        "model": redact_url(model_spec),
         "rejections": dict(para.rejected),
     }
 
 
 def _row(v: Any) -> dict[str, Any]:
     d = v.to_dict()
-    keys = ("original_id", "variant_id", "kind", "seed", "question", "answer", "solution", "choices", "template_id",
-            "audit_hash", "original_answer", "values", "metadata")
+    keys = (
+        "original_id",
+        "variant_id",
+        "kind",
+        "seed",
+        "question",
+        "answer",
+        "solution",
+        "choices",
+        "template_id",
+        "audit_hash",
+        "original_answer",
+        "values",
+        "metadata",
+    )
     return {k: d[k] for k in keys}
 
 
@@ -174,8 +212,12 @@ def _print(s: dict[str, Any], out: Path | None) -> None:
         console.print(a)
     if s.get("judge"):
         j = s["judge"]
-        console.print(escape(f"judge {j['judge']}: {j['agreed']} of {j['judged']} variants agree ({j['agreement_rate']:.1%}); "
-                             f"{j['dropped']} dropped; {j['covered_after_judge']} items keep {s['variants_per_item']} variants"))
+        console.print(
+            escape(
+                f"judge {j['judge']}: {j['agreed']} of {j['judged']} variants agree ({j['agreement_rate']:.1%}); "
+                f"{j['dropped']} dropped; {j['covered_after_judge']} items keep {s['variants_per_item']} variants"
+            )
+        )
     if s.get("frozen_by_guard"):
         g = Table(title="numbers frozen by the lifter's guards (they keep their value in every variant)")
         g.add_column("guard")

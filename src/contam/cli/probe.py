@@ -72,7 +72,9 @@ def _reference(path: Path | None, items: list[Any], k: int, seed: int) -> dict[s
         from contam.perturb import make_reference_set
     except ImportError:
         raise ConfigError("no --variants given and contam.perturb is not available to build one; run `contam perturb` first") from None
-    err_console.print(f"building a variant set ({k} variant(s) per item, seed {seed}); save one with `contam perturb` and pass --variants to reuse it")
+    err_console.print(
+        f"building a variant set ({k} variant(s) per item, seed {seed}); save one with `contam perturb` and pass --variants to reuse it"
+    )
     ref = variants_as_reference(make_reference_set(items, variants=k, seed=seed))
     if not ref:
         raise ConfigError("no reference variants could be built for these items; pass --variants")
@@ -140,13 +142,24 @@ def zerocot(
     mode: Annotated[str, typer.Option("--mode", help="auto, prefill (open weights) or instruction (API models).")] = "auto",
     max_cot_tokens: Annotated[int, typer.Option("--max-cot-tokens", help="Token budget of the full-CoT answer.")] = 512,
     max_answer_tokens: Annotated[int, typer.Option("--max-answer-tokens", help="Token budget of a forced answer (authors: 32).")] = 32,
-    truncation: Annotated[str, typer.Option("--truncation", help="Shares of the model's own CoT kept for the truncation curve ('' = none).")] = "0,0.25,0.5,0.75,1",
-    primary: Annotated[str, typer.Option("--primary", help="Metric behind the headline confidence: accuracy, consistency, first_token_prob, all_token_prob.")] = "accuracy",
+    truncation: Annotated[
+        str, typer.Option("--truncation", help="Shares of the model's own CoT kept for the truncation curve ('' = none).")
+    ] = "0,0.25,0.5,0.75,1",
+    primary: Annotated[
+        str,
+        typer.Option("--primary", help="Metric behind the headline confidence: accuracy, consistency, first_token_prob, all_token_prob."),
+    ] = "accuracy",
     resamples: Annotated[int, typer.Option("--resamples", help="Paired-bootstrap resamples (paper: 10000).")] = 10_000,
     prior: PriorOpt = 0.5,
-    control: ControlOpt = None, ref_model: RefModelOpt = None,
-    out: OutOpt = None, seed: SeedOpt = 0, no_cache: NoCache = False, fresh: Fresh = False, json_out: JsonFlag = False,
-    n_alias: NAlias = None, reference_old: ReferenceAlias = None,
+    control: ControlOpt = None,
+    ref_model: RefModelOpt = None,
+    out: OutOpt = None,
+    seed: SeedOpt = 0,
+    no_cache: NoCache = False,
+    fresh: Fresh = False,
+    json_out: JsonFlag = False,
+    n_alias: NAlias = None,
+    reference_old: ReferenceAlias = None,
 ) -> None:
     """Zero-CoT Probe (paper 004): forced no-reasoning answers on the benchmark vs an isomorphic reference set.
 
@@ -160,13 +173,28 @@ def zerocot(
     ref_path = reference_alias(reference_old, "--variants", variants)
     reference = Path(ref_path) if ref_path else None
 
-    cfg = ZeroCoTConfig(mode=mode, max_cot_tokens=max_cot_tokens, max_answer_tokens=max_answer_tokens, truncation=_floats(truncation, "--truncation"),
-                        primary_metric=primary, n_resamples=resamples, prior=prior, seed=seed)
+    cfg = ZeroCoTConfig(
+        mode=mode,
+        max_cot_tokens=max_cot_tokens,
+        max_answer_tokens=max_answer_tokens,
+        truncation=_floats(truncation, "--truncation"),
+        primary_metric=primary,
+        n_resamples=resamples,
+        prior=prior,
+        seed=seed,
+    )
     items = _items(benchmark, n)
     pairs = pair_items(items, _reference(reference, items, 1, seed))
     if not pairs:
         raise ConfigError(f"none of the {len(items)} items has a variant (ids must match the --variants set's original_id)")
-    settings = {"command": "zerocot", "model": redact_url(model), "benchmark": benchmark, "reference": str(reference), "n": n, "config": asdict(cfg)}
+    settings = {
+        "command": "zerocot",
+        "model": redact_url(model),
+        "benchmark": benchmark,
+        "reference": str(reference),
+        "n": n,
+        "config": asdict(cfg),
+    }
     ck = _checkpoint(out, settings, fresh)
     try:
         result = ZeroCoTProbe(cfg).run(_model(model, no_cache), pairs, checkpoint=ck)
@@ -187,11 +215,20 @@ def _show_zerocot(s: dict[str, Any]) -> None:
     for col in ("metric", "orig", "ref", "gap", "95% CI", "p", "conf"):
         t.add_column(col, justify="left" if col == "metric" else "right", no_wrap=True)
     for m in s["metrics"]:
-        t.add_row(m["metric"], _f(m["original"]), _f(m["reference"]), f"{m['gap']:+.3f}", _ci(m["ci"]),
-                  f"{m['test']['p_value']:.3g}", _f(m["calibration"]["confidence"]))
+        t.add_row(
+            m["metric"],
+            _f(m["original"]),
+            _f(m["reference"]),
+            f"{m['gap']:+.3f}",
+            _ci(m["ci"]),
+            f"{m['test']['p_value']:.3g}",
+            _f(m["calibration"]["confidence"]),
+        )
     console.print(t)
-    console.print("p: one-sided (original > reference), exact McNemar for accuracy/consistency, paired bootstrap for the "
-                  "probabilities; conf: calibrated posterior, 0 when the gap has the wrong sign")
+    console.print(
+        "p: one-sided (original > reference), exact McNemar for accuracy/consistency, paired bootstrap for the "
+        "probabilities; conf: calibrated posterior, 0 when the gap has the wrong sign"
+    )
     if s["curve"]:
         c = Table(title="Truncation curve: forced-answer accuracy by share of own CoT kept")
         for col in ("kept", "original", "reference", "gap"):
@@ -216,9 +253,15 @@ def minkprob(
     k_sweep: Annotated[str, typer.Option("--k-sweep", help="Also score these K values, e.g. 0.05,0.1,0.3,0.5.")] = "",
     field: Annotated[str, typer.Option("--field", help="Item text scored: text (question+solution), question or answer.")] = "text",
     ref_model: RefModelOpt = None,
-    first_token: Annotated[str, typer.Option("--first-token", help="Score the first text token: auto (not on models without a BOS token), keep, drop.")] = "auto",
+    first_token: Annotated[
+        str, typer.Option("--first-token", help="Score the first text token: auto (not on models without a BOS token), keep, drop.")
+    ] = "auto",
     prior: PriorOpt = 0.5,
-    out: OutOpt = None, seed: SeedOpt = 0, no_cache: NoCache = False, fresh: Fresh = False, json_out: JsonFlag = False,
+    out: OutOpt = None,
+    seed: SeedOpt = 0,
+    no_cache: NoCache = False,
+    fresh: Fresh = False,
+    json_out: JsonFlag = False,
     n_alias: NAlias = None,
 ) -> None:
     """Min-K% Prob, Min-K%++, perplexity, zlib, lowercase and reference-model ratios: benchmark vs control (Mann–Whitney AUC).
@@ -245,7 +288,15 @@ def minkprob(
         ctrl = [ref[it.id][0] for it in items if it.id in ref] or [v[0] for v in ref.values()]
     else:
         ctrl = _items(control, n)
-    settings = {"command": "minkprob", "model": redact_url(model), "ref_model": redact_url(ref_model) if ref_model else ref_model, "benchmark": benchmark, "control": control, "n": n, "config": asdict(cfg)}
+    settings = {
+        "command": "minkprob",
+        "model": redact_url(model),
+        "ref_model": redact_url(ref_model) if ref_model else ref_model,
+        "benchmark": benchmark,
+        "control": control,
+        "n": n,
+        "config": asdict(cfg),
+    }
     ck = _checkpoint(out, settings, fresh)
     try:
         ref = _model(ref_model, no_cache) if ref_model else None
@@ -255,12 +306,23 @@ def minkprob(
             ck.close()
     summary = {"command": "minkprob", "benchmark": benchmark, "control": control or "built", **result.to_dict()}
     if not json_out:
-        t = Table(title=escape(f"Log-prob probes: {summary['model']} on {benchmark} ({summary['n_benchmark']}) vs control ({summary['n_control']})"))
+        t = Table(
+            title=escape(
+                f"Log-prob probes: {summary['model']} on {benchmark} ({summary['n_benchmark']}) vs control ({summary['n_control']})"
+            )
+        )
         for col in ("score", "bench mean", "ctrl mean", "AUC", "95% CI", "p", "conf"):
             t.add_column(col, justify="left" if col == "score" else "right", no_wrap=True)
         for m in summary["methods"]:
-            t.add_row(m["method"], _f(m["benchmark_mean"], 4), _f(m["control_mean"], 4), f"{m['auc']:.3f}", _ci(m["test"]["ci"]),
-                      f"{m['test']['p_value']:.3g}", _f(m["calibration"]["confidence"]))
+            t.add_row(
+                m["method"],
+                _f(m["benchmark_mean"], 4),
+                _f(m["control_mean"], 4),
+                f"{m['auc']:.3f}",
+                _ci(m["test"]["ci"]),
+                f"{m['test']['p_value']:.3g}",
+                _f(m["calibration"]["confidence"]),
+            )
         console.print(t)
         console.print(f"[bold]Contamination Confidence ({escape(summary['primary'])}): {summary['contamination_confidence']:.3f}[/]")
     _finish(out, summary, json_out)
@@ -292,9 +354,15 @@ def cliff(
     max_new_tokens: Annotated[int, typer.Option("--max-new-tokens", help="Token budget of each CoT answer.")] = 512,
     min_items: Annotated[int, typer.Option("--min-items", help="No verdict below this many items with variants.")] = 10,
     prior: PriorOpt = 0.5,
-    control: ControlOpt = None, ref_model: RefModelOpt = None,
-    out: OutOpt = None, seed: SeedOpt = 0, no_cache: NoCache = False, fresh: Fresh = False, json_out: JsonFlag = False,
-    n_alias: NAlias = None, reference_old: ReferenceAlias = None,
+    control: ControlOpt = None,
+    ref_model: RefModelOpt = None,
+    out: OutOpt = None,
+    seed: SeedOpt = 0,
+    no_cache: NoCache = False,
+    fresh: Fresh = False,
+    json_out: JsonFlag = False,
+    n_alias: NAlias = None,
+    reference_old: ReferenceAlias = None,
 ) -> None:
     """Performance cliff (paper 001 L4): accuracy on originals vs the mean over K variants, paired t-test.
 
@@ -309,7 +377,14 @@ def cliff(
     cfg = CliffConfig(k=k, alpha=alpha, max_new_tokens=max_new_tokens, prior=prior, seed=seed, min_items=min_items)
     items = _items(benchmark, n)
     ref = _reference(reference, items, k, seed)
-    settings = {"command": "cliff", "model": redact_url(model), "benchmark": benchmark, "reference": str(reference), "n": n, "config": asdict(cfg)}
+    settings = {
+        "command": "cliff",
+        "model": redact_url(model),
+        "benchmark": benchmark,
+        "reference": str(reference),
+        "n": n,
+        "config": asdict(cfg),
+    }
     ck = _checkpoint(out, settings, fresh)
     try:
         result = CliffProbe(cfg).run(_model(model, no_cache), items, ref, checkpoint=ck)
@@ -318,14 +393,20 @@ def cliff(
             ck.close()
     summary = {"command": "cliff", "benchmark": benchmark, "reference": str(reference) if reference else "built", **result.to_dict()}
     if not json_out:
-        t = Table(title=escape(f"Performance cliff: {summary['model']} on {benchmark} ({summary['n_items']} items, K={summary['k']})"), show_header=False)
+        t = Table(
+            title=escape(f"Performance cliff: {summary['model']} on {benchmark} ({summary['n_items']} items, K={summary['k']})"),
+            show_header=False,
+        )
         ts = summary["test"]
-        for a, b in (("accuracy, originals", _f(summary["acc_original"])), ("accuracy, variants (mean)", _f(summary["acc_variants"])),
-                     ("per variant", ", ".join(_f(x) for x in summary["acc_per_variant"])),
-                     ("Δ cliff [95% CI]", f"{summary['delta']:+.3f} {_ci(ts['ci'])}"),
-                     ("paired t-test", f"t = {_f(ts['statistic'])}, p = {ts['p_value']:.3g} (one-sided)"),
-                     ("flagged", summary["note"] or f"{summary['flagged']} (alpha {alpha})"),
-                     ("confidence", _f(summary["calibration"]["confidence"]))):
+        for a, b in (
+            ("accuracy, originals", _f(summary["acc_original"])),
+            ("accuracy, variants (mean)", _f(summary["acc_variants"])),
+            ("per variant", ", ".join(_f(x) for x in summary["acc_per_variant"])),
+            ("Δ cliff [95% CI]", f"{summary['delta']:+.3f} {_ci(ts['ci'])}"),
+            ("paired t-test", f"t = {_f(ts['statistic'])}, p = {ts['p_value']:.3g} (one-sided)"),
+            ("flagged", summary["note"] or f"{summary['flagged']} (alpha {alpha})"),
+            ("confidence", _f(summary["calibration"]["confidence"])),
+        ):
             t.add_row(escape(a), escape(b))
         console.print(t)
     _finish(out, summary, json_out)
@@ -342,13 +423,19 @@ def paired(
     ref_model: RefModelOpt = None,
     variants: VariantsOpt = None,
     limit: LimitOpt = 0,
-    method: Annotated[str, typer.Option("--method", help="did_diff (differing tokens), did (whole text) or pair_diff (no reference model).")] = "did_diff",
+    method: Annotated[
+        str, typer.Option("--method", help="did_diff (differing tokens), did (whole text) or pair_diff (no reference model).")
+    ] = "did_diff",
     field: Annotated[str, typer.Option("--field", help="Item text scored: text (question+solution), question or answer.")] = "text",
     alpha: Annotated[float, typer.Option("--alpha", help="Flag the benchmark at one-sided p below this.")] = 0.05,
     min_items: Annotated[int, typer.Option("--min-items", help="No verdict below this many pairs.")] = 10,
     prior: PriorOpt = 0.5,
     control: ControlOpt = None,
-    out: OutOpt = None, seed: SeedOpt = 0, no_cache: NoCache = False, fresh: Fresh = False, json_out: JsonFlag = False,
+    out: OutOpt = None,
+    seed: SeedOpt = 0,
+    no_cache: NoCache = False,
+    fresh: Fresh = False,
+    json_out: JsonFlag = False,
     n_alias: NAlias = None,
 ) -> None:
     """Paired difference-in-differences verdict for any model: d = [M(orig) − M(variant)] − [R(orig) − R(variant)] > 0, Wilcoxon.
@@ -363,11 +450,20 @@ def paired(
     n = limit_of(limit, n_alias)
     cfg = PairedConfig(method=method, field=field, alpha=alpha, prior=prior, min_items=min_items)
     if ref_model is None and cfg.method != "pair_diff":
-        raise ConfigError("`contam probe paired` needs --ref-model (the model's base checkpoint, or a reference model that predates the benchmark)")
+        raise ConfigError(
+            "`contam probe paired` needs --ref-model (the model's base checkpoint, or a reference model that predates the benchmark)"
+        )
     items = _items(benchmark, n)
     ref = _reference(variants, items, 1, seed)
-    settings = {"command": "paired", "model": redact_url(model), "ref_model": redact_url(ref_model), "benchmark": benchmark,
-                "variants": str(variants) if variants else f"built, seed {seed}", "n": n, "config": asdict(cfg)}
+    settings = {
+        "command": "paired",
+        "model": redact_url(model),
+        "ref_model": redact_url(ref_model),
+        "benchmark": benchmark,
+        "variants": str(variants) if variants else f"built, seed {seed}",
+        "n": n,
+        "config": asdict(cfg),
+    }
     ck = _checkpoint(out, settings, fresh)
     try:
         m = _model(model, no_cache)
@@ -380,14 +476,20 @@ def paired(
     summary.pop("items", None)
     if not json_out:
         ts = summary["test"]
-        t = Table(title=escape(f"Paired verdict ({summary['method']}): {summary['model']} vs {summary['ref_model'] or '—'} on {benchmark} ({summary['n_pairs']} pairs)"),
-                  show_header=False)
-        for a, b in (("shift (Hodges–Lehmann) [95% CI]", f"{_f(ts['effect'])} {_ci(ts['ci'])}"),
-                     ("pairs with d > 0", f"{ts['details'].get('n_positive', 0)} of {summary['n_pairs']}"),
-                     ("Wilcoxon signed-rank", f"p = {ts['p_value']:.3g} (one-sided, d > 0)"),
-                     ("flagged", summary["note"] or f"{summary['flagged']} (alpha {alpha})"),
-                     ("Contamination Confidence", _f(summary["contamination_confidence"])),
-                     ("assumption", summary["assumption"])):
+        t = Table(
+            title=escape(
+                f"Paired verdict ({summary['method']}): {summary['model']} vs {summary['ref_model'] or '—'} on {benchmark} ({summary['n_pairs']} pairs)"
+            ),
+            show_header=False,
+        )
+        for a, b in (
+            ("shift (Hodges–Lehmann) [95% CI]", f"{_f(ts['effect'])} {_ci(ts['ci'])}"),
+            ("pairs with d > 0", f"{ts['details'].get('n_positive', 0)} of {summary['n_pairs']}"),
+            ("Wilcoxon signed-rank", f"p = {ts['p_value']:.3g} (one-sided, d > 0)"),
+            ("flagged", summary["note"] or f"{summary['flagged']} (alpha {alpha})"),
+            ("Contamination Confidence", _f(summary["contamination_confidence"])),
+            ("assumption", summary["assumption"]),
+        ):
             t.add_row(escape(a), escape(b))
         console.print(t)
     _finish(out, summary, json_out)

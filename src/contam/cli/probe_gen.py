@@ -39,7 +39,9 @@ ModelOpt = Annotated[str, typer.Option("--model", "-m", help="Model spec: smollm
 ShuffleOpt = Annotated[bool, typer.Option("--shuffle", help="With --limit: a random subset (seeded by --seed) instead of the first N.")]
 NoCache = Annotated[bool, typer.Option("--no-cache", help="Bypass the model response cache.")]
 Fresh = Annotated[bool, typer.Option("--fresh", help="Discard finished items in --out and start over.")]
-SweControlOpt = Annotated[str | None, typer.Option("--control", "-c", help="Control instances from repositories outside SWE-bench (SWE-bench JSONL format).")]
+SweControlOpt = Annotated[
+    str | None, typer.Option("--control", "-c", help="Control instances from repositories outside SWE-bench (SWE-bench JSONL format).")
+]
 
 
 def _items(spec: str, limit: int, sample_seed: int | None = None) -> list[Any]:
@@ -148,14 +150,32 @@ def _comparison(items: list[Any], variants: Path | None, control: str | None, li
     return None
 
 
-def _run_grouped(probe: Any, model_spec: str, benchmark: str, reference: str | None, limit: int, out: Path | None,
-                 no_cache: bool, fresh: bool, command: str, sample_seed: int | None = None, variants: Path | None = None) -> dict[str, Any]:
+def _run_grouped(
+    probe: Any,
+    model_spec: str,
+    benchmark: str,
+    reference: str | None,
+    limit: int,
+    out: Path | None,
+    no_cache: bool,
+    fresh: bool,
+    command: str,
+    sample_seed: int | None = None,
+    variants: Path | None = None,
+) -> dict[str, Any]:
     from dataclasses import asdict
 
     items = _items(benchmark, limit, sample_seed)
     ref = _comparison(items, variants, reference, limit, sample_seed)
-    settings = {"command": command, "model": redact_url(model_spec), "benchmark": benchmark, "reference": reference, "limit": limit,
-                "sample_seed": sample_seed, "config": asdict(probe.config)}
+    settings = {
+        "command": command,
+        "model": redact_url(model_spec),
+        "benchmark": benchmark,
+        "reference": reference,
+        "limit": limit,
+        "sample_seed": sample_seed,
+        "config": asdict(probe.config),
+    }
     if variants is not None:
         settings["variants"] = str(variants)
     ck = _checkpoint(out, "items.jsonl", settings, fresh)
@@ -167,8 +187,14 @@ def _run_grouped(probe: Any, model_spec: str, benchmark: str, reference: str | N
             ck.close()
     summary = result.to_dict()
     summary.pop("items")
-    return {"command": command, "model": redact_url(model_spec), "benchmark": benchmark, "control": reference,
-            "variants": str(variants) if variants else None, **summary}
+    return {
+        "command": command,
+        "model": redact_url(model_spec),
+        "benchmark": benchmark,
+        "control": reference,
+        "variants": str(variants) if variants else None,
+        **summary,
+    }
 
 
 def cdd(
@@ -179,9 +205,18 @@ def cdd(
     xi: Annotated[float, typer.Option("--xi", help="Flag an item when its peak exceeds this (paper: 0.01).")] = 0.01,
     real_world: Annotated[bool, typer.Option("--real-world", help="The paper's real-world setting: alpha 0, xi 0.2.")] = False,
     max_tokens: Annotated[int, typer.Option("--max-tokens", help="Tokens per output compared (paper: 100).")] = 100,
-    variants: VariantsOpt = None, control: ControlOpt = None, ref_model: RefModelOpt = None,
-    limit: LimitOpt = 0, shuffle: ShuffleOpt = False, out: OutOpt = None, seed: SeedOpt = 0, no_cache: NoCache = False, fresh: Fresh = False, json_out: JsonFlag = False,
-    n_alias: NAlias = None, reference_old: ReferenceAlias = None,
+    variants: VariantsOpt = None,
+    control: ControlOpt = None,
+    ref_model: RefModelOpt = None,
+    limit: LimitOpt = 0,
+    shuffle: ShuffleOpt = False,
+    out: OutOpt = None,
+    seed: SeedOpt = 0,
+    no_cache: NoCache = False,
+    fresh: Fresh = False,
+    json_out: JsonFlag = False,
+    n_alias: NAlias = None,
+    reference_old: ReferenceAlias = None,
 ) -> None:
     """CDD (Dong et al. 2024): share of sampled answers within edit distance alpha*l of the greedy answer.
 
@@ -195,10 +230,19 @@ def cdd(
     kw = {"n_samples": samples, "max_tokens": max_tokens, "seed": seed}
     cfg = CDDConfig.real_world(**kw) if real_world else CDDConfig(alpha=alpha, xi=xi, **kw)
     s = _run_grouped(CDD(cfg), model, benchmark, reference, limit, out, no_cache, fresh, "cdd", seed if shuffle else None, variants)
-    _finish(out, s, json_out, lambda s: _table(f"CDD on {s['benchmark']}", [
-        *((f"{g}: flagged", f"{_fmt(s['flagged'][g])} of {s['n'][g]} items (mean peak {_fmt(s['mean_peak'][g])})") for g in s["n"]),
-        ("alpha / xi", f"{cfg.alpha} / {cfg.xi}"), *_test_rows("original > reference", s.get("test")),
-    ]))
+    _finish(
+        out,
+        s,
+        json_out,
+        lambda s: _table(
+            f"CDD on {s['benchmark']}",
+            [
+                *((f"{g}: flagged", f"{_fmt(s['flagged'][g])} of {s['n'][g]} items (mean peak {_fmt(s['mean_peak'][g])})") for g in s["n"]),
+                ("alpha / xi", f"{cfg.alpha} / {cfg.xi}"),
+                *_test_rows("original > reference", s.get("test")),
+            ],
+        ),
+    )
 
 
 def reconstruct(
@@ -207,9 +251,18 @@ def reconstruct(
     samples: Annotated[int, typer.Option("--samples", help="Completions per item (paper 004: 16; 1 = greedy).")] = 16,
     prefix: Annotated[float, typer.Option("--prefix", help="Share of the words shown (paper 004: 0.4).")] = 0.4,
     part: Annotated[str, typer.Option("--part", help="question, text (question+options+solution) or solution.")] = "question",
-    variants: VariantsOpt = None, control: ControlOpt = None, ref_model: RefModelOpt = None,
-    limit: LimitOpt = 0, shuffle: ShuffleOpt = False, out: OutOpt = None, seed: SeedOpt = 0, no_cache: NoCache = False, fresh: Fresh = False, json_out: JsonFlag = False,
-    n_alias: NAlias = None, reference_old: ReferenceAlias = None,
+    variants: VariantsOpt = None,
+    control: ControlOpt = None,
+    ref_model: RefModelOpt = None,
+    limit: LimitOpt = 0,
+    shuffle: ShuffleOpt = False,
+    out: OutOpt = None,
+    seed: SeedOpt = 0,
+    no_cache: NoCache = False,
+    fresh: Fresh = False,
+    json_out: JsonFlag = False,
+    n_alias: NAlias = None,
+    reference_old: ReferenceAlias = None,
 ) -> None:
     """Prefix completion: show the first 40% of each item, compare completions with the rest (max ROUGE-L, exact, verbatim).
 
@@ -221,20 +274,46 @@ def reconstruct(
     limit = limit_of(limit, n_alias)
     reference = reference_alias(reference_old, "--control", control)
     cfg = ReconstructConfig(prefix_fraction=prefix, n_samples=samples, part=part, seed=seed)
-    s = _run_grouped(Reconstruct(cfg), model, benchmark, reference, limit, out, no_cache, fresh, "reconstruct", seed if shuffle else None, variants)
-    _finish(out, s, json_out, lambda s: _table(f"reconstruction on {s['benchmark']}", [
-        *((f"{g}", f"max ROUGE-L {_fmt(s['mean_rouge_l'][g])}, exact {_fmt(s['exact_rate'][g])}, verbatim {_fmt(s['verbatim_rate'][g])} (n={s['n'][g]})") for g in s["n"]),
-        *_test_rows("ROUGE-L original > reference", s.get("rouge_test")), *_test_rows("verbatim original > reference", s.get("verbatim_test")),
-    ]))
+    s = _run_grouped(
+        Reconstruct(cfg), model, benchmark, reference, limit, out, no_cache, fresh, "reconstruct", seed if shuffle else None, variants
+    )
+    _finish(
+        out,
+        s,
+        json_out,
+        lambda s: _table(
+            f"reconstruction on {s['benchmark']}",
+            [
+                *(
+                    (
+                        f"{g}",
+                        f"max ROUGE-L {_fmt(s['mean_rouge_l'][g])}, exact {_fmt(s['exact_rate'][g])}, verbatim {_fmt(s['verbatim_rate'][g])} (n={s['n'][g]})",
+                    )
+                    for g in s["n"]
+                ),
+                *_test_rows("ROUGE-L original > reference", s.get("rouge_test")),
+                *_test_rows("verbatim original > reference", s.get("verbatim_test")),
+            ],
+        ),
+    )
 
 
 def ts_guess(
     model: ModelOpt = "smollm2",
     benchmark: Annotated[str, typer.Option("--benchmark", "-b", help="Benchmark name or file.")] = "mmlu",
     mode: Annotated[str, typer.Option("--mode", help="question (mask a key word) or choice (mask a wrong option).")] = "choice",
-    variants: VariantsOpt = None, control: ControlOpt = None, ref_model: RefModelOpt = None,
-    limit: LimitOpt = 0, shuffle: ShuffleOpt = False, out: OutOpt = None, seed: SeedOpt = 0, no_cache: NoCache = False, fresh: Fresh = False, json_out: JsonFlag = False,
-    n_alias: NAlias = None, reference_old: ReferenceAlias = None,
+    variants: VariantsOpt = None,
+    control: ControlOpt = None,
+    ref_model: RefModelOpt = None,
+    limit: LimitOpt = 0,
+    shuffle: ShuffleOpt = False,
+    out: OutOpt = None,
+    seed: SeedOpt = 0,
+    no_cache: NoCache = False,
+    fresh: Fresh = False,
+    json_out: JsonFlag = False,
+    n_alias: NAlias = None,
+    reference_old: ReferenceAlias = None,
 ) -> None:
     """TS-Guessing (Deng et al. 2024): can the model fill in a masked key word or a masked wrong option?
 
@@ -246,22 +325,44 @@ def ts_guess(
     limit = limit_of(limit, n_alias)
     reference = reference_alias(reference_old, "--control", control)
     cfg = TSGuessConfig(mode=mode, seed=seed)
-    s = _run_grouped(TSGuess(cfg), model, benchmark, reference, limit, out, no_cache, fresh, "ts-guess", seed if shuffle else None, variants)
-    _finish(out, s, json_out, lambda s: _table(f"TS-Guessing ({mode}) on {s['benchmark']}", [
-        *((f"{g}", f"exact {_fmt(s['exact_rate'][g])}, ROUGE-L {_fmt(s['mean_rouge_l'][g])} (n={s['n'][g]})") for g in s["n"]),
-        ("skipped", str(s["skipped"])), *_test_rows("exact original > reference", s.get("test")),
-    ]))
+    s = _run_grouped(
+        TSGuess(cfg), model, benchmark, reference, limit, out, no_cache, fresh, "ts-guess", seed if shuffle else None, variants
+    )
+    _finish(
+        out,
+        s,
+        json_out,
+        lambda s: _table(
+            f"TS-Guessing ({mode}) on {s['benchmark']}",
+            [
+                *((f"{g}", f"exact {_fmt(s['exact_rate'][g])}, ROUGE-L {_fmt(s['mean_rouge_l'][g])} (n={s['n'][g]})") for g in s["n"]),
+                ("skipped", str(s["skipped"])),
+                *_test_rows("exact original > reference", s.get("test")),
+            ],
+        ),
+    )
 
 
 def guided(
     model: ModelOpt = "smollm2",
     benchmark: Annotated[str, typer.Option("--benchmark", "-b", help="Benchmark name or file.")] = "gsm8k",
-    dataset: Annotated[str | None, typer.Option("--dataset-name", help="Dataset name in the guided prompt (default from the benchmark).")] = None,
+    dataset: Annotated[
+        str | None, typer.Option("--dataset-name", help="Dataset name in the guided prompt (default from the benchmark).")
+    ] = None,
     split: Annotated[str | None, typer.Option("--split", help="Split name in the guided prompt (default test).")] = None,
     label: Annotated[bool, typer.Option("--label", help="Show the item's short answer as Label: (classification data).")] = False,
-    variants: VariantsOpt = None, control: ControlOpt = None, ref_model: RefModelOpt = None,
-    limit: LimitOpt = 0, shuffle: ShuffleOpt = False, out: OutOpt = None, seed: SeedOpt = 0, no_cache: NoCache = False, fresh: Fresh = False, json_out: JsonFlag = False,
-    n_alias: NAlias = None, reference_old: ReferenceAlias = None,
+    variants: VariantsOpt = None,
+    control: ControlOpt = None,
+    ref_model: RefModelOpt = None,
+    limit: LimitOpt = 0,
+    shuffle: ShuffleOpt = False,
+    out: OutOpt = None,
+    seed: SeedOpt = 0,
+    no_cache: NoCache = False,
+    fresh: Fresh = False,
+    json_out: JsonFlag = False,
+    n_alias: NAlias = None,
+    reference_old: ReferenceAlias = None,
 ) -> None:
     """Guided vs general instruction (Golchin & Surdeanu): paired bootstrap on the ROUGE-L difference.
 
@@ -273,16 +374,43 @@ def guided(
     limit = limit_of(limit, n_alias)
     cfg = GuidedConfig.for_benchmark(benchmark, dataset=dataset, split=split, use_label=label, seed=seed)
     s = _run_grouped(Guided(cfg), model, benchmark, None, limit, out, no_cache, fresh, "guided", seed if shuffle else None)
-    _finish(out, s, json_out, lambda s: _table(f"guided vs general on {s['benchmark']}", [
-        ("ROUGE-L guided", _fmt(s["mean_guided"])), ("ROUGE-L general", _fmt(s["mean_general"])), ("items", str(s["n"])),
-        *_test_rows("guided > general", s.get("test")),
-        ("contaminated", "yes" if s["contaminated"] else ("no" if s["n"] >= cfg.min_items else f"no verdict (fewer than {cfg.min_items} items)")),
-    ]))
+    _finish(
+        out,
+        s,
+        json_out,
+        lambda s: _table(
+            f"guided vs general on {s['benchmark']}",
+            [
+                ("ROUGE-L guided", _fmt(s["mean_guided"])),
+                ("ROUGE-L general", _fmt(s["mean_general"])),
+                ("items", str(s["n"])),
+                *_test_rows("guided > general", s.get("test")),
+                (
+                    "contaminated",
+                    "yes" if s["contaminated"] else ("no" if s["n"] >= cfg.min_items else f"no verdict (fewer than {cfg.min_items} items)"),
+                ),
+            ],
+        ),
+    )
 
 
-def _swe(task: str, model_spec: str, benchmark: str, control_spec: str | None, limit: int, out: Path | None,
-         no_cache: bool, fresh: bool, json_out: bool, max_issue_chars: int, seed: int = 0, shuffle: bool = False,
-         variants: Path | None = None, ref_model: str | None = None, n_alias: int | None = None) -> None:
+def _swe(
+    task: str,
+    model_spec: str,
+    benchmark: str,
+    control_spec: str | None,
+    limit: int,
+    out: Path | None,
+    no_cache: bool,
+    fresh: bool,
+    json_out: bool,
+    max_issue_chars: int,
+    seed: int = 0,
+    shuffle: bool = False,
+    variants: Path | None = None,
+    ref_model: str | None = None,
+    n_alias: int | None = None,
+) -> None:
     from dataclasses import asdict
 
     from contam.probe.swe import TASKS, SweConfig, compare, load_instances
@@ -294,8 +422,15 @@ def _swe(task: str, model_spec: str, benchmark: str, control_spec: str | None, l
     probe = TASKS[task](SweConfig(max_issue_chars=max_issue_chars, seed=seed))
     items = _items(benchmark, limit, seed if shuffle else None)
     ctrl = _subset(load_instances(control), limit, seed if shuffle else None) if control else None
-    settings = {"command": task, "model": redact_url(model_spec), "benchmark": benchmark, "control": str(control) if control else None,
-                "limit": limit, "sample_seed": seed if shuffle else None, "config": asdict(probe.config)}
+    settings = {
+        "command": task,
+        "model": redact_url(model_spec),
+        "benchmark": benchmark,
+        "control": str(control) if control else None,
+        "limit": limit,
+        "sample_seed": seed if shuffle else None,
+        "config": asdict(probe.config),
+    }
     ck = _checkpoint(out, "items.jsonl", settings, fresh)
     ck2 = _checkpoint(out, "control_items.jsonl", settings, fresh) if ctrl is not None else None
     try:
@@ -319,12 +454,19 @@ def _swe(task: str, model_spec: str, benchmark: str, control_spec: str | None, l
         if task != "swe-filepath":
             rows.append(("mean 5-gram overlap", _fmt(s["mean_score"])))
         else:
-            rows.append(("filtered accuracy", f"{_fmt(s['rate_filtered'])} ({s['hits_filtered']} of {s['n_filtered']}; issues naming the file removed)"))
+            rows.append(
+                (
+                    "filtered accuracy",
+                    f"{_fmt(s['rate_filtered'])} ({s['hits_filtered']} of {s['n_filtered']}; issues naming the file removed)",
+                )
+            )
         if "control" in s:
             c, cmp = s["control"], s["comparison"]
-            rows += [(f"control {metric}", f"{_fmt(c['rate'])} ({c['hits']} of {c['n']})"),
-                     ("gap", f"{_fmt(cmp['gap'])}, p = {cmp['test']['p_value']:.4g} (two-proportion z, one-sided)"),
-                     ("minimum detectable gap", _fmt(cmp["mde"]) if cmp["mde"] is not None else escape(cmp["note"]))]
+            rows += [
+                (f"control {metric}", f"{_fmt(c['rate'])} ({c['hits']} of {c['n']})"),
+                ("gap", f"{_fmt(cmp['gap'])}, p = {cmp['test']['p_value']:.4g} (two-proportion z, one-sided)"),
+                ("minimum detectable gap", _fmt(cmp["mde"]) if cmp["mde"] is not None else escape(cmp["note"])),
+            ]
         _table(f"{task} on {s['benchmark']}", rows)
 
     _finish(out, s, json_out, show)
@@ -334,29 +476,99 @@ SweBench = Annotated[str, typer.Option("--benchmark", "-b", help="swebench-verif
 IssueChars = Annotated[int, typer.Option("--max-issue-chars", help="Truncate issue texts beyond this many characters (0 = never).")]
 
 
-def swe_filepath(model: ModelOpt = "smollm2", benchmark: SweBench = "swebench-verified", control: SweControlOpt = None,
-                 limit: LimitOpt = 0, shuffle: ShuffleOpt = False, out: OutOpt = None, max_issue_chars: IssueChars = 6000, seed: SeedOpt = 0, no_cache: NoCache = False,
-                 fresh: Fresh = False, json_out: JsonFlag = False, variants: VariantsOpt = None, ref_model: RefModelOpt = None, n_alias: NAlias = None) -> None:
+def swe_filepath(
+    model: ModelOpt = "smollm2",
+    benchmark: SweBench = "swebench-verified",
+    control: SweControlOpt = None,
+    limit: LimitOpt = 0,
+    shuffle: ShuffleOpt = False,
+    out: OutOpt = None,
+    max_issue_chars: IssueChars = 6000,
+    seed: SeedOpt = 0,
+    no_cache: NoCache = False,
+    fresh: Fresh = False,
+    json_out: JsonFlag = False,
+    variants: VariantsOpt = None,
+    ref_model: RefModelOpt = None,
+    n_alias: NAlias = None,
+) -> None:
     """File-path identification from the issue text alone: accuracy and filtered accuracy (paper 002).
 
     Example: contam probe swe-filepath --benchmark swebench-verified --limit 50 --control my_control.jsonl --out runs/fp
     """
-    _swe("swe-filepath", model, benchmark, control, limit, out, no_cache, fresh, json_out, max_issue_chars, seed, shuffle, variants, ref_model, n_alias)
+    _swe(
+        "swe-filepath",
+        model,
+        benchmark,
+        control,
+        limit,
+        out,
+        no_cache,
+        fresh,
+        json_out,
+        max_issue_chars,
+        seed,
+        shuffle,
+        variants,
+        ref_model,
+        n_alias,
+    )
 
 
-def swe_funcrepro(model: ModelOpt = "smollm2", benchmark: SweBench = "swebench-verified", control: SweControlOpt = None,
-                  limit: LimitOpt = 0, shuffle: ShuffleOpt = False, out: OutOpt = None, max_issue_chars: IssueChars = 6000, seed: SeedOpt = 0, no_cache: NoCache = False,
-                  fresh: Fresh = False, json_out: JsonFlag = False, variants: VariantsOpt = None, ref_model: RefModelOpt = None, n_alias: NAlias = None) -> None:
+def swe_funcrepro(
+    model: ModelOpt = "smollm2",
+    benchmark: SweBench = "swebench-verified",
+    control: SweControlOpt = None,
+    limit: LimitOpt = 0,
+    shuffle: ShuffleOpt = False,
+    out: OutOpt = None,
+    max_issue_chars: IssueChars = 6000,
+    seed: SeedOpt = 0,
+    no_cache: NoCache = False,
+    fresh: Fresh = False,
+    json_out: JsonFlag = False,
+    variants: VariantsOpt = None,
+    ref_model: RefModelOpt = None,
+    n_alias: NAlias = None,
+) -> None:
     """Function reproduction from the issue text and the function name: 5-gram overlap and verbatim rate (paper 002).
 
     Example: contam probe swe-funcrepro --benchmark swebench-lite --limit 50 --out runs/fr
     """
-    _swe("swe-funcrepro", model, benchmark, control, limit, out, no_cache, fresh, json_out, max_issue_chars, seed, shuffle, variants, ref_model, n_alias)
+    _swe(
+        "swe-funcrepro",
+        model,
+        benchmark,
+        control,
+        limit,
+        out,
+        no_cache,
+        fresh,
+        json_out,
+        max_issue_chars,
+        seed,
+        shuffle,
+        variants,
+        ref_model,
+        n_alias,
+    )
 
 
-def swe_prefix(model: ModelOpt = "smollm2", benchmark: SweBench = "swebench-verified", control: SweControlOpt = None,
-               limit: LimitOpt = 0, shuffle: ShuffleOpt = False, out: OutOpt = None, seed: SeedOpt = 0, no_cache: NoCache = False, fresh: Fresh = False, json_out: JsonFlag = False,
-               variants: VariantsOpt = None, ref_model: RefModelOpt = None, n_alias: NAlias = None) -> None:
+def swe_prefix(
+    model: ModelOpt = "smollm2",
+    benchmark: SweBench = "swebench-verified",
+    control: SweControlOpt = None,
+    limit: LimitOpt = 0,
+    shuffle: ShuffleOpt = False,
+    out: OutOpt = None,
+    seed: SeedOpt = 0,
+    no_cache: NoCache = False,
+    fresh: Fresh = False,
+    json_out: JsonFlag = False,
+    variants: VariantsOpt = None,
+    ref_model: RefModelOpt = None,
+    n_alias: NAlias = None,
+) -> None:
     """Prefix completion of the gold patch's changed functions: verbatim rate (paper 002).
 
     Example: contam probe swe-prefix --benchmark swebench-verified --limit 50 --out runs/prefix

@@ -45,12 +45,27 @@ __all__ = [
 
 LimitOpt = Annotated[int, typer.Option("--limit", "-n", help="Use the first N benchmark items (0 = all).")]
 NAlias = Annotated[int | None, typer.Option("--n", hidden=True, help="Deprecated alias of --limit.")]
-VariantsOpt = Annotated[Path | None, typer.Option("--variants", help="Isomorphic reference set written by `contam perturb` (JSONL file or its folder): each item's variant(s).")]
-ControlOpt = Annotated[str | None, typer.Option("--control", "-c", help="Clean control set: a benchmark name or file (clean or post-cutoff items), unpaired.")]
-RefModelOpt = Annotated[str | None, typer.Option("--ref-model", help="A second model spec: the model's base checkpoint, or a reference model that predates the benchmark.")]
-ReferenceAlias = Annotated[str | None, typer.Option("--reference", "-r", hidden=True, help="Deprecated: use --variants (a perturb set) or --control (a clean set).")]
+VariantsOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--variants", help="Isomorphic reference set written by `contam perturb` (JSONL file or its folder): each item's variant(s)."
+    ),
+]
+ControlOpt = Annotated[
+    str | None, typer.Option("--control", "-c", help="Clean control set: a benchmark name or file (clean or post-cutoff items), unpaired.")
+]
+RefModelOpt = Annotated[
+    str | None,
+    typer.Option("--ref-model", help="A second model spec: the model's base checkpoint, or a reference model that predates the benchmark."),
+]
+ReferenceAlias = Annotated[
+    str | None,
+    typer.Option("--reference", "-r", hidden=True, help="Deprecated: use --variants (a perturb set) or --control (a clean set)."),
+]
 SeedOpt = Annotated[int, typer.Option("--seed", help="Seed for sampling, resampling and per-item random choices.")]
-OutOpt = Annotated[Path | None, typer.Option("--out", "-o", help="Folder for items.jsonl + summary.json; rerun with the same folder to resume.")]
+OutOpt = Annotated[
+    Path | None, typer.Option("--out", "-o", help="Folder for items.jsonl + summary.json; rerun with the same folder to resume.")
+]
 
 #: The options every ``contam probe`` command shows in ``--help`` (a test over the Typer app checks them).
 SHARED_OPTIONS = ("--limit", "--variants", "--control", "--ref-model", "--seed", "--out", "--json")
@@ -80,5 +95,6 @@ def not_used(command: str, **given: object) -> None:
     """One clear error for a shared option this probe has no use for (never silently ignored)."""
     bad = [f"--{k.replace('_', '-')}" for k, v in given.items() if v not in (None, "", False)]
     if bad:
-        raise ConfigError(f"`contam probe {command}` does not use {', '.join(bad)} (see docs/model-side.md for which probe takes which set)")
-
+        raise ConfigError(
+            f"`contam probe {command}` does not use {', '.join(bad)} (see docs/model-side.md for which probe takes which set)"
+        )

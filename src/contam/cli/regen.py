@@ -14,9 +14,11 @@ from contam.textsafe import escape
 
 regen_app = typer.Typer(
     name="regen",
-    help=("Evergreen tool-agent tasks: regenerate τ-bench instances (re-keyed, branch-selected) with a replay oracle, "
-          "audit every one, write them; exit 2 if any is invalid.\n\n"
-          "Example: contam regen --domain retail --seeds 0:1000 --out fresh/"),
+    help=(
+        "Evergreen tool-agent tasks: regenerate τ-bench instances (re-keyed, branch-selected) with a replay oracle, "
+        "audit every one, write them; exit 2 if any is invalid.\n\n"
+        "Example: contam regen --domain retail --seeds 0:1000 --out fresh/"
+    ),
     invoke_without_command=True,
 )
 
@@ -44,8 +46,7 @@ def regen(
     if out is None:
         raise ConfigError("--out is required to generate instances (or use a subcommand: replay, equivariance)")
     try:
-        summary = run_regen(domains_of(domain), parse_range(seeds, "--seeds"), out,
-                            parse_range(tasks, "--tasks") if tasks else None)
+        summary = run_regen(domains_of(domain), parse_range(seeds, "--seeds"), out, parse_range(tasks, "--tasks") if tasks else None)
     except InvalidInstances:
         import json
 
@@ -91,8 +92,11 @@ def replay(
         table.add_column("errors (position: tool → kind)")
         for r in rep["rows"]:
             if r["errors"]:
-                table.add_row(str(r["task_index"]), str(r["n_actions"]),
-                              escape("; ".join(f"{e['position']}: {e['tool']} → {e['kind']}" for e in r["errors"])))
+                table.add_row(
+                    str(r["task_index"]),
+                    str(r["n_actions"]),
+                    escape("; ".join(f"{e['position']}: {e['tool']} → {e['kind']}" for e in r["errors"])),
+                )
         console.print(table)
 
 
@@ -122,15 +126,40 @@ def equivariance(
         emit_json([r.to_dict() for r in rows])
         return
     table = Table(title="scored-target equivariance: pass rate of a perfectly leaked artifact on fresh instances", width=180)
-    for col in ("substrate", "scored", "leaked artifact", "adv.", "n", "pass", "moved", "pass|moved", "flipped", "pass|flip", "regen holds?"):
+    for col in (
+        "substrate",
+        "scored",
+        "leaked artifact",
+        "adv.",
+        "n",
+        "pass",
+        "moved",
+        "pass|moved",
+        "flipped",
+        "pass|flip",
+        "regen holds?",
+    ):
         table.add_column(col, justify="right" if col in ("n", "pass", "moved", "pass|moved", "flipped", "pass|flip") else "left")
     for r in rows:
         flip = f"{r.pass_flipped:.3f}" if r.pass_flipped is not None else "-"
-        table.add_row(r.substrate, escape(r.scored_target), escape(r.leaked_artifact), r.adversary, str(r.n), f"{r.pass_all:.3f}",
-                      str(r.n_moved), f"{r.pass_moved:.3f}", str(r.n_flipped or "-"), flip, escape(r.regeneration_holds))
+        table.add_row(
+            r.substrate,
+            escape(r.scored_target),
+            escape(r.leaked_artifact),
+            r.adversary,
+            str(r.n),
+            f"{r.pass_all:.3f}",
+            str(r.n_moved),
+            f"{r.pass_moved:.3f}",
+            str(r.n_flipped or "-"),
+            flip,
+            escape(r.regeneration_holds),
+        )
     console.print(table)
-    console.print("moved: fresh instances whose goal differs from their initial state (SQL: whose answer changed); "
-                  "flipped: branch-selected instances whose re-derived program differs from the shipped one.")
+    console.print(
+        "moved: fresh instances whose goal differs from their initial state (SQL: whose answer changed); "
+        "flipped: branch-selected instances whose re-derived program differs from the shipped one."
+    )
 
 
 @regen_app.command("grade")
@@ -150,8 +179,10 @@ def grade(
     if json_out:
         emit_json(summary)
         return
-    console.print(f"graded {summary['episodes']} episodes: {summary['passed']} passed (rate {summary['pass_rate']:.3f}); "
-                  f"per episode: {escape(str(out))}/graded.jsonl (feed two of them to `contam stats mcnemar`)")
+    console.print(
+        f"graded {summary['episodes']} episodes: {summary['passed']} passed (rate {summary['pass_rate']:.3f}); "
+        f"per episode: {escape(str(out))}/graded.jsonl (feed two of them to `contam stats mcnemar`)"
+    )
 
 
 def register(app: typer.Typer) -> None:

@@ -13,13 +13,20 @@ from contam.textsafe import clean, escape
 
 
 def report(
-    paths: Annotated[list[Path], typer.Argument(help="Result folders or files: a scan/probe/perturb/regen/eval folder, a summary.json, "
-                                                      "a --json dump, a decontamination *.log.jsonl, or a folder holding several.")],
+    paths: Annotated[
+        list[Path],
+        typer.Argument(
+            help="Result folders or files: a scan/probe/perturb/regen/eval folder, a summary.json, "
+            "a --json dump, a decontamination *.log.jsonl, or a folder holding several."
+        ),
+    ],
     out: Annotated[Path | None, typer.Option("--out", "-o", help="File to write (atomically); stdout without.")] = None,
     fmt: Annotated[str | None, typer.Option("--format", "-f", help="html, md or json (default: from --out's suffix, else html).")] = None,
     title: Annotated[str, typer.Option("--title", help="Report title.")] = "contam report",
     max_rows: Annotated[int, typer.Option("--max-rows", help="Rows per per-item table (first flagged documents, log entries, ...).")] = 10,
-    skip_unknown: Annotated[bool, typer.Option("--skip-unknown", help="Skip inputs that are not contam results, with a warning, instead of failing.")] = False,
+    skip_unknown: Annotated[
+        bool, typer.Option("--skip-unknown", help="Skip inputs that are not contam results, with a warning, instead of failing.")
+    ] = False,
 ) -> None:
     """Turn what scan, decontaminate, perturb, probe, eval-*, regen and stats wrote into one report to hand on.
 
@@ -42,8 +49,13 @@ def report(
     kind = format_for(out, fmt)
     if out is not None:
         check_out_not_input(out, paths)
-    rep, results = build_report(paths, title=title, options=RenderOptions(max_rows=max(1, max_rows)), skip_unknown=skip_unknown,
-                                warn=lambda m: err_console.print(f"warning: {escape(m)}", highlight=False))
+    rep, results = build_report(
+        paths,
+        title=title,
+        options=RenderOptions(max_rows=max(1, max_rows)),
+        skip_unknown=skip_unknown,
+        warn=lambda m: err_console.print(f"warning: {escape(m)}", highlight=False),
+    )
     text = render(rep, kind, results)
     if out is None:
         from contam.textsafe import json_safe

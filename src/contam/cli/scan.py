@@ -16,26 +16,42 @@ from contam.textsafe import escape
 
 BenchOpt = Annotated[
     list[str],
-    typer.Option("--benchmark", "-b", help="Built-in name (see `contam benchmarks`), a benchmark file, or hf:NAME[:SPLIT]. Repeat for several."),
+    typer.Option(
+        "--benchmark", "-b", help="Built-in name (see `contam benchmarks`), a benchmark file, or hf:NAME[:SPLIT]. Repeat for several."
+    ),
 ]
 TextField = Annotated[str, typer.Option("--text-field", help="Corpus field holding the text (a.b reaches into nested objects).")]
-IdField = Annotated[str | None, typer.Option("--id-field", help="Corpus field holding the document id (default: 'id', else the line number).")]
+IdField = Annotated[
+    str | None, typer.Option("--id-field", help="Corpus field holding the document id (default: 'id', else the line number).")
+]
 SkipBad = Annotated[bool, typer.Option("--skip-bad", help="Count and skip bad corpus lines instead of stopping at the first.")]
 
 
 ThresholdsOpt = Annotated[
     Path | None,
-    typer.Option("--thresholds", help="Calibrated per-level thresholds: the thresholds.json of `contam eval-detectors --out DIR` (the scanned benchmark's entry)."),
+    typer.Option(
+        "--thresholds",
+        help="Calibrated per-level thresholds: the thresholds.json of `contam eval-detectors --out DIR` (the scanned benchmark's entry).",
+    ),
 ]
-EmbedderOpt = Annotated[str, typer.Option("--embedder", help="Embedder of the semantic level: minilm (embedded), st:PATH or a sentence-transformers folder.")]
+EmbedderOpt = Annotated[
+    str, typer.Option("--embedder", help="Embedder of the semantic level: minilm (embedded), st:PATH or a sentence-transformers folder.")
+]
 FormatOpt = Annotated[
     str,
-    typer.Option("--format", help="Corpus record format: auto (detected from the first record), text, chat (messages), sharegpt (conversations), alpaca, pair (prompt/response). See docs/formats.md."),
+    typer.Option(
+        "--format",
+        help="Corpus record format: auto (detected from the first record), text, chat (messages), sharegpt (conversations), alpaca, pair (prompt/response). See docs/formats.md.",
+    ),
 ]
-RolesOpt = Annotated[str | None, typer.Option("--roles", help="Turns to scan in conversation formats, e.g. user,assistant (default: every turn).")]
+RolesOpt = Annotated[
+    str | None, typer.Option("--roles", help="Turns to scan in conversation formats, e.g. user,assistant (default: every turn).")
+]
 JudgeOpt = Annotated[
     str | None,
-    typer.Option("--judge", help="Re-check semantic/reasoning flags with this model (smollm2, llamacpp:PATH.gguf, openai:URL#MODEL); off by default."),
+    typer.Option(
+        "--judge", help="Re-check semantic/reasoning flags with this model (smollm2, llamacpp:PATH.gguf, openai:URL#MODEL); off by default."
+    ),
 ]
 
 
@@ -47,15 +63,36 @@ def _roles(roles: str | None) -> tuple[str, ...] | None:
 
 CorpusOpt = Annotated[
     list[str],
-    typer.Option("--corpus", "-c", help="Corpus: a file (JSONL .gz/.zst, JSON, CSV, Parquet, a datasets folder), or shards: a folder, a glob, "
-                 "fsspec URLs; repeat for several. Shards get one output shard each under OUT/shards/."),
+    typer.Option(
+        "--corpus",
+        "-c",
+        help="Corpus: a file (JSONL .gz/.zst, JSON, CSV, Parquet, a datasets folder), or shards: a folder, a glob, "
+        "fsspec URLs; repeat for several. Shards get one output shard each under OUT/shards/.",
+    ),
 ]
-ShardIndexOpt = Annotated[int, typer.Option("--shard-index", help="This task's index among --num-shards (a stable hash of each shard's name picks its task).")]
-NumShardsOpt = Annotated[int, typer.Option("--num-shards", help="Tasks the input shards are split over (a Slurm array, a Kubernetes indexed job, hosts).")]
-OnBadShardOpt = Annotated[str, typer.Option("--on-bad-shard", help="fail: stop on a corrupt or bad shard (exit 2); skip: name it in the summary and go on.")]
-EngineOpt = Annotated[str, typer.Option("--engine", help="local (processes on this machine) or ray (Ray Data; pip install 'contam[ray]'); same flags either way.")]
-RayAddressOpt = Annotated[str, typer.Option("--ray-address", help="With --engine ray: auto (the cluster this machine is in, else a local one), local, or ray://HOST:PORT.")]
-FailAboveOpt = Annotated[float | None, typer.Option("--fail-above", help="Exit 1 (after writing every output) when the flag rate exceeds RATE, e.g. 0.001: a CI gate.")]
+ShardIndexOpt = Annotated[
+    int, typer.Option("--shard-index", help="This task's index among --num-shards (a stable hash of each shard's name picks its task).")
+]
+NumShardsOpt = Annotated[
+    int, typer.Option("--num-shards", help="Tasks the input shards are split over (a Slurm array, a Kubernetes indexed job, hosts).")
+]
+OnBadShardOpt = Annotated[
+    str, typer.Option("--on-bad-shard", help="fail: stop on a corrupt or bad shard (exit 2); skip: name it in the summary and go on.")
+]
+EngineOpt = Annotated[
+    str,
+    typer.Option("--engine", help="local (processes on this machine) or ray (Ray Data; pip install 'contam[ray]'); same flags either way."),
+]
+RayAddressOpt = Annotated[
+    str,
+    typer.Option(
+        "--ray-address", help="With --engine ray: auto (the cluster this machine is in, else a local one), local, or ray://HOST:PORT."
+    ),
+]
+FailAboveOpt = Annotated[
+    float | None,
+    typer.Option("--fail-above", help="Exit 1 (after writing every output) when the flag rate exceeds RATE, e.g. 0.001: a CI gate."),
+]
 
 
 def _thresholds(path: Path | None, benchmark: list[str], threshold: float | None):  # type: ignore[no-untyped-def]
@@ -106,11 +143,15 @@ def _boilerplate(config, stopgrams: float, reject: list[str] | None):  # type: i
 def scan(
     benchmark: BenchOpt,
     corpus: CorpusOpt,
-    out: Annotated[Path, typer.Option("--out", "-o", help="Output folder: flags.jsonl + summary.json (+ shards/ for sharded input) + manifest.json.")],
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="Output folder: flags.jsonl + summary.json (+ shards/ for sharded input) + manifest.json.")
+    ],
     text_field: TextField = "text",
     id_field: IdField = None,
     n: Annotated[int | None, typer.Option("--n", help="Words per n-gram (default 13; 8 with --style llama2).")] = None,
-    threshold: Annotated[float | None, typer.Option("--threshold", help="Least IDF-weighted coverage of an item part to flag (default 0.5).")] = None,
+    threshold: Annotated[
+        float | None, typer.Option("--threshold", help="Least IDF-weighted coverage of an item part to flag (default 0.5).")
+    ] = None,
     style: Annotated[str, typer.Option("--style", help="gpt3 (13-grams, strict) or llama2 (8-grams, skip budget 4).")] = "gpt3",
     skip: Annotated[int | None, typer.Option("--skip", help="Unmatched tokens tolerated between matched ones.")] = None,
     levels: Annotated[str, typer.Option("--levels", help="token (default), semantic, reasoning, or all; comma-separated.")] = "token",
@@ -121,8 +162,20 @@ def scan(
     fmt: FormatOpt = "auto",
     roles: RolesOpt = None,
     judge: JudgeOpt = None,
-    stopgrams: Annotated[float, typer.Option("--stopgrams", help="Drop benchmark n-grams found in at least this share of the corpus's first 2,000 documents (corpus boilerplate; 0 = off, e.g. 0.05).")] = 0.0,
-    reject: Annotated[list[str] | None, typer.Option("--reject", help="Regex of boilerplate whose n-grams never count (repeatable; 'default' = built-in list: CoT triggers, licence headers, enacting clauses).")] = None,
+    stopgrams: Annotated[
+        float,
+        typer.Option(
+            "--stopgrams",
+            help="Drop benchmark n-grams found in at least this share of the corpus's first 2,000 documents (corpus boilerplate; 0 = off, e.g. 0.05).",
+        ),
+    ] = 0.0,
+    reject: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--reject",
+            help="Regex of boilerplate whose n-grams never count (repeatable; 'default' = built-in list: CoT triggers, licence headers, enacting clauses).",
+        ),
+    ] = None,
     skip_bad: SkipBad = False,
     shard_index: ShardIndexOpt = 0,
     num_shards: NumShardsOpt = 1,
@@ -154,8 +207,17 @@ def scan(
             raise ConfigError("--format, --roles and --judge work on one corpus file for now, not on shards or --engine ray")
         from contam.scan.shards import run_sharded
 
-        summary = run_sharded(corpus, benchmark, out, shard_index=shard_index, num_shards=num_shards, on_bad_shard=on_bad_shard,
-                              engine=engine, ray_address=ray_address, **kw)  # type: ignore[arg-type]
+        summary = run_sharded(
+            corpus,
+            benchmark,
+            out,
+            shard_index=shard_index,
+            num_shards=num_shards,
+            on_bad_shard=on_bad_shard,
+            engine=engine,
+            ray_address=ray_address,
+            **kw,
+        )  # type: ignore[arg-type]
         if json_out:
             emit_json(summary)
         else:
@@ -227,7 +289,10 @@ def _print_summary(s: dict, out: Path) -> None:
     if s["by_part"]:
         table.add_row("by part", ", ".join(f"{escape(k)} {v:,}" for k, v in s["by_part"].items()))
     if s["bad_input"]["skipped"]:
-        table.add_row("skipped bad input", f"{s['bad_input']['skipped']:,} ({escape(', '.join(f'{k}: {v}' for k, v in s['bad_input']['reasons'].items()))})")
+        table.add_row(
+            "skipped bad input",
+            f"{s['bad_input']['skipped']:,} ({escape(', '.join(f'{k}: {v}' for k, v in s['bad_input']['reasons'].items()))})",
+        )
     table.add_row("speed", f"{s['mb_per_s'] or 0:,.1f} MB/s, {s['workers']} worker(s), {s['seconds']:.1f} s")
     console.print(table)
     shown = 0
@@ -242,7 +307,14 @@ def _print_summary(s: dict, out: Path) -> None:
                 continue
             f = r["flags"][0]
             ev = f["evidence"][0]["text"] if f["evidence"] else ""
-            rows.add_row(str(r["line"]), escape(r["doc_id"]), escape(f["item_id"]), f["part"], f"{f['score']:.2f}", escape(ev[:60].replace("\n", " ")))
+            rows.add_row(
+                str(r["line"]),
+                escape(r["doc_id"]),
+                escape(f["item_id"]),
+                f["part"],
+                f"{f['score']:.2f}",
+                escape(ev[:60].replace("\n", " ")),
+            )
             shown += 1
             if shown == 10:
                 break
@@ -252,7 +324,10 @@ def _print_summary(s: dict, out: Path) -> None:
 
 
 def decontaminate(
-    corpus: Annotated[list[str], typer.Option("--corpus", "-c", help="JSONL corpus (.gz/.zst) to clean, or shards (a folder, a glob, several); never modified.")],
+    corpus: Annotated[
+        list[str],
+        typer.Option("--corpus", "-c", help="JSONL corpus (.gz/.zst) to clean, or shards (a folder, a glob, several); never modified."),
+    ],
     out: Annotated[Path, typer.Option("--out", "-o", help="Cleaned corpus to write (.jsonl, or .jsonl.gz); for shards, an output folder.")],
     scan_dir: Annotated[Path | None, typer.Option("--scan", help="Folder of a finished `contam scan` of this corpus.")] = None,
     benchmark: Annotated[list[str] | None, typer.Option("--benchmark", "-b", help="Scan against these first (instead of --scan).")] = None,
@@ -262,10 +337,14 @@ def decontaminate(
     text_field: TextField = "text",
     id_field: IdField = None,
     threshold: Annotated[float | None, typer.Option("--threshold", help="With --benchmark: least coverage to flag (default 0.5).")] = None,
-    levels: Annotated[str, typer.Option("--levels", help="With --benchmark: token (default), semantic, reasoning, or all; comma-separated.")] = "token",
+    levels: Annotated[
+        str, typer.Option("--levels", help="With --benchmark: token (default), semantic, reasoning, or all; comma-separated.")
+    ] = "token",
     thresholds: ThresholdsOpt = None,
     embedder: EmbedderOpt = "minilm",
-    fmt: Annotated[str | None, typer.Option("--format", help="Record format (default: what the scan used, else auto); records are written back in it.")] = None,
+    fmt: Annotated[
+        str | None, typer.Option("--format", help="Record format (default: what the scan used, else auto); records are written back in it.")
+    ] = None,
     roles: RolesOpt = None,
     judge: JudgeOpt = None,
     skip_bad: SkipBad = False,
@@ -291,10 +370,24 @@ def decontaminate(
 
         if not benchmark:
             raise ConfigError("sharded input is decontaminated with --benchmark (each shard is scanned, then cleaned, on its own)")
-        s = run_sharded(corpus, benchmark, out, config=_config(None, threshold, "gpt3", None), text_field=text_field, id_field=id_field,
-                        skip_bad=skip_bad, levels=tuple(x.strip() for x in levels.split(",") if x.strip()),
-                        thresholds=_thresholds(thresholds, benchmark, threshold), embedder=embedder, shard_index=shard_index,
-                        num_shards=num_shards, on_bad_shard=on_bad_shard, clean=mode, mask=mask, command="decontaminate")
+        s = run_sharded(
+            corpus,
+            benchmark,
+            out,
+            config=_config(None, threshold, "gpt3", None),
+            text_field=text_field,
+            id_field=id_field,
+            skip_bad=skip_bad,
+            levels=tuple(x.strip() for x in levels.split(",") if x.strip()),
+            thresholds=_thresholds(thresholds, benchmark, threshold),
+            embedder=embedder,
+            shard_index=shard_index,
+            num_shards=num_shards,
+            on_bad_shard=on_bad_shard,
+            clean=mode,
+            mask=mask,
+            command="decontaminate",
+        )
         if json_out:
             emit_json(s)
         else:
@@ -308,13 +401,28 @@ def decontaminate(
 
         parent = ensure_dir(out.parent if str(out.parent) else Path("."))
         with tempfile.TemporaryDirectory(prefix=".contam-scan-", dir=parent) as tmp:
-            scanned = scan_records(src, benchmark, tmp, config=_config(None, threshold, "gpt3", None), text_field=text_field, id_field=id_field,
-                                   skip_bad=skip_bad, levels=tuple(x.strip() for x in levels.split(",") if x.strip()),
-                                   thresholds=_thresholds(thresholds, benchmark, threshold), embedder=embedder, fmt=fmt or "auto",
-                                   roles=_roles(roles), judge=judge)
-            summary = run(src, out, scan=tmp, mode=mode, text_field=text_field, id_field=id_field, log=log, mask=mask, fmt=fmt, roles=_roles(roles))
+            scanned = scan_records(
+                src,
+                benchmark,
+                tmp,
+                config=_config(None, threshold, "gpt3", None),
+                text_field=text_field,
+                id_field=id_field,
+                skip_bad=skip_bad,
+                levels=tuple(x.strip() for x in levels.split(",") if x.strip()),
+                thresholds=_thresholds(thresholds, benchmark, threshold),
+                embedder=embedder,
+                fmt=fmt or "auto",
+                roles=_roles(roles),
+                judge=judge,
+            )
+            summary = run(
+                src, out, scan=tmp, mode=mode, text_field=text_field, id_field=id_field, log=log, mask=mask, fmt=fmt, roles=_roles(roles)
+            )
     else:
-        summary = run(src, out, scan=scan_dir, mode=mode, text_field=text_field, id_field=id_field, log=log, mask=mask, fmt=fmt, roles=_roles(roles))
+        summary = run(
+            src, out, scan=scan_dir, mode=mode, text_field=text_field, id_field=id_field, log=log, mask=mask, fmt=fmt, roles=_roles(roles)
+        )
         scanned = None
     if json_out:
         emit_json(summary)

@@ -40,7 +40,9 @@ def merge(
 
 def verify(
     run_dir: Annotated[Path, typer.Argument(help="The --out folder of a scan, decontaminate or merge.")],
-    outputs_only: Annotated[bool, typer.Option("--outputs-only", help="Check the outputs only (the inputs are elsewhere or gone).")] = False,
+    outputs_only: Annotated[
+        bool, typer.Option("--outputs-only", help="Check the outputs only (the inputs are elsewhere or gone).")
+    ] = False,
     json_out: JsonFlag = False,
 ) -> None:
     """Check every input shard (size, sha256) and every output (sha256) against manifest.json;

@@ -12,8 +12,11 @@ from rich.table import Table
 from contam.cli.common import JsonFlag, console, emit_json
 from contam.textsafe import escape
 
-stats_app = typer.Typer(name="stats", help="Statistics for evaluations: power, sample sizes, paired tests.\n\nExample: contam stats power --n 115",
-                        no_args_is_help=True)
+stats_app = typer.Typer(
+    name="stats",
+    help="Statistics for evaluations: power, sample sizes, paired tests.\n\nExample: contam stats power --n 115",
+    no_args_is_help=True,
+)
 
 
 @stats_app.command("power")
@@ -23,7 +26,9 @@ def power(
     power_: Annotated[float, typer.Option("--power", help="Target power.")] = 0.8,
     baseline: Annotated[float, typer.Option("--baseline", help="Pass rate of the weaker system (unpaired design).")] = 0.5,
     gap: Annotated[float, typer.Option("--gap", help="Gap to size the experiment for (0.05 = 5 points).")] = 0.05,
-    discordance: Annotated[float, typer.Option("--discordance", help="Paired design: share of instances where the systems disagree.")] = 0.3,
+    discordance: Annotated[
+        float, typer.Option("--discordance", help="Paired design: share of instances where the systems disagree.")
+    ] = 0.3,
     json_out: JsonFlag = False,
 ) -> None:
     """Minimum detectable effect for unpaired and paired designs, and the n a gap needs (paper 003 §6).
@@ -101,8 +106,15 @@ def mcnemar(
     res = mcnemar_exact([float(a[k]) for k in common], [float(b[k]) for k in common], alternative=alternative)
     n10 = sum(a[k] and not b[k] for k in common)
     n01 = sum(b[k] and not a[k] for k in common)
-    data = {"n_common": len(common), "only_first": n10, "only_second": n01, "pass_first": sum(a[k] for k in common) / len(common),
-            "pass_second": sum(b[k] for k in common) / len(common), "alternative": alternative, **res.to_dict()}
+    data = {
+        "n_common": len(common),
+        "only_first": n10,
+        "only_second": n01,
+        "pass_first": sum(a[k] for k in common) / len(common),
+        "pass_second": sum(b[k] for k in common) / len(common),
+        "alternative": alternative,
+        **res.to_dict(),
+    }
     if json_out:
         emit_json(data)
         return

@@ -85,7 +85,9 @@ class ParseContext:
         return Document(id=str(key), text=text, source=self.source, line=line)
 
 
-def check_documents(ctx: ParseContext, docs: list[Document], stats: BadInputStats, counts: Counter[str], count_bytes: bool = True) -> list[Document]:
+def check_documents(
+    ctx: ParseContext, docs: list[Document], stats: BadInputStats, counts: Counter[str], count_bytes: bool = True
+) -> list[Document]:
     """``docs`` without empty texts, which are bad input (a corpus line with nothing to scan is
     almost always a field-mapping mistake)."""
     out: list[Document] = []
@@ -102,7 +104,12 @@ def check_documents(ctx: ParseContext, docs: list[Document], stats: BadInputStat
 
 
 def parse_block(
-    ctx: ParseContext, block: bytes, first_line: int, stats: BadInputStats, counts: Counter[str], prefilter: Prefilter | None = None,
+    ctx: ParseContext,
+    block: bytes,
+    first_line: int,
+    stats: BadInputStats,
+    counts: Counter[str],
+    prefilter: Prefilter | None = None,
 ) -> tuple[list[str], Callable[[int], Document], np.ndarray | None, int]:
     """The texts of a block of raw JSONL lines, with the loader's checks and messages, a
     function making the Document of the i-th text (only candidates need one), with a
@@ -153,7 +160,13 @@ def parse_block(
             fast_texts = list(map(itemgetter(tf), fast_recs))
         except (ValueError, KeyError, TypeError, IndexError):
             fast_texts = []
-        if fast_texts and set(map(type, fast_recs)) == {dict} and set(map(type, fast_texts)) == {str} and all(fast_texts) and not any(map(str.isspace, fast_texts)):
+        if (
+            fast_texts
+            and set(map(type, fast_recs)) == {dict}
+            and set(map(type, fast_texts)) == {str}
+            and all(fast_texts)
+            and not any(map(str.isspace, fast_texts))
+        ):
             counts["documents"] += len(fast_texts)
             if prefilter is not None:
                 picked = prefilter.candidates_of_odd(cand, odd, fast_texts)
@@ -208,7 +221,13 @@ def parse_block(
 
 
 def _checked_lines(
-    ctx: ParseContext, block: bytes, ends: np.ndarray, cand: np.ndarray, odd: np.ndarray, first_line: int, prefilter: Prefilter,
+    ctx: ParseContext,
+    block: bytes,
+    ends: np.ndarray,
+    cand: np.ndarray,
+    odd: np.ndarray,
+    first_line: int,
+    prefilter: Prefilter,
 ) -> tuple[Callable[[int], Document], np.ndarray]:
     """For a block whose every line the compiled check passed: parse only the candidate and odd
     lines, and return the function making the Document of a line and the candidate lines."""

@@ -133,7 +133,9 @@ def _bad(msg: str, path: str | os.PathLike[str] | None, line: int | None, field:
     return InputError(msg, path=path, line=line, field=field)
 
 
-def turns_of(rec: dict[str, Any], fmt: str, *, text_field: str = "text", path: str | os.PathLike[str] | None = None, line: int | None = None) -> list[tuple[int, str, tuple[str | int, ...], str]]:
+def turns_of(
+    rec: dict[str, Any], fmt: str, *, text_field: str = "text", path: str | os.PathLike[str] | None = None, line: int | None = None
+) -> list[tuple[int, str, tuple[str | int, ...], str]]:
     """Every turn of ``rec`` read as ``fmt``: ``(turn index, role, JSON path, text)``.
 
     Raises :class:`InputError` naming the field when the record does not have the format's shape.
@@ -142,13 +144,20 @@ def turns_of(rec: dict[str, Any], fmt: str, *, text_field: str = "text", path: s
     if fmt == "text":
         text = _get(rec, text_field)
         if not isinstance(text, str):
-            raise _bad("text field is " + ("missing" if text is None else f"{type(text).__name__}, expected a string"), path, line, text_field)
+            raise _bad(
+                "text field is " + ("missing" if text is None else f"{type(text).__name__}, expected a string"), path, line, text_field
+            )
         return [(0, "text", tuple(text_field.split(".")), text)]
     if fmt in ("chat", "sharegpt"):
         key, role_key, text_key = ("messages", "role", "content") if fmt == "chat" else ("conversations", "from", "value")
         msgs = rec.get(key)
         if not isinstance(msgs, list):
-            raise _bad(f"{fmt} record: {key!r} is " + ("missing" if msgs is None else f"{type(msgs).__name__}, expected a list of messages"), path, line, key)
+            raise _bad(
+                f"{fmt} record: {key!r} is " + ("missing" if msgs is None else f"{type(msgs).__name__}, expected a list of messages"),
+                path,
+                line,
+                key,
+            )
         for i, m in enumerate(msgs):
             where = f"{key}[{i}]"
             if not isinstance(m, dict):
@@ -171,7 +180,12 @@ def turns_of(rec: dict[str, Any], fmt: str, *, text_field: str = "text", path: s
         return out
     if fmt == "alpaca":
         if not isinstance(rec.get("instruction"), str):
-            raise _bad("alpaca record: 'instruction' is " + ("missing" if rec.get("instruction") is None else "not a string"), path, line, "instruction")
+            raise _bad(
+                "alpaca record: 'instruction' is " + ("missing" if rec.get("instruction") is None else "not a string"),
+                path,
+                line,
+                "instruction",
+            )
         for i, (name, role) in enumerate(ALPACA_FIELDS):
             value = rec.get(name)
             if value is None:
@@ -183,7 +197,12 @@ def turns_of(rec: dict[str, Any], fmt: str, *, text_field: str = "text", path: s
     if fmt == "pair":
         prompt = rec.get("prompt")
         if not isinstance(prompt, str):
-            raise _bad("pair record: 'prompt' is " + ("missing" if prompt is None else f"{type(prompt).__name__}, expected a string"), path, line, "prompt")
+            raise _bad(
+                "pair record: 'prompt' is " + ("missing" if prompt is None else f"{type(prompt).__name__}, expected a string"),
+                path,
+                line,
+                "prompt",
+            )
         out.append((0, "user", ("prompt",), prompt))
         reply = next((k for k in PAIR_REPLY if k in rec), None)
         if reply is None:
@@ -196,8 +215,13 @@ def turns_of(rec: dict[str, Any], fmt: str, *, text_field: str = "text", path: s
 
 
 def record_text(
-    rec: dict[str, Any], fmt: str, *, roles: tuple[str, ...] | None = None, text_field: str = "text",
-    path: str | os.PathLike[str] | None = None, line: int | None = None,
+    rec: dict[str, Any],
+    fmt: str,
+    *,
+    roles: tuple[str, ...] | None = None,
+    text_field: str = "text",
+    path: str | os.PathLike[str] | None = None,
+    line: int | None = None,
 ) -> RecordText:
     """The record's selected turns (``roles``; None: all) joined by :data:`JOIN`, with the turn map."""
     parts: list[str] = []
@@ -243,7 +267,14 @@ class FormatReader:
     ('Add 2 and 2.', 'alpaca')
     """
 
-    def __init__(self, fmt: str = "auto", *, roles: tuple[str, ...] | None = None, text_field: str = "text", path: str | os.PathLike[str] | None = None) -> None:
+    def __init__(
+        self,
+        fmt: str = "auto",
+        *,
+        roles: tuple[str, ...] | None = None,
+        text_field: str = "text",
+        path: str | os.PathLike[str] | None = None,
+    ) -> None:
         self.format = check_format(fmt)
         self.roles, self.text_field, self.path = roles, text_field, path
 
@@ -255,7 +286,9 @@ class FormatReader:
                 raise InputError(
                     f"cannot tell the record format (fields: {keys}): expected a {self.text_field!r} string, 'messages' (chat), "
                     "'conversations' (sharegpt), 'instruction'+'output' (alpaca) or 'prompt'+'response' (pair); or pass --format/--text-field",
-                    path=self.path, line=line, field=self.text_field,
+                    path=self.path,
+                    line=line,
+                    field=self.text_field,
                 )
             self.format = found
         return record_text(rec, self.format, roles=self.roles, text_field=self.text_field, path=self.path, line=line)

@@ -152,7 +152,11 @@ def _string(U: np.ndarray, buf: np.ndarray, p: int, end: int, space: np.ndarray)
             if k == 4:
                 nonspace = True
             else:
-                cp = ((b & 0x1F) << 6 | (buf[p + 1] & 0x3F)) if k == 2 else ((b & 0x0F) << 12 | (buf[p + 1] & 0x3F) << 6 | (buf[p + 2] & 0x3F))
+                cp = (
+                    ((b & 0x1F) << 6 | (buf[p + 1] & 0x3F))
+                    if k == 2
+                    else ((b & 0x0F) << 12 | (buf[p + 1] & 0x3F) << 6 | (buf[p + 2] & 0x3F))
+                )
                 nonspace |= space[cp] == 0
             p += k
     return -1, nonspace
@@ -332,7 +336,9 @@ def check_lines(U: np.ndarray, ends: np.ndarray, field: str, max_bytes: int = 1 
     word past the data; line ``i`` ends at byte ``ends[i]``, its newline or the data's end).
     The text field ``field`` is a top-level key; lines over ``max_bytes`` are left unsure."""
     status = np.empty(len(ends), dtype=np.uint8)
-    _check_lines(U, ends.astype(np.int64, copy=False), np.frombuffer(field.encode("utf-8"), dtype=np.uint8), space_table(), max_bytes, status)
+    _check_lines(
+        U, ends.astype(np.int64, copy=False), np.frombuffer(field.encode("utf-8"), dtype=np.uint8), space_table(), max_bytes, status
+    )
     return status
 
 
@@ -345,4 +351,3 @@ def check_jsonl(block: bytes, field: str = "text", max_bytes: int = 1 << 62) -> 
     if block and not block.endswith(b"\n"):
         ends = np.append(ends, len(block))
     return check_lines(U, ends, field, max_bytes)
-

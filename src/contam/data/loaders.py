@@ -362,7 +362,13 @@ def read_documents(
 
 
 def _read_turn_documents(
-    path: str | os.PathLike[str], text_field: str, id_field: str | None, skip_bad: bool, stats: BadInputStats | None, fmt: str, roles: tuple[str, ...] | None,
+    path: str | os.PathLike[str],
+    text_field: str,
+    id_field: str | None,
+    skip_bad: bool,
+    stats: BadInputStats | None,
+    fmt: str,
+    roles: tuple[str, ...] | None,
 ) -> Iterator[Document]:
     """:func:`read_documents` for the conversation formats (and ``auto``)."""
     from contam.data.formats import FormatReader

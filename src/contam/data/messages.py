@@ -48,4 +48,6 @@ def text_field_error(path: str | os.PathLike[str] | None, line: int | None, fiel
     """A text field that is missing (``value`` None) or not a string; the reason names the field."""
     if value is None:
         return InputError("text field is missing", path=path, line=line, field=field), f"missing field {field!r}"
-    return InputError(f"text field is {type(value).__name__}, expected a string", path=path, line=line, field=field), f"non-string field {field!r}"
+    return InputError(
+        f"text field is {type(value).__name__}, expected a string", path=path, line=line, field=field
+    ), f"non-string field {field!r}"

@@ -118,16 +118,29 @@ class BenchmarkInfo:
 BENCHMARKS: dict[str, BenchmarkInfo] = {
     b.name: b
     for b in [
-        BenchmarkInfo("gsm8k", "GSM8K test: grade-school math word problems with annotated solutions", 1319, "MIT", "gsm8k", lambda: _gsm8k("test")),
+        BenchmarkInfo(
+            "gsm8k", "GSM8K test: grade-school math word problems with annotated solutions", 1319, "MIT", "gsm8k", lambda: _gsm8k("test")
+        ),
         BenchmarkInfo("gsm8k-train", "GSM8K train split (same genre, not test items)", 7473, "MIT", "gsm8k", lambda: _gsm8k("train")),
-        BenchmarkInfo("humaneval", "HumanEval: Python function synthesis (prompt + canonical solution)", 164, "MIT", "humaneval", _humaneval),
+        BenchmarkInfo(
+            "humaneval", "HumanEval: Python function synthesis (prompt + canonical solution)", 164, "MIT", "humaneval", _humaneval
+        ),
         BenchmarkInfo("mmlu", "MMLU test, 5 subjects: " + ", ".join(MMLU_SUBJECTS), 776, "MIT", "mmlu", lambda: _mmlu(MMLU_SUBJECTS)),
         *[
             BenchmarkInfo(f"mmlu-{s.replace('_', '-')}", f"MMLU test, {s.replace('_', ' ')}", n, "MIT", "mmlu", (lambda s=s: _mmlu((s,))))
             for s, n in zip(MMLU_SUBJECTS, (100, 100, 204, 201, 171), strict=True)
         ],
-        BenchmarkInfo("swebench-lite", "SWE-bench Lite test: GitHub issues with gold patches", 300, "MIT", "swebench", lambda: _swebench("lite")),
-        BenchmarkInfo("swebench-verified", "SWE-bench Verified test: GitHub issues with gold patches", 500, "MIT", "swebench", lambda: _swebench("verified")),
+        BenchmarkInfo(
+            "swebench-lite", "SWE-bench Lite test: GitHub issues with gold patches", 300, "MIT", "swebench", lambda: _swebench("lite")
+        ),
+        BenchmarkInfo(
+            "swebench-verified",
+            "SWE-bench Verified test: GitHub issues with gold patches",
+            500,
+            "MIT",
+            "swebench",
+            lambda: _swebench("verified"),
+        ),
     ]
 }
 

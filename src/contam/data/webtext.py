@@ -35,11 +35,30 @@ _SPACES = re.compile(r"[ \t]+")
 
 #: Substitutions of the "few words" light edit: common words and a near-synonym.
 SYNONYMS = {
-    "buys": "purchases", "bought": "purchased", "has": "owns", "how": "how", "many": "many",
-    "each": "every", "total": "overall", "find": "determine", "return": "give back", "number": "count",
-    "makes": "earns", "gets": "receives", "uses": "spends", "list": "sequence", "given": "provided",
-    "which": "what", "following": "below", "cost": "price", "costs": "is priced at", "week": "seven days",
-    "half": "one half", "twice": "two times", "sells": "sold", "the": "this",
+    "buys": "purchases",
+    "bought": "purchased",
+    "has": "owns",
+    "how": "how",
+    "many": "many",
+    "each": "every",
+    "total": "overall",
+    "find": "determine",
+    "return": "give back",
+    "number": "count",
+    "makes": "earns",
+    "gets": "receives",
+    "uses": "spends",
+    "list": "sequence",
+    "given": "provided",
+    "which": "what",
+    "following": "below",
+    "cost": "price",
+    "costs": "is priced at",
+    "week": "seven days",
+    "half": "one half",
+    "twice": "two times",
+    "sells": "sold",
+    "the": "this",
 }
 
 
@@ -72,7 +91,9 @@ def paragraphs() -> tuple[str, ...]:
             continue
         texts.extend(m.group(1) for m in _DOCSTRING.finditer(src))
     purelib = sysconfig.get_paths()["purelib"]
-    for path in sorted(glob.glob(os.path.join(purelib, "*.dist-info", "LICENSE*")) + glob.glob(os.path.join(purelib, "*.dist-info", "licenses", "*"))):
+    for path in sorted(
+        glob.glob(os.path.join(purelib, "*.dist-info", "LICENSE*")) + glob.glob(os.path.join(purelib, "*.dist-info", "licenses", "*"))
+    ):
         if os.path.isfile(path):
             texts.append(Path(path).read_text(encoding="utf-8", errors="replace"))
     seen: set[str] = set()

@@ -37,8 +37,12 @@ class ContamFilter(BaseFilter):
     name = "🧪 contam"
 
     def __init__(
-        self, benchmarks: list[str] | list[Item], config: NGramConfig | None = None, drop: bool = True,
-        exclusion_writer: Any = None, batch_size: int = 256,
+        self,
+        benchmarks: list[str] | list[Item],
+        config: NGramConfig | None = None,
+        drop: bool = True,
+        exclusion_writer: Any = None,
+        batch_size: int = 256,
     ) -> None:
         super().__init__(exclusion_writer=exclusion_writer, batch_size=batch_size)
         self.benchmarks = benchmarks

@@ -141,7 +141,9 @@ class Backend:
                 raise ModelError(f"score(): pair {i} must be (prompt, continuation), got {type(pair).__name__}")
             prompt, cont = pair
             if not isinstance(prompt, str) or not isinstance(cont, str):
-                raise ModelError(f"score(): pair {i} must be two strings (prompt, continuation), got {type(prompt).__name__}, {type(cont).__name__}")
+                raise ModelError(
+                    f"score(): pair {i} must be two strings (prompt, continuation), got {type(prompt).__name__}, {type(cont).__name__}"
+                )
             if not cont:
                 raise ModelError(f"score(): pair {i} has an empty continuation; there is nothing to score")
 

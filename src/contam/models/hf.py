@@ -230,7 +230,9 @@ class HFModel(Backend):
             limit = self.n_ctx
             if len(p_ids) + len(c_ids) > limit:
                 if self.strict:
-                    raise ModelError(f"score(): pair {i} has {len(p_ids) + len(c_ids)} tokens, more than the context window ({limit}); run without --strict to truncate from the left")
+                    raise ModelError(
+                        f"score(): pair {i} has {len(p_ids) + len(c_ids)} tokens, more than the context window ({limit}); run without --strict to truncate from the left"
+                    )
                 over = len(p_ids) + len(c_ids) - limit
                 cut_p = min(over, len(p_ids) - 1)  # keep one prompt token so the first continuation token has a context
                 p_ids, over = p_ids[cut_p:], over - cut_p
@@ -369,7 +371,9 @@ class HFModel(Backend):
             for g in groups:
                 if temperature > 0:
                     torch.manual_seed(seed)
-                for i, comps in zip(g, self._generate_group([encoded[i] for i in g], max_new_tokens, temperature, n, stop, logprobs), strict=True):
+                for i, comps in zip(
+                    g, self._generate_group([encoded[i] for i in g], max_new_tokens, temperature, n, stop, logprobs), strict=True
+                ):
                     out[i] = comps
         return out
 
@@ -441,9 +445,17 @@ class HFModel(Backend):
 
     def describe(self) -> dict[str, Any]:
         """What ``contam models`` shows about this model."""
-        return {"spec": self.spec, "backend": "hf", "path": str(self.source), "loaded_from": str(self.path), "name": self.name,
-                "identity": self.identity, "n_ctx": self.n_ctx, "device": self.device.type,
-                "dtype": str(self.dtype).removeprefix("torch.")}
+        return {
+            "spec": self.spec,
+            "backend": "hf",
+            "path": str(self.source),
+            "loaded_from": str(self.path),
+            "name": self.name,
+            "identity": self.identity,
+            "n_ctx": self.n_ctx,
+            "device": self.device.type,
+            "dtype": str(self.dtype).removeprefix("torch."),
+        }
 
     def __repr__(self) -> str:
         return f"HFModel({self.spec!r}, device={self.device.type}, dtype={str(self.dtype).removeprefix('torch.')})"

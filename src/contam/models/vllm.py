@@ -63,8 +63,14 @@ class VLLMModel(Backend):
         vllm = _require_vllm()
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         try:
-            self._llm = vllm.LLM(model=name, dtype=dtype, gpu_memory_utilization=gpu_memory_utilization,
-                                 max_model_len=max_model_len, enable_prefix_caching=True, **engine_kwargs)
+            self._llm = vllm.LLM(
+                model=name,
+                dtype=dtype,
+                gpu_memory_utilization=gpu_memory_utilization,
+                max_model_len=max_model_len,
+                enable_prefix_caching=True,
+                **engine_kwargs,
+            )
         except Exception as e:  # engine start-up raises many types (OSError, ValueError, RuntimeError)
             raise ModelError(f"vLLM cannot load {name}: {str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
         self._vllm = vllm
@@ -119,10 +125,15 @@ class VLLMModel(Backend):
                 if not entry or t not in entry:
                     raise ModelError(f"vLLM returned no prompt log-prob for token {j} of a continuation")
                 lps.append(float(entry[t].logprob))
-            results.append(TokenScores(
-                tokens=tuple(tok.convert_ids_to_tokens(c_ids)), logprobs=tuple(lps), offsets=tuple(offs),
-                token_ids=tuple(int(t) for t in c_ids), truncated=dropped,
-            ))
+            results.append(
+                TokenScores(
+                    tokens=tuple(tok.convert_ids_to_tokens(c_ids)),
+                    logprobs=tuple(lps),
+                    offsets=tuple(offs),
+                    token_ids=tuple(int(t) for t in c_ids),
+                    truncated=dropped,
+                )
+            )
         return results
 
     def generate(
@@ -154,10 +165,17 @@ class VLLMModel(Backend):
                 n_trunc += 1
             for k in range(draws):
                 reqs.append({"prompt_token_ids": ids})
-                params.append(self._vllm.SamplingParams(
-                    max_tokens=min(max_new_tokens, self.n_ctx - 1), temperature=max(temperature, 0.0), top_p=1.0, top_k=-1,
-                    seed=seed + k, stop=list(stop) if stop else None, logprobs=0 if logprobs else None,
-                ))
+                params.append(
+                    self._vllm.SamplingParams(
+                        max_tokens=min(max_new_tokens, self.n_ctx - 1),
+                        temperature=max(temperature, 0.0),
+                        top_p=1.0,
+                        top_k=-1,
+                        seed=seed + k,
+                        stop=list(stop) if stop else None,
+                        logprobs=0 if logprobs else None,
+                    )
+                )
         self.warn_truncated(n_trunc, len(texts), "prompts")
         outs = self._llm.generate(reqs, params, use_tqdm=False)
         self.calls["generate"] += len(reqs)

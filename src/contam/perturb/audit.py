@@ -127,8 +127,9 @@ def _reparse_agrees(template: Template, d: Draw, found: list) -> bool:
         if not any(i in s.mentions and s.role != "frozen" for s in template.slots) and found[i].text != m.text:
             return False  # an unchanged mention was altered
     try:
-        values, results = compiled(template).run({sid: v for sid, v in read.items()
-                                                 if next(s for s in template.slots if s.id == sid).role == "free"})
+        values, results = compiled(template).run(
+            {sid: v for sid, v in read.items() if next(s for s in template.slots if s.id == sid).role == "free"}
+        )
     except arith.ArithError:
         return False
     return values == d.values and results == d.results and Fraction(d.answer) == results[template.answer_step]
@@ -149,8 +150,10 @@ def _solution_consistent(d: Draw) -> bool:
 
 _SOL_NUM = re.compile(r"(?<![\w.,])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)(?![\d])")
 _ANNOT = re.compile(r"<<([^<>]*)=([^<>=]*)>>")
-_RESTATE = re.compile(r"((?:\$?\s?(?:\d[\d,]*(?:\.\d+)?|\.\d+)(?:\s*(?!x\s*[\d$(.])[A-Za-z%']+){0,3}\s*[-+*/x×÷]\s*\(?\s*)+"
-                      r"\$?\s?(?:\d[\d,]*(?:\.\d+)?|\.\d+)(?:\s*(?!x\s*[\d$(.])[A-Za-z%']+){0,3}\s*\)?)\s*=\s*\$?\s*$")
+_RESTATE = re.compile(
+    r"((?:\$?\s?(?:\d[\d,]*(?:\.\d+)?|\.\d+)(?:\s*(?!x\s*[\d$(.])[A-Za-z%']+){0,3}\s*[-+*/x×÷]\s*\(?\s*)+"
+    r"\$?\s?(?:\d[\d,]*(?:\.\d+)?|\.\d+)(?:\s*(?!x\s*[\d$(.])[A-Za-z%']+){0,3}\s*\)?)\s*=\s*\$?\s*$"
+)
 
 
 def unaccounted_numbers(template: Template, d: Draw) -> list[str]:
@@ -178,8 +181,13 @@ def unaccounted_numbers(template: Template, d: Draw) -> list[str]:
     new: set[Fraction] = {v * k for v in d.values.values() for k in scales}
     new |= {abs(r) for r in d.results}
     new |= {Fraction(lf.value) for st in template.steps for lf in st.leaves if lf.kind == "const"}
-    new |= {v * Fraction(lf.scale) + Fraction(lf.offset) for st in template.steps for lf in st.leaves if lf.kind == "slot"
-            for v in (d.values[lf.ref],)}
+    new |= {
+        v * Fraction(lf.scale) + Fraction(lf.offset)
+        for st in template.steps
+        for lf in st.leaves
+        if lf.kind == "slot"
+        for v in (d.values[lf.ref],)
+    }
     moved_orig = {Fraction(s.value) for s in template.slots if s.role != "frozen"}
     moved_orig |= {Fraction(st.result) for st, r in zip(template.steps, d.results, strict=True) if Fraction(st.result) != r}
     frozen_orig = {_number(m.group(1)) for m in _SOL_NUM.finditer(template.solution)} - moved_orig
@@ -195,7 +203,7 @@ def unaccounted_numbers(template: Template, d: Draw) -> list[str]:
     for am in _ANNOT.finditer(body):
         line_start = body.rfind("\n", 0, am.start()) + 1
         prev = body.rfind(">>", line_start, am.start())
-        seg = body[(prev + 2 if prev >= 0 else line_start):am.start()]
+        seg = body[(prev + 2 if prev >= 0 else line_start) : am.start()]
         rm = _RESTATE.search(seg)
         if not rm:
             continue

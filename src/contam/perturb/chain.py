@@ -89,4 +89,3 @@ def _exact_step(expr_text: str, result_text: str, where: str) -> tuple[arith.Nod
     if value != claimed:
         raise Rejected("inexact_annotation", f"{where}: {expr_text.strip()} is {float(value):g}, the text says {result_text.strip()}")
     return tree, value
-

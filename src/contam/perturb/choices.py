@@ -36,7 +36,9 @@ def _gold_index(item: Item) -> int:
     for i, c in enumerate(item.choices):  # the answer may be the option text itself
         if c.strip() == item.answer.strip():
             return i
-    raise InputError(f"answer {item.answer!r} is not a letter A-{chr(64 + len(item.choices))} or an option's text", path=item.id, field="answer")
+    raise InputError(
+        f"answer {item.answer!r} is not a letter A-{chr(64 + len(item.choices))} or an option's text", path=item.id, field="answer"
+    )
 
 
 def _hash(*parts: object) -> str:
@@ -72,8 +74,11 @@ def permute(item: Item, seed: int = 0, index: int = 0) -> Variant:
     gold = _gold_index(item)
     pinned = set(pinned_options(item))
     if gold in pinned:
-        raise InputError(f"the gold option {item.choices[gold]!r} refers to other options; a permutation would change its meaning",
-                         path=item.id, field="choices")
+        raise InputError(
+            f"the gold option {item.choices[gold]!r} refers to other options; a permutation would change its meaning",
+            path=item.id,
+            field="choices",
+        )
     movable = [i for i in range(n) if i not in pinned]
     if len(movable) < 2:
         raise InputError("fewer than two options can move without changing what the others say", path=item.id, field="choices")
@@ -90,8 +95,15 @@ def permute(item: Item, seed: int = 0, index: int = 0) -> Variant:
     letter = chr(65 + order.index(gold))
     vid = f"{item.id}#perm{seed}.{index}"
     return Variant(
-        original_id=item.id, variant_id=vid, kind="permute", seed=seed, question=item.question, answer=letter,
-        choices=choices, original_answer=chr(65 + gold), audit_hash=_hash(item.id, seed, index, choices, letter),
+        original_id=item.id,
+        variant_id=vid,
+        kind="permute",
+        seed=seed,
+        question=item.question,
+        answer=letter,
+        choices=choices,
+        original_answer=chr(65 + gold),
+        audit_hash=_hash(item.id, seed, index, choices, letter),
         metadata={"order": order},
     )
 
@@ -106,10 +118,16 @@ def mask_option(item: Item, seed: int = 0, index: int = 0) -> Variant:
     k = rng.choice(wrong)
     shown = tuple(MASK if i == k else c for i, c in enumerate(item.choices))
     options = "\n".join(f"{chr(65 + i)}. {c}" for i, c in enumerate(shown))
-    question = (f"Fill in the [MASK] option of this multiple-choice question. Reply with the option text only.\n\n"
-                f"{item.question}\n{options}")
+    question = f"Fill in the [MASK] option of this multiple-choice question. Reply with the option text only.\n\n{item.question}\n{options}"
     return Variant(
-        original_id=item.id, variant_id=f"{item.id}#mask{seed}.{index}", kind="mask", seed=seed, question=question,
-        answer=item.choices[k], choices=shown, original_answer=chr(65 + gold),
-        audit_hash=_hash(item.id, "mask", seed, index, k), metadata={"masked_letter": chr(65 + k)},
+        original_id=item.id,
+        variant_id=f"{item.id}#mask{seed}.{index}",
+        kind="mask",
+        seed=seed,
+        question=question,
+        answer=item.choices[k],
+        choices=shown,
+        original_answer=chr(65 + gold),
+        audit_hash=_hash(item.id, "mask", seed, index, k),
+        metadata={"masked_letter": chr(65 + k)},
     )

@@ -28,8 +28,22 @@ from contam.perturb.records import Slot, Template
 from contam.perturb.render import _places, format_value, render_question, render_solution
 
 __all__ = [
-    "MAGNITUDE", "MIN_CHOICES", "WIDE_MAGNITUDE", "Draw", "Program", "Range", "SamplerStats", "candidates",
-    "check_constraints", "compiled", "draw", "format_value", "render_question", "render_solution", "rng_for", "slot_range",
+    "MAGNITUDE",
+    "MIN_CHOICES",
+    "WIDE_MAGNITUDE",
+    "Draw",
+    "Program",
+    "Range",
+    "SamplerStats",
+    "candidates",
+    "check_constraints",
+    "compiled",
+    "draw",
+    "format_value",
+    "render_question",
+    "render_solution",
+    "rng_for",
+    "slot_range",
 ]
 
 
@@ -63,7 +77,6 @@ def rng_for(template: Template, seed: int, index: int) -> random.Random:
     return random.Random(f"{template.id}|{seed}|{index}")
 
 
-
 def check_constraints(template: Template, values: dict[str, Fraction], results: list[Fraction]) -> str | None:
     """The first violated constraint kind, or None when the assignment keeps every one."""
     for s in template.slots:
@@ -75,8 +88,13 @@ def check_constraints(template: Template, values: dict[str, Fraction], results: 
         k = c.kind
         if k in ("int", "pos", "nonneg", "lt1", "decimals"):
             r = results[int(c.target)]
-            if (k == "int" and r.denominator != 1) or (k == "pos" and r <= 0) or (k == "nonneg" and r < 0) \
-                    or (k == "lt1" and not 0 < r < 1) or (k == "decimals" and _places(r, int(c.arg)) is None):
+            if (
+                (k == "int" and r.denominator != 1)
+                or (k == "pos" and r <= 0)
+                or (k == "nonneg" and r < 0)
+                or (k == "lt1" and not 0 < r < 1)
+                or (k == "decimals" and _places(r, int(c.arg)) is None)
+            ):
                 return k
         elif k == "tie":
             sid, ratio = c.arg.split("*")
@@ -114,7 +132,6 @@ def check_constraints(template: Template, values: dict[str, Fraction], results: 
     if len({values[s.id] for s in template.slots}) != len(template.slots):
         return "distinct"  # different numbers stay different, so the instance reads as the original did
     return None
-
 
 
 @dataclass
@@ -189,8 +206,12 @@ def _quick_violations(plan: _Plan, results: list[float]) -> tuple[int, str | Non
     count, first = 0, None
     for j, kind in plan.quick:
         r = results[j]
-        bad = (kind == "int" and abs(r - round(r)) > 1e-6 * max(1.0, abs(r))) or (kind == "pos" and r <= 0) \
-            or (kind == "nonneg" and r < -1e-9) or (kind == "lt1" and not 0 < r < 1)
+        bad = (
+            (kind == "int" and abs(r - round(r)) > 1e-6 * max(1.0, abs(r)))
+            or (kind == "pos" and r <= 0)
+            or (kind == "nonneg" and r < -1e-9)
+            or (kind == "lt1" and not 0 < r < 1)
+        )
         if bad:
             count += 1
             first = first or kind
@@ -204,7 +225,13 @@ RESTART_EVERY = 25
 
 
 def draw(
-    template: Template, seed: int, index: int = 0, *, budget: int = 400, stats: SamplerStats | None = None, wide: bool = False,
+    template: Template,
+    seed: int,
+    index: int = 0,
+    *,
+    budget: int = 400,
+    stats: SamplerStats | None = None,
+    wide: bool = False,
 ) -> Draw | None:
     """Sample one instance; None when ``budget`` candidate assignments all broke a constraint.
 

@@ -19,9 +19,26 @@ from fractions import Fraction
 from contam.perturb.records import Mention
 
 UNITS = {
-    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
-    "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16,
-    "seventeen": 17, "eighteen": 18, "nineteen": 19,
+    "zero": 0,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "thirteen": 13,
+    "fourteen": 14,
+    "fifteen": 15,
+    "sixteen": 16,
+    "seventeen": 17,
+    "eighteen": 18,
+    "nineteen": 19,
 }
 TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90}
 SCALE_WORDS = {"hundred": 100, "thousand": 1000, "million": 1_000_000}
@@ -30,23 +47,66 @@ TENS_NAMES = {v: k for k, v in TENS.items()}
 
 # Multipliers: value, and what the solution may write instead (``half`` is 0.5 or "/2").
 MULTIPLIERS: dict[str, tuple[Fraction, tuple[Fraction, ...]]] = {
-    "twice": (Fraction(2), ()), "double": (Fraction(2), ()), "doubled": (Fraction(2), ()), "doubles": (Fraction(2), ()),
-    "triple": (Fraction(3), ()), "tripled": (Fraction(3), ()), "triples": (Fraction(3), ()), "thrice": (Fraction(3), ()),
-    "quadruple": (Fraction(4), ()), "quadrupled": (Fraction(4), ()), "once": (Fraction(1), ()),
-    "dozen": (Fraction(12), ()), "dozens": (Fraction(12), ()), "pair": (Fraction(2), ()), "pairs": (Fraction(2), ()),
-    "half": (Fraction(1, 2), (Fraction(2),)), "halves": (Fraction(1, 2), (Fraction(2),)),
-    "quarter": (Fraction(1, 4), (Fraction(4), Fraction(25))), "quarters": (Fraction(1, 4), (Fraction(4), Fraction(25))),
-    "score": (Fraction(20), ()), "decade": (Fraction(10), ()), "decades": (Fraction(10), ()),
-    "century": (Fraction(100), ()), "centuries": (Fraction(100), ()),
+    "twice": (Fraction(2), ()),
+    "double": (Fraction(2), ()),
+    "doubled": (Fraction(2), ()),
+    "doubles": (Fraction(2), ()),
+    "triple": (Fraction(3), ()),
+    "tripled": (Fraction(3), ()),
+    "triples": (Fraction(3), ()),
+    "thrice": (Fraction(3), ()),
+    "quadruple": (Fraction(4), ()),
+    "quadrupled": (Fraction(4), ()),
+    "once": (Fraction(1), ()),
+    "dozen": (Fraction(12), ()),
+    "dozens": (Fraction(12), ()),
+    "pair": (Fraction(2), ()),
+    "pairs": (Fraction(2), ()),
+    "half": (Fraction(1, 2), (Fraction(2),)),
+    "halves": (Fraction(1, 2), (Fraction(2),)),
+    "quarter": (Fraction(1, 4), (Fraction(4), Fraction(25))),
+    "quarters": (Fraction(1, 4), (Fraction(4), Fraction(25))),
+    "score": (Fraction(20), ()),
+    "decade": (Fraction(10), ()),
+    "decades": (Fraction(10), ()),
+    "century": (Fraction(100), ()),
+    "centuries": (Fraction(100), ()),
 }
 FRACTION_DENOMS = {
-    "half": 2, "halves": 2, "third": 3, "thirds": 3, "quarter": 4, "quarters": 4, "fourth": 4, "fourths": 4,
-    "fifth": 5, "fifths": 5, "sixth": 6, "sixths": 6, "seventh": 7, "sevenths": 7, "eighth": 8, "eighths": 8,
-    "ninth": 9, "ninths": 9, "tenth": 10, "tenths": 10,
+    "half": 2,
+    "halves": 2,
+    "third": 3,
+    "thirds": 3,
+    "quarter": 4,
+    "quarters": 4,
+    "fourth": 4,
+    "fourths": 4,
+    "fifth": 5,
+    "fifths": 5,
+    "sixth": 6,
+    "sixths": 6,
+    "seventh": 7,
+    "sevenths": 7,
+    "eighth": 8,
+    "eighths": 8,
+    "ninth": 9,
+    "ninths": 9,
+    "tenth": 10,
+    "tenths": 10,
 }
 ORDINALS = {
-    "first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8,
-    "ninth": 9, "tenth": 10, "eleventh": 11, "twelfth": 12,
+    "first": 1,
+    "second": 2,
+    "third": 3,
+    "fourth": 4,
+    "fifth": 5,
+    "sixth": 6,
+    "seventh": 7,
+    "eighth": 8,
+    "ninth": 9,
+    "tenth": 10,
+    "eleventh": 11,
+    "twelfth": 12,
 }
 
 # Known constants a solution may use without the question stating them, each licensed by a
@@ -95,8 +155,11 @@ _FRACTION_WORD = re.compile(
 )
 _MULT_WORD = re.compile(r"\b(?P<w>" + "|".join(MULTIPLIERS) + r")\b", re.IGNORECASE)
 _ORDINAL_WORD = re.compile(r"\b(?P<w>" + "|".join(ORDINALS) + r")\b", re.IGNORECASE)
-_YEAR_CONTEXT = re.compile(r"(?:\bin|\bof|\bsince|\buntil|\bby|\bfrom|\bto|\byear|\bjanuary|\bfebruary|\bmarch|\bapril|\bmay|\bjune"
-                           r"|\bjuly|\baugust|\bseptember|\boctober|\bnovember|\bdecember|,)\s*$", re.IGNORECASE)
+_YEAR_CONTEXT = re.compile(
+    r"(?:\bin|\bof|\bsince|\buntil|\bby|\bfrom|\bto|\byear|\bjanuary|\bfebruary|\bmarch|\bapril|\bmay|\bjune"
+    r"|\bjuly|\baugust|\bseptember|\boctober|\bnovember|\bdecember|,)\s*$",
+    re.IGNORECASE,
+)
 
 
 def _frac_str(x: Fraction) -> str:
@@ -124,11 +187,23 @@ def find_mentions(text: str) -> list[Mention]:
             den = Fraction(after[1:])
             if den == 0:
                 continue
-            add(Mention(start, m.end(), m.group(0).lstrip("$ "), _frac_str(value / den), "fraction", False,
-                        ("1", _frac_str(value / (value / den)) if value else "1", _frac_str(den / (value / den)) if value else "1")))
+            add(
+                Mention(
+                    start,
+                    m.end(),
+                    m.group(0).lstrip("$ "),
+                    _frac_str(value / den),
+                    "fraction",
+                    False,
+                    ("1", _frac_str(value / (value / den)) if value else "1", _frac_str(den / (value / den)) if value else "1"),
+                )
+            )
             continue
-        if after.startswith(":") and re.search(r"(?:ratio|proportion)[^.]{0,25}$", text[max(0, start - 40):start], re.IGNORECASE) \
-                and not re.match(r"\s*(?:am|pm|a\.m|p\.m|o'clock)", text[m.end():], re.IGNORECASE):
+        if (
+            after.startswith(":")
+            and re.search(r"(?:ratio|proportion)[^.]{0,25}$", text[max(0, start - 40) : start], re.IGNORECASE)
+            and not re.match(r"\s*(?:am|pm|a\.m|p\.m|o'clock)", text[m.end() :], re.IGNORECASE)
+        ):
             # "in the ratio 7:11": two plain numbers, not a clock time.
             second = m.end() - len(after) + 1
             add(Mention(start, end, raw, _frac_str(value), "int", value not in (0, 1)))
@@ -150,7 +225,7 @@ def find_mentions(text: str) -> list[Mention]:
             add(Mention(start, end, raw, _frac_str(value), "money", value not in (0, 1)))
             continue
         is_int = value.denominator == 1 and "." not in raw
-        if is_int and "," not in raw and 1900 <= value <= 2099 and _YEAR_CONTEXT.search(text[max(0, start - 12):start]):
+        if is_int and "," not in raw and 1900 <= value <= 2099 and _YEAR_CONTEXT.search(text[max(0, start - 12) : start]):
             add(Mention(start, end, raw, _frac_str(value), "year", False))
             continue
         kind = "int" if is_int else "decimal"
@@ -165,14 +240,24 @@ def find_mentions(text: str) -> list[Mention]:
         num = 1 if num_word in ("", "a", "an") else UNITS[num_word]
         value = Fraction(num, den)
         if free(m.start(), m.end()):
-            add(Mention(m.start(), m.end(), m.group(0), _frac_str(value), "fraction", False,
-                        ("1", _frac_str(Fraction(den) / value), _frac_str(Fraction(num) / value))))
+            add(
+                Mention(
+                    m.start(),
+                    m.end(),
+                    m.group(0),
+                    _frac_str(value),
+                    "fraction",
+                    False,
+                    ("1", _frac_str(Fraction(den) / value), _frac_str(Fraction(num) / value)),
+                )
+            )
     for m in _MULT_WORD.finditer(text):
         w = m.group("w").lower()
         value, alts = MULTIPLIERS[w]
         if free(m.start(), m.end()):
-            add(Mention(m.start(), m.end(), m.group(0), _frac_str(value), "multiplier", False,
-                        ("1", *(_frac_str(a / value) for a in alts))))
+            add(
+                Mention(m.start(), m.end(), m.group(0), _frac_str(value), "multiplier", False, ("1", *(_frac_str(a / value) for a in alts)))
+            )
     for m in _WORD_NUM.finditer(text):
         if not free(m.start(), m.end()):
             continue

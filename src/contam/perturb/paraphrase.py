@@ -133,13 +133,26 @@ class Paraphraser:
                     continue
                 preserved = True
                 digest = hashlib.sha256(json.dumps([item.id, c], ensure_ascii=False).encode()).hexdigest()
-                out.append(Variant(
-                    original_id=item.id, variant_id=f"{item.id}#para{cfg.seed}.{kept}", kind="paraphrase", seed=cfg.seed,
-                    question=c, answer=item.answer, solution=item.solution, choices=item.choices, audit_hash=digest,
-                    original_answer=item.answer,
-                    metadata={"similarity": round(float(sim), 4), "similarity_metric": metric, "numbers_preserved": preserved,
-                              "model": model.spec},
-                ))
+                out.append(
+                    Variant(
+                        original_id=item.id,
+                        variant_id=f"{item.id}#para{cfg.seed}.{kept}",
+                        kind="paraphrase",
+                        seed=cfg.seed,
+                        question=c,
+                        answer=item.answer,
+                        solution=item.solution,
+                        choices=item.choices,
+                        audit_hash=digest,
+                        original_answer=item.answer,
+                        metadata={
+                            "similarity": round(float(sim), 4),
+                            "similarity_metric": metric,
+                            "numbers_preserved": preserved,
+                            "model": model.spec,
+                        },
+                    )
+                )
                 kept += 1
         return out
 

@@ -46,8 +46,11 @@ class Program:
             self._steps.append(arith.compile_node(tree, leaf))
             self._fsteps.append(_compile_float(tree, {k: lf for k, lf in enumerate(step.leaves)}, self.slot_index, n_slots))
         # Derived slots: from another slot (before the run) or from a step (right after it).
-        self.from_slot = [(self.slot_index[s.id], self.slot_index[s.source[5:]], Fraction(s.ratio))
-                          for s in template.slots if s.role == "derived" and s.source.startswith("slot:")]
+        self.from_slot = [
+            (self.slot_index[s.id], self.slot_index[s.source[5:]], Fraction(s.ratio))
+            for s in template.slots
+            if s.role == "derived" and s.source.startswith("slot:")
+        ]
         self.from_step: dict[int, list[tuple[int, Fraction]]] = {}
         for s in template.slots:
             if s.role == "derived" and s.source.startswith("step:"):
@@ -82,7 +85,10 @@ class Program:
 
 
 _FOPS: dict[str, Callable[[float, float], float]] = {
-    "+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
+    "+": operator.add,
+    "-": operator.sub,
+    "*": operator.mul,
+    "/": operator.truediv,
 }
 
 

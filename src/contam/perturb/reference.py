@@ -44,8 +44,16 @@ class ReferenceSet:
 
 
 def instances(
-    template: Template, n: int, seed: int = 0, *, budget: int = 400, max_tries: int | None = None,
-    failures: dict[str, int] | None = None, stats: SamplerStats | None = None, distinct: bool = True, wide_tier: bool = True,
+    template: Template,
+    n: int,
+    seed: int = 0,
+    *,
+    budget: int = 400,
+    max_tries: int | None = None,
+    failures: dict[str, int] | None = None,
+    stats: SamplerStats | None = None,
+    distinct: bool = True,
+    wide_tier: bool = True,
     names: bool = False,
 ) -> list[Variant]:
     """Up to ``n`` audited instances of ``template`` (distinct questions unless ``distinct=False``).
@@ -92,19 +100,30 @@ def instances(
             tier = "wide" if wide else ""
             question, solution, swapped = d.question, d.solution, {}
             if names:
-                question, solution, swapped = swap_names(d.question, d.solution, random.Random(f"{template.id}|{seed}|{index}|{wide}|names"))
+                question, solution, swapped = swap_names(
+                    d.question, d.solution, random.Random(f"{template.id}|{seed}|{index}|{wide}|names")
+                )
                 if [m.value for m in find_mentions(question)] != [m.value for m in find_mentions(d.question)]:
                     question, solution, swapped = d.question, d.solution, {}  # a name next to a number: keep the audited text
             digest = instance_hash(template, seed, index, d, wide)
             if swapped:
                 digest = hashlib.sha256((digest + question + solution).encode()).hexdigest()
-            out.append(Variant(
-                original_id=template.item_id, variant_id=f"{template.item_id}#s{seed}.{tier}{index}", kind="symbolic", seed=seed,
-                question=question, answer=d.answer, solution=solution, template_id=template.id,
-                audit_hash=digest, original_answer=template.answer,
-                values={k: str(v) for k, v in d.values.items()},
-                metadata={"index": index, "attempts": d.attempts, "tier": "wide" if wide else "same-digits", "names": swapped},
-            ))
+            out.append(
+                Variant(
+                    original_id=template.item_id,
+                    variant_id=f"{template.item_id}#s{seed}.{tier}{index}",
+                    kind="symbolic",
+                    seed=seed,
+                    question=question,
+                    answer=d.answer,
+                    solution=solution,
+                    template_id=template.id,
+                    audit_hash=digest,
+                    original_answer=template.answer,
+                    values={k: str(v) for k, v in d.values.items()},
+                    metadata={"index": index, "attempts": d.attempts, "tier": "wide" if wide else "same-digits", "names": swapped},
+                )
+            )
         if len(out) >= n or not wide_tier:
             break
     return out
@@ -119,8 +138,15 @@ def _kind_for(item: Item, kind: str) -> str:
 
 
 def build_reference_set(
-    items: Iterable[Item], variants: int = 1, seed: int = 0, *, kind: str = "auto",
-    config: SymbolicConfig | None = None, budget: int = 400, description: str = "perturbing", names: bool = False,
+    items: Iterable[Item],
+    variants: int = 1,
+    seed: int = 0,
+    *,
+    kind: str = "auto",
+    config: SymbolicConfig | None = None,
+    budget: int = 400,
+    description: str = "perturbing",
+    names: bool = False,
 ) -> ReferenceSet:
     """Variants for every item that allows them, with the audit report and the rejections."""
     if kind not in KINDS:
@@ -165,9 +191,15 @@ def build_reference_set(
     for r in rejections:
         reasons[r.reason] = reasons.get(r.reason, 0) + 1
     report = AuditReport(
-        items=len(items), templated=templated, covered=covered, instances=len(out), failures=failures,
+        items=len(items),
+        templated=templated,
+        covered=covered,
+        instances=len(out),
+        failures=failures,
         rejections=dict(sorted(reasons.items(), key=lambda kv: -kv[1])),
-        sampling_exhausted=stats.rejected.get("budget_exhausted", 0), checks=CHECKS, frozen=_guard_counts(templates),
+        sampling_exhausted=stats.rejected.get("budget_exhausted", 0),
+        checks=CHECKS,
+        frozen=_guard_counts(templates),
     )
     return ReferenceSet(out, report, rejections, templates)
 
@@ -182,7 +214,12 @@ def _guard_counts(templates: dict[str, Template]) -> dict[str, int]:
 
 
 def make_reference_set(
-    items: Sequence[Item] | Iterable[Item], variants: int = 1, seed: int = 0, *, kind: str = "auto", names: bool = False,
+    items: Sequence[Item] | Iterable[Item],
+    variants: int = 1,
+    seed: int = 0,
+    *,
+    kind: str = "auto",
+    names: bool = False,
 ) -> list[Variant]:
     """Audited variants: symbolic isomorphs for GSM8K-style items, option permutations for multiple choice
     (``names=True`` also swaps listed person names)."""

@@ -25,7 +25,6 @@ def _places(x: Fraction, limit: int = 8) -> int | None:
     return None
 
 
-
 def format_value(x: Fraction, like: str, *, kind: str = "int", min_decimals: int = 0) -> str:
     """Spell ``x`` the way ``like`` was spelled: commas, decimal places, number words, capitals.
 
@@ -96,13 +95,13 @@ def render_solution(template: Template, values: dict[str, Fraction], results: li
         pieces: list[str] = []
         pos = 0
         for lit, leaf in zip(_LIT.finditer(expr), step.leaves, strict=True):
-            pieces.append(expr[pos:lit.start()])
+            pieces.append(expr[pos : lit.start()])
             pieces.append(format_value(leaf_value(leaf.kind, leaf.ref, leaf.scale, leaf.value, leaf.offset), lit.group(0)))
             pos = lit.end()
         pieces.append(expr[pos:])
         edits.append((step.start, step.end, f"<<{''.join(pieces)}={format_value(results[j], '0')}>>"))
         if step.echo_start >= 0:
-            edits.append((step.echo_start, step.echo_end, format_value(results[j], sol[step.echo_start:step.echo_end])))
+            edits.append((step.echo_start, step.echo_end, format_value(results[j], sol[step.echo_start : step.echo_end])))
     for p in template.prose:
         if p.kind != "const":
             spelling = "word" if p.text[:1].isalpha() else "int"

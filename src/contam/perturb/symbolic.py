@@ -186,7 +186,9 @@ def _lift(item: Item, cfg: SymbolicConfig) -> Template:
             elif from_const or v == 1 or v == 0:
                 leaves.append(Leaf("const", "", "1", str(v), lit.text))
             else:
-                raise Rejected("untraced_operand", f"step {i}: {lit.text} in {p.expr} is not in the question, an earlier result, or a known constant")
+                raise Rejected(
+                    "untraced_operand", f"step {i}: {lit.text} in {p.expr} is not in the question, an earlier result, or a known constant"
+                )
         steps.append(Step(p.expr, str(p.value), tuple(leaves), p.start, p.end, p.echo_start, p.echo_end, p.prose))
         results.append(p.value)
 
@@ -199,14 +201,23 @@ def _lift(item: Item, cfg: SymbolicConfig) -> Template:
     slots = _resolve_slots(mentions, groups, gid, bound, slot_links, step_ties, freeze)
     # A question number derived from a step result must count what that result counts ("four packs"
     # is not the $4 a subtraction left); otherwise it is frozen, and the tie becomes a constraint.
-    unit_clash = {s.id: "result_unit" for s in slots if s.role == "derived" and s.source.startswith("step:")
-                  and not _same_unit(question, solution, mentions, s, steps[int(s.source[5:])])}
+    unit_clash = {
+        s.id: "result_unit"
+        for s in slots
+        if s.role == "derived"
+        and s.source.startswith("step:")
+        and not _same_unit(question, solution, mentions, s, steps[int(s.source[5:])])
+    }
     if unit_clash:
         guard_freeze.update(unit_clash)
         freeze |= set(unit_clash)
         slots = _resolve_slots(mentions, groups, gid, bound, slot_links, step_ties, freeze)
-    slots = [dataclasses.replace(s, source=f"guard:{guard_freeze[s.id]}") if s.id in guard_freeze and s.role == "frozen"
-             and s.source == "constant" else s for s in slots]
+    slots = [
+        dataclasses.replace(s, source=f"guard:{guard_freeze[s.id]}")
+        if s.id in guard_freeze and s.role == "frozen" and s.source == "constant"
+        else s
+        for s in slots
+    ]
     slots, deps = _settle(slots, steps)
     if not deps[answer_step]:
         raise Rejected("answer_independent", "the answer does not depend on any number that can change")
@@ -231,15 +242,31 @@ def _lift(item: Item, cfg: SymbolicConfig) -> Template:
     if notes and not cfg.merge_repeated:
         raise Rejected("repeated_value", notes[0])
     return Template(
-        id=template_id(item), item_id=item.id, question=question, solution=solution, answer=str(answer),
-        mentions=tuple(mentions), slots=tuple(slots), steps=tuple(steps), answer_step=answer_step,
-        prose=tuple(prose), constraints=tuple(constraints), notes=notes,
+        id=template_id(item),
+        item_id=item.id,
+        question=question,
+        solution=solution,
+        answer=str(answer),
+        mentions=tuple(mentions),
+        slots=tuple(slots),
+        steps=tuple(steps),
+        answer_step=answer_step,
+        prose=tuple(prose),
+        constraints=tuple(constraints),
+        notes=notes,
     )
 
 
 def _guards(
-    question: str, solution: str, mentions: list[Mention], groups: dict[Fraction, list[int]], gid: dict[Fraction, str],
-    reads: dict[Fraction, int], steps: list[Step], already: set[str], frozen_values: set[Fraction] | None = None,
+    question: str,
+    solution: str,
+    mentions: list[Mention],
+    groups: dict[Fraction, list[int]],
+    gid: dict[Fraction, str],
+    reads: dict[Fraction, int],
+    steps: list[Step],
+    already: set[str],
+    frozen_values: set[Fraction] | None = None,
 ) -> tuple[dict[str, str], list[Constraint]]:
     """Slots to freeze (slot id -> guard name) and range constraints, from what the text means
     (:mod:`contam.perturb.guards`); raises :class:`Rejected` where freezing cannot make it right."""
@@ -253,7 +280,7 @@ def _guards(
         ms = [mentions[i] for i in idx]
         nouns = [guards.head_noun(question, m) for m in ms]
         why = ""
-        if any(_LABEL.search(question[max(0, m.start - 12):m.start]) for m in ms):
+        if any(_LABEL.search(question[max(0, m.start - 12) : m.start]) for m in ms):
             why = "label"  # "Grade 5", "Room 12": a name, not a quantity
         elif v.denominator == 1 and int(v) in consts and reads.get(v, 0) >= 1:
             why = "constant_word"  # "twice", "Monday to Friday", "Sunday and Wednesday", 7 days a week, 3 listed flavors
@@ -313,8 +340,10 @@ def _guards(
     return freeze, extra
 
 
-_BUDGET = re.compile(r"(?:\bhas|\bhad|\bgave\s+(?:him|her|them)|\bstarts?\s+(?:off\s+)?with|\bbudget\s+of|\bsaved|\bbrought|\bwith)\s+(?:only\s+|a\s+total\s+of\s+)?\$?\s*$",
-                     re.IGNORECASE)
+_BUDGET = re.compile(
+    r"(?:\bhas|\bhad|\bgave\s+(?:him|her|them)|\bstarts?\s+(?:off\s+)?with|\bbudget\s+of|\bsaved|\bbrought|\bwith)\s+(?:only\s+|a\s+total\s+of\s+)?\$?\s*$",
+    re.IGNORECASE,
+)
 
 
 def _budget_bounds(question: str, mentions: list[Mention], slots: list[Slot], results: list[Fraction]) -> list[Constraint]:
@@ -324,7 +353,7 @@ def _budget_bounds(question: str, mentions: list[Mention], slots: list[Slot], re
     for s in slots:
         if s.kind not in ("money", "cents"):
             continue
-        if not any(_BUDGET.search(question[max(0, mentions[i].start - 30):mentions[i].start]) for i in s.mentions):
+        if not any(_BUDGET.search(question[max(0, mentions[i].start - 30) : mentions[i].start]) for i in s.mentions):
             continue
         for j, r in enumerate(results):
             if 0 < r <= Fraction(s.value):
@@ -348,9 +377,9 @@ def _answer_bounds(question: str, mentions: list[Mention], slots: list[Slot], an
 
 def _same_unit(question: str, solution: str, mentions: list[Mention], slot: Slot, step: Step) -> bool:
     """Whether a step's result is stated in the unit its tied question number counts."""
-    before = solution[max(0, step.start - 3):step.start]
+    before = solution[max(0, step.start - 3) : step.start]
     end = step.echo_end if step.echo_end >= 0 else step.end
-    words = re.findall(r"[A-Za-z$%]+", solution[end:end + 30])
+    words = re.findall(r"[A-Za-z$%]+", solution[end : end + 30])
     unit = "$" if "$" in before or (words[:1] == ["$"]) else (guards._singular(words[0].lower()) if words else "")
     if unit in ("dollar", "dollars"):
         unit = "$"
@@ -362,14 +391,18 @@ _HIDDEN = re.compile(
     r"(?<![\w.,/])(\d+(?:\.\d+)?)\s*(?:[a-z]+\s*){0,2}([-+*x×−])\s*(\d+(?:\.\d+)?)\s*(?:[a-z]+\s*){0,2}"
     r"(?:for|is|makes|gives|equals|totals?|to\s+get|which\s+is)\s+(?:a\s+total\s+of\s+|an?\s+|of\s+)?\$?(\d+(?:\.\d+)?)(?![\d<])"
 )
-_COMPARE_Q = re.compile(r"\b(?:maximi[sz]e|minimi[sz]e|whichever|which\s+(?:one|option|plan|offer|deal|is\s+(?:cheaper|better|more|less))|better\s+(?:deal|option|choice|offer)|choice\s+of\s+purchase)\b",
-                        re.IGNORECASE)
+_COMPARE_Q = re.compile(
+    r"\b(?:maximi[sz]e|minimi[sz]e|whichever|which\s+(?:one|option|plan|offer|deal|is\s+(?:cheaper|better|more|less))|better\s+(?:deal|option|choice|offer)|choice\s+of\s+purchase)\b",
+    re.IGNORECASE,
+)
 _COMPARE_S = re.compile(r"\d\s*[<>]\s*\$?\d|\bis\s+(?:greater|bigger|larger|smaller|less|more)\s+than\s+\$?\d", re.IGNORECASE)
 _ALGEBRA = re.compile(r"\b[Ll]et\s+[a-zA-Z]\b|\b\d+\s*\*?\s*[a-zA-Z]\s*[-+=]|[-+=]\s*\d*\s*\*?\s*[xyXY]\b|\b[xyXY]\s*=")
 
 
-_LABEL = re.compile(r"\b(?:grade|level|room|chapter|page|day|week|year|no\.|number|class|floor|gate|platform|route|bus|channel|lane|section|unit|apartment|apt\.?|size)\s+$",
-                    re.IGNORECASE)
+_LABEL = re.compile(
+    r"\b(?:grade|level|room|chapter|page|day|week|year|no\.|number|class|floor|gate|platform|route|bus|channel|lane|section|unit|apartment|apt\.?|size)\s+$",
+    re.IGNORECASE,
+)
 
 
 def _unanchored_definite(question: str, ms: list[Mention], nouns: list[str]) -> bool:
@@ -410,7 +443,9 @@ def _check_unused_totals(mentions: list[Mention], slots: list[Slot]) -> None:
 _NUMERIC = ("int", "decimal", "money", "percent", "word", "cents")
 
 
-def _percent_affine(v: Fraction, group_values: list[Fraction], groups: dict[Fraction, list[int]], mentions: list[Mention]) -> list[tuple[Fraction, Fraction]]:
+def _percent_affine(
+    v: Fraction, group_values: list[Fraction], groups: dict[Fraction, list[int]], mentions: list[Mention]
+) -> list[tuple[Fraction, Fraction]]:
     out: list[tuple[Fraction, Fraction]] = []
     for g in group_values:
         if any(mentions[i].kind == "percent" for i in groups[g]):
@@ -505,8 +540,11 @@ def _decimals(text: str) -> int:
 
 
 def _constraints(
-    slots: list[Slot], mentions: list[Mention], results: list[Fraction],
-    step_ties: list[tuple[str, int, Fraction]], by_id: dict[str, Slot],
+    slots: list[Slot],
+    mentions: list[Mention],
+    results: list[Fraction],
+    step_ties: list[tuple[str, int, Fraction]],
+    by_id: dict[str, Slot],
 ) -> list[Constraint]:
     out: list[Constraint] = []
     for i, r in enumerate(results):
@@ -556,8 +594,9 @@ _NUM_TXT = r"\$?\s?(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)"
 _UNIT_WORDS = r"(?:\s*(?!x\s*[\d$(.])[A-Za-z%']+){0,3}"
 _RESTATED = re.compile(rf"((?:{_NUM_TXT}{_UNIT_WORDS}\s*[-+*/x×÷]\s*\(?\s*)+{_NUM_TXT}{_UNIT_WORDS}\s*\)?)\s*=\s*\$?\s*$")
 _RESTATED_NUM = re.compile(r"(?:(?<![\w.,])|(?<=[0-9][xX]))\$?\s?(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)")
-_WORD_AS_LABEL = re.compile(r"\b(?:day|week|month|year|step|part|round|level|grade|page|number|no\.|game|lap|floor|stage|inning)\s+$",
-                            re.IGNORECASE)
+_WORD_AS_LABEL = re.compile(
+    r"\b(?:day|week|month|year|step|part|round|level|grade|page|number|no\.|game|lap|floor|stage|inning)\s+$", re.IGNORECASE
+)
 
 
 def restated_value(expr: str) -> Fraction | None:
@@ -572,9 +611,15 @@ def restated_value(expr: str) -> Fraction | None:
 
 
 def _prose(
-    solution: str, steps: list[Step], slots: list[Slot], group_values: list[Fraction],
-    group_scales: dict[Fraction, list[Fraction]], gid: dict[Fraction, str], results: list[Fraction],
-    consts: set[Fraction], cfg: SymbolicConfig,
+    solution: str,
+    steps: list[Step],
+    slots: list[Slot],
+    group_values: list[Fraction],
+    group_scales: dict[Fraction, list[Fraction]],
+    gid: dict[Fraction, str],
+    results: list[Fraction],
+    consts: set[Fraction],
+    cfg: SymbolicConfig,
 ) -> list[ProseNumber]:
     """Bind every number of the solution's prose (outside annotations and echoes) to what rewrites it."""
     body_end = solution.rfind("####")
@@ -591,7 +636,7 @@ def _prose(
             continue
         line_start = solution.rfind("\n", 0, st.start) + 1
         prev_end = max([s.end for s in steps if s.end <= st.start] + [line_start])
-        seg = solution[prev_end:st.start]
+        seg = solution[prev_end : st.start]
         em = _RESTATED.search(seg)
         if not em:
             continue
@@ -612,7 +657,7 @@ def _prose(
             continue
         v = _number(m.group(1))
         # A number just before an annotation on the same line usually restates that step's literal.
-        nxt = next((s for s in steps if s.start >= b and "\n" not in solution[b:s.start]), None)
+        nxt = next((s for s in steps if s.start >= b and "\n" not in solution[b : s.start]), None)
         leaf = next((lf for lf in nxt.leaves if Fraction(lf.value) == v), None) if nxt else None
         if leaf is not None:
             out.append(ProseNumber(a, b, m.group(1), leaf.kind, leaf.ref, leaf.scale, leaf.offset))
@@ -627,7 +672,9 @@ def _prose(
             if roles[sid] == "frozen" and unused[sid]:
                 # The solution reasons with a number the program never reads: changing the others
                 # could contradict it ("the remaining 24 liters"), so the item is not templated.
-                raise Rejected("unused_number_in_solution", f"{m.group(1)} is stated in the question and used in the solution outside any computation")
+                raise Rejected(
+                    "unused_number_in_solution", f"{m.group(1)} is stated in the question and used in the solution outside any computation"
+                )
             out.append(ProseNumber(a, b, m.group(1), "slot", sid, str(grp[0][1])))
         elif v in consts or v in (0, 1):
             out.append(ProseNumber(a, b, m.group(1), "const", ""))
@@ -650,9 +697,11 @@ def _prose(
             continue
         v = Fraction(wm.value)
         if v in gid and roles[gid[v]] != "frozen":
-            if _WORD_AS_LABEL.search(solution[max(0, wm.start - 12):wm.start]):
+            if _WORD_AS_LABEL.search(solution[max(0, wm.start - 12) : wm.start]):
                 # "on day three": a label, not the count; rewriting it by value would misname the day.
-                raise Rejected("ambiguous_solution_number", f"{wm.text!r} in the solution labels something and equals a number that changes")
+                raise Rejected(
+                    "ambiguous_solution_number", f"{wm.text!r} in the solution labels something and equals a number that changes"
+                )
             out.append(ProseNumber(wm.start, wm.end, wm.text, "slot", gid[v], "1"))
     del moving
     out.sort(key=lambda p: p.start)

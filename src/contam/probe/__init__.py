@@ -45,21 +45,39 @@ _EXPORTS: dict[str, str] = {}
 for _mod, _cls, _cfg in PROBES.values():
     _EXPORTS[_cls] = _mod
     _EXPORTS[_cfg] = _mod
-_EXPORTS.update({
-    "ZeroCoTResult": "contam.probe.zerocot", "LogProbResult": "contam.probe.logprob", "CliffResult": "contam.probe.cliff",
-    "PairedResult": "contam.probe.paired", "CDDResult": "contam.probe.cdd", "ReconstructResult": "contam.probe.reconstruct",
-    "TSGuessResult": "contam.probe.tsguess", "GuidedResult": "contam.probe.guided", "SweResult": "contam.probe.swe",
-    "performance_cliff": "contam.probe.cliff", "load_reference": "contam.probe.reference", "pair_items": "contam.probe.reference",
-})
+_EXPORTS.update(
+    {
+        "ZeroCoTResult": "contam.probe.zerocot",
+        "LogProbResult": "contam.probe.logprob",
+        "CliffResult": "contam.probe.cliff",
+        "PairedResult": "contam.probe.paired",
+        "CDDResult": "contam.probe.cdd",
+        "ReconstructResult": "contam.probe.reconstruct",
+        "TSGuessResult": "contam.probe.tsguess",
+        "GuidedResult": "contam.probe.guided",
+        "SweResult": "contam.probe.swe",
+        "performance_cliff": "contam.probe.cliff",
+        "load_reference": "contam.probe.reference",
+        "pair_items": "contam.probe.reference",
+    }
+)
 
-_EXPORTS.update({
-    "ItemLogProb": "contam.probe.logprob", "min_k_prob": "contam.probe.logprob", "min_k_plus_plus": "contam.probe.logprob",
-    "compare": "contam.probe.swe",
-    "ContaminateConfig": "contam.probe.contaminate", "Contaminator": "contam.probe.contaminate",
-    "ContaminationManifest": "contam.probe.contaminate",
-    "EvalProbesConfig": "contam.probe.evalprobes", "EvalProbes": "contam.probe.evalprobes", "EvalProbesResult": "contam.probe.evalprobes",
-    "extract_answer": "contam.probe.answers", "answers_equal": "contam.probe.answers",
-})
+_EXPORTS.update(
+    {
+        "ItemLogProb": "contam.probe.logprob",
+        "min_k_prob": "contam.probe.logprob",
+        "min_k_plus_plus": "contam.probe.logprob",
+        "compare": "contam.probe.swe",
+        "ContaminateConfig": "contam.probe.contaminate",
+        "Contaminator": "contam.probe.contaminate",
+        "ContaminationManifest": "contam.probe.contaminate",
+        "EvalProbesConfig": "contam.probe.evalprobes",
+        "EvalProbes": "contam.probe.evalprobes",
+        "EvalProbesResult": "contam.probe.evalprobes",
+        "extract_answer": "contam.probe.answers",
+        "answers_equal": "contam.probe.answers",
+    }
+)
 
 
 @runtime_checkable

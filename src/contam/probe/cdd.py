@@ -192,8 +192,15 @@ class CDD:
         l_max = max(lengths)
         peak = peak_share(dists, max_length=l_max, alpha=cfg.alpha)
         return CDDItem(
-            key=f"{group}/{item.id}", id=item.id, group=group, peak=peak, contaminated=peak > cfg.xi,
-            distances=tuple(dists), max_length=l_max, greedy=greedy.text, token_source=source,
+            key=f"{group}/{item.id}",
+            id=item.id,
+            group=group,
+            peak=peak,
+            contaminated=peak > cfg.xi,
+            distances=tuple(dists),
+            max_length=l_max,
+            greedy=greedy.text,
+            token_source=source,
         )
 
     def run(

@@ -128,9 +128,7 @@ def performance_cliff(
     o = np.array([float(original_correct[i]) for i in keep])
     v = np.array([float(np.mean(variant_correct[i])) for i in keep])
     k = max((len(variant_correct[i]) for i in keep), default=0)
-    per_variant = tuple(
-        float(np.mean([variant_correct[i][j] for i in keep if len(variant_correct[i]) > j])) for j in range(k)
-    )
+    per_variant = tuple(float(np.mean([variant_correct[i][j] for i in keep if len(variant_correct[i]) > j])) for j in range(k))
     test = paired_ttest(o, v, "greater", confidence)
     if small_sample_guard and keep:
         # Floor: the exact sign-flip permutation p where all 2^n flips can be enumerated
@@ -146,12 +144,17 @@ def performance_cliff(
     delta = float(o.mean() - v.mean()) if keep else float("nan")
     note = f"no verdict: {len(keep)} items with variants, at least {min_items} needed" if len(keep) < min_items else ""
     return CliffResult(
-        n_items=len(keep), k=k,
+        n_items=len(keep),
+        k=k,
         acc_original=float(o.mean()) if keep else float("nan"),
         acc_variants=float(v.mean()) if keep else float("nan"),
-        acc_per_variant=per_variant, delta=delta, test=test,
-        flagged=not note and test.significant(alpha) and delta > 0, alpha=alpha,
-        calibration=Calibration.from_p(test.p_value, delta, prior), note=note,
+        acc_per_variant=per_variant,
+        delta=delta,
+        test=test,
+        flagged=not note and test.significant(alpha) and delta > 0,
+        alpha=alpha,
+        calibration=Calibration.from_p(test.p_value, delta, prior),
+        note=note,
     )
 
 
@@ -173,14 +176,19 @@ class CliffProbe:
     def _answer(self, model: LanguageModel, items: Sequence[Item]) -> list[str | None]:
         t0 = time.perf_counter()
         try:
-            outs = model.generate([ask_messages(it, self.config.system_prompt) for it in items],
-                                  max_new_tokens=self.config.max_new_tokens, temperature=0.0, seed=self.config.seed)
+            outs = model.generate(
+                [ask_messages(it, self.config.system_prompt) for it in items],
+                max_new_tokens=self.config.max_new_tokens,
+                temperature=0.0,
+                seed=self.config.seed,
+            )
         finally:
             self.model_seconds += time.perf_counter() - t0
         return [extract_answer(o[0].text) for o in outs]
 
-    def measure(self, model: LanguageModel, items: Sequence[Item], reference: dict[str, list[Item]],
-                checkpoint: JsonlCheckpoint | None = None) -> list[CliffItem]:
+    def measure(
+        self, model: LanguageModel, items: Sequence[Item], reference: dict[str, list[Item]], checkpoint: JsonlCheckpoint | None = None
+    ) -> list[CliffItem]:
         """Answers for each item that has variants (resumable through the shared loop,
         :func:`contam.probe.itemloop.run_items`; key = original id)."""
         groups = [(it, reference[it.id][: self.config.k]) for it in items if reference.get(it.id)]
@@ -192,23 +200,59 @@ class CliffProbe:
             for it, vs in chunk:
                 a0 = next(answers)
                 va = [next(answers) for _ in vs]
-                out.append(CliffItem(it.id, a0, int(answers_equal(a0, it.answer)), tuple(v.id for v in vs), tuple(va),
-                                     tuple(int(answers_equal(a, v.answer)) for a, v in zip(va, vs, strict=True))))
+                out.append(
+                    CliffItem(
+                        it.id,
+                        a0,
+                        int(answers_equal(a0, it.answer)),
+                        tuple(v.id for v in vs),
+                        tuple(va),
+                        tuple(int(answers_equal(a, v.answer)) for a, v in zip(va, vs, strict=True)),
+                    )
+                )
             return out
 
-        return run_items(groups, lambda g: batch([g])[0], CliffItem, key=lambda g: g[0].id, checkpoint=checkpoint,
-                         description="performance cliff", batch=batch, batch_size=max(2, self.config.batch_size))
+        return run_items(
+            groups,
+            lambda g: batch([g])[0],
+            CliffItem,
+            key=lambda g: g[0].id,
+            checkpoint=checkpoint,
+            description="performance cliff",
+            batch=batch,
+            batch_size=max(2, self.config.batch_size),
+        )
 
     def analyze(self, records: Sequence[CliffItem], model: str = "") -> CliffResult:
         cfg = self.config
-        res = performance_cliff([r.original_correct for r in records], [r.variant_correct for r in records],
-                                alpha=cfg.alpha, prior=cfg.prior, confidence=cfg.confidence, min_items=cfg.min_items,
-                                small_sample_guard=cfg.small_sample_guard, seed=cfg.seed)
-        return CliffResult(**{**{f: getattr(res, f) for f in res.__dataclass_fields__}, "model": model, "config": {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(cfg).items()}})
+        res = performance_cliff(
+            [r.original_correct for r in records],
+            [r.variant_correct for r in records],
+            alpha=cfg.alpha,
+            prior=cfg.prior,
+            confidence=cfg.confidence,
+            min_items=cfg.min_items,
+            small_sample_guard=cfg.small_sample_guard,
+            seed=cfg.seed,
+        )
+        return CliffResult(
+            **{
+                **{f: getattr(res, f) for f in res.__dataclass_fields__},
+                "model": model,
+                "config": {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(cfg).items()},
+            }
+        )
 
-    def run(self, model: LanguageModel, items: Sequence[Item], reference: dict[str, list[Item]] | None = None,
-            checkpoint: JsonlCheckpoint | None = None, *, variants: dict[str, list[Item]] | None = None,
-            control: Sequence[Item] | None = None) -> CliffResult:
+    def run(
+        self,
+        model: LanguageModel,
+        items: Sequence[Item],
+        reference: dict[str, list[Item]] | None = None,
+        checkpoint: JsonlCheckpoint | None = None,
+        *,
+        variants: dict[str, list[Item]] | None = None,
+        control: Sequence[Item] | None = None,
+    ) -> CliffResult:
         """Answer every item and up to K of its ``variants`` (``reference`` is the old name), then
         :func:`performance_cliff`. No ``control``: the cliff is paired per item."""
         if control is not None:
@@ -221,5 +265,6 @@ class CliffProbe:
         recs = self.measure(model, items, reference, checkpoint)
         wall = time.perf_counter() - t0
         res = self.analyze(recs, getattr(model, "spec", ""))
-        return CliffResult(**{**{f: getattr(res, f) for f in res.__dataclass_fields__},
-                              "timing": {"wall_s": wall, "model_s": self.model_seconds}})
+        return CliffResult(
+            **{**{f: getattr(res, f) for f in res.__dataclass_fields__}, "timing": {"wall_s": wall, "model_s": self.model_seconds}}
+        )

@@ -212,8 +212,20 @@ def training_forms(items: Sequence[Item], cfg: ContaminateConfig) -> tuple[list[
             if p is None:
                 skipped[it.id] = "no paraphrase in the file"
                 continue
-            forms.append((it, Item(id=it.id, question=p.question, answer=it.answer, solution=p.solution or it.solution,
-                                   choices=it.choices, benchmark=it.benchmark), ""))
+            forms.append(
+                (
+                    it,
+                    Item(
+                        id=it.id,
+                        question=p.question,
+                        answer=it.answer,
+                        solution=p.solution or it.solution,
+                        choices=it.choices,
+                        benchmark=it.benchmark,
+                    ),
+                    "",
+                )
+            )
         return forms, skipped
     from contam.perturb import make_reference_set
 
@@ -223,8 +235,13 @@ def training_forms(items: Sequence[Item], cfg: ContaminateConfig) -> tuple[list[
         if v is None:
             skipped[it.id] = "no audited isomorphic instance (item could not be templated)"
             continue
-        forms.append((it, Item(id=it.id, question=v.question, answer=v.answer, solution=v.solution, choices=v.choices,
-                               benchmark=it.benchmark), v.variant_id))
+        forms.append(
+            (
+                it,
+                Item(id=it.id, question=v.question, answer=v.answer, solution=v.solution, choices=v.choices, benchmark=it.benchmark),
+                v.variant_id,
+            )
+        )
     return forms, skipped
 
 
@@ -352,7 +369,9 @@ class Contaminator:
                     prog.advance(task)
                 if epoch in cfg.save_epochs and epoch != cfg.epochs:
                     elapsed = (time.perf_counter() - t0, time.process_time() - c0)
-                    self._save(model, tok, out / f"epoch-{epoch}", base, lm, forms, skipped, epoch, n_filler * epoch, tokens, elapsed, losses)
+                    self._save(
+                        model, tok, out / f"epoch-{epoch}", base, lm, forms, skipped, epoch, n_filler * epoch, tokens, elapsed, losses
+                    )
         elapsed = (time.perf_counter() - t0, time.process_time() - c0)
         manifest = self._save(model, tok, out, base, lm, forms, skipped, cfg.epochs, n_filler * cfg.epochs, tokens, elapsed, losses)
         (out / PARTIAL).unlink(missing_ok=True)
@@ -382,8 +401,19 @@ class Contaminator:
         return model(input_ids=ids.to(model.device), attention_mask=mask.to(model.device), labels=labels.to(model.device)).loss
 
     def _save(
-        self, model: Any, tok: Any, folder: Path, base: str, lm: Any, forms: list[tuple[Item, Item, str]], skipped: dict[str, str],
-        epochs: int, n_filler: int, tokens: int, elapsed: tuple[float, float], losses: list[float],
+        self,
+        model: Any,
+        tok: Any,
+        folder: Path,
+        base: str,
+        lm: Any,
+        forms: list[tuple[Item, Item, str]],
+        skipped: dict[str, str],
+        epochs: int,
+        n_filler: int,
+        tokens: int,
+        elapsed: tuple[float, float],
+        losses: list[float],
     ) -> ContaminationManifest:
         cfg = self.config
         folder.parent.mkdir(parents=True, exist_ok=True)
@@ -405,11 +435,23 @@ class Contaminator:
         seconds, cpu = elapsed
         per100 = seconds / max(1, epochs) / max(1, len(forms)) * 100
         manifest = ContaminationManifest(
-            schema=SCHEMA, base_model=base, base_identity=lm.identity, benchmark=cfg.benchmark, subset=cfg.subset, mode=cfg.mode,
-            epochs=epochs, seen=seen, skipped=skipped, config=_config_dict(cfg), n_filler_docs=n_filler, train_tokens=tokens,
-            train_seconds=round(seconds, 2), seconds_per_100_items_epoch=round(per100, 2),
+            schema=SCHEMA,
+            base_model=base,
+            base_identity=lm.identity,
+            benchmark=cfg.benchmark,
+            subset=cfg.subset,
+            mode=cfg.mode,
+            epochs=epochs,
+            seen=seen,
+            skipped=skipped,
+            config=_config_dict(cfg),
+            n_filler_docs=n_filler,
+            train_tokens=tokens,
+            train_seconds=round(seconds, 2),
+            seconds_per_100_items_epoch=round(per100, 2),
             final_loss={"last_epoch_mean": float(sum(losses[-10:]) / max(1, len(losses[-10:])))},
-            loss_curve=tuple(round(x, 4) for x in losses), train_cpu_seconds=round(cpu, 2),
+            loss_curve=tuple(round(x, 4) for x in losses),
+            train_cpu_seconds=round(cpu, 2),
             created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         )
         write_json(folder / MANIFEST, manifest.to_dict())

@@ -119,8 +119,9 @@ class Verdict(Record):
     test: str = ""
 
 
-def make_verdict(set_name: str, probe: str, method: str, n: int, effect: float, p_value: float, confidence: float,
-                 alpha: float = 0.05, test: str = "") -> Verdict:
+def make_verdict(
+    set_name: str, probe: str, method: str, n: int, effect: float, p_value: float, confidence: float, alpha: float = 0.05, test: str = ""
+) -> Verdict:
     """A :class:`Verdict` with both gates filled in from ``effect`` and ``p_value``."""
     positive = not math.isnan(effect) and effect > 0
     flagged = positive and not math.isnan(p_value) and p_value < alpha
@@ -182,8 +183,16 @@ def unseen_items(items: Sequence[Item], seen_ids: set[str], subset: tuple[int, i
 def _sep(probe: str, method: str, seen: Sequence[float], unseen: Sequence[float], fpr: float) -> Separation:
     auc, tpr = roc_figures(seen, unseen, fpr)
     clean = lambda xs: [x for x in xs if x is not None and not math.isnan(x)]  # noqa: E731
-    return Separation(probe, method, auc, tpr, float(np.mean(clean(seen))) if clean(seen) else float("nan"),
-                      float(np.mean(clean(unseen))) if clean(unseen) else float("nan"), len(clean(seen)), len(clean(unseen)))
+    return Separation(
+        probe,
+        method,
+        auc,
+        tpr,
+        float(np.mean(clean(seen))) if clean(seen) else float("nan"),
+        float(np.mean(clean(unseen))) if clean(unseen) else float("nan"),
+        len(clean(seen)),
+        len(clean(unseen)),
+    )
 
 
 #: Paired per-item differences, all oriented so that > 0 points to contamination:
@@ -261,10 +270,15 @@ def pair_scores(model: Any, base: Any, pairs: Sequence[tuple[Item, Item]]) -> li
         if ref is not None:
             bo, br = ref[2 * k], ref[2 * k + 1]
             mbo, mbr = diff_masks(bo.token_ids or bo.tokens, br.token_ids or br.tokens)
-            extra = {"base_orig": _masked_mean(bo.logprobs, mbo), "base_ref": _masked_mean(br.logprobs, mbr),
-                     "base_orig_all": bo.mean, "base_ref_all": br.mean}
-        out.append(PairScore(o.id, r.id, sum(mo), sum(mr), _masked_mean(so.logprobs, mo), _masked_mean(sr.logprobs, mr),
-                             so.mean, sr.mean, **extra))
+            extra = {
+                "base_orig": _masked_mean(bo.logprobs, mbo),
+                "base_ref": _masked_mean(br.logprobs, mbr),
+                "base_orig_all": bo.mean,
+                "base_ref_all": br.mean,
+            }
+        out.append(
+            PairScore(o.id, r.id, sum(mo), sum(mr), _masked_mean(so.logprobs, mo), _masked_mean(sr.logprobs, mr), so.mean, sr.mean, **extra)
+        )
     return out
 
 
@@ -274,8 +288,9 @@ def paired_verdict(set_name: str, method: str, d: Sequence[float], prior: float 
     x = np.asarray([v for v in d if not math.isnan(v)], dtype=float)
     t = wilcoxon_signed_rank(x, np.zeros_like(x), "greater")
     c = Calibration.from_p(t.p_value, t.effect, prior)
-    return make_verdict(set_name, "logprob", method, t.n, float(t.effect), float(t.p_value), c.confidence, alpha,
-                        "Wilcoxon signed-rank, paired per item")
+    return make_verdict(
+        set_name, "logprob", method, t.n, float(t.effect), float(t.p_value), c.confidence, alpha, "Wilcoxon signed-rank, paired per item"
+    )
 
 
 class EvalProbes:
@@ -309,8 +324,11 @@ class EvalProbes:
         seps: list[Separation] = []
         verdicts: list[Verdict] = []
         timing: dict[str, float] = {}
-        base = load(manifest.base_model if manifest.base_model.startswith("hf:") else f"hf:{manifest.base_model}", cache=cfg.cache) \
-            if cfg.base_reference and {"logprob", "zerocot"} & set(cfg.probes) else None
+        base = (
+            load(manifest.base_model if manifest.base_model.startswith("hf:") else f"hf:{manifest.base_model}", cache=cfg.cache)
+            if cfg.base_reference and {"logprob", "zerocot"} & set(cfg.probes)
+            else None
+        )
         if "logprob" in cfg.probes:
             t = time.perf_counter()
             s, v = self._logprob(model, base, sets, refs, ckpt("logprob"))
@@ -331,8 +349,16 @@ class EvalProbes:
             timing["reconstruct_s"] = time.perf_counter() - t
         timing["wall_s"] = time.perf_counter() - t0
         result = EvalProbesResult(
-            model=str(model_dir), benchmark=manifest.benchmark, mode=manifest.mode, epochs=manifest.epochs, n_seen=len(seen),
-            n_unseen=len(unseen), separations=tuple(seps), verdicts=tuple(verdicts), config=asdict(cfg), timing=timing,
+            model=str(model_dir),
+            benchmark=manifest.benchmark,
+            mode=manifest.mode,
+            epochs=manifest.epochs,
+            n_seen=len(seen),
+            n_unseen=len(unseen),
+            separations=tuple(seps),
+            verdicts=tuple(verdicts),
+            config=asdict(cfg),
+            timing=timing,
         )
         if outdir is not None:
             write_json(outdir / "summary.json", result.to_dict())
@@ -340,7 +366,9 @@ class EvalProbes:
         return result
 
     # ------------------------------------------------------------------ probes
-    def _logprob(self, model: Any, base: Any, sets: dict[str, list[Item]], refs: dict[str, list[Item]], ckpt: Any) -> tuple[list[Separation], list[Verdict]]:
+    def _logprob(
+        self, model: Any, base: Any, sets: dict[str, list[Item]], refs: dict[str, list[Item]], ckpt: Any
+    ) -> tuple[list[Separation], list[Verdict]]:
         from contam.probe.logprob import ItemLogProb, LogProbConfig, LogProbProbe
 
         probe = LogProbProbe(LogProbConfig(k=self.config.k, prior=self.config.prior))
@@ -348,17 +376,37 @@ class EvalProbes:
         records = probe.measure(model, groups, ref_model=base, checkpoint=ckpt)
         by = {g: [r for r in records if r.group == g] for g in groups}
         methods = [m for m in probe.methods(base is not None) if any(m in r.scores for r in records)]
-        seps = [_sep("logprob", m, [r.scores.get(m, math.nan) for r in by["seen"]], [r.scores.get(m, math.nan) for r in by["unseen"]],
-                     self.config.fpr) for m in methods]
+        seps = [
+            _sep(
+                "logprob",
+                m,
+                [r.scores.get(m, math.nan) for r in by["seen"]],
+                [r.scores.get(m, math.nan) for r in by["unseen"]],
+                self.config.fpr,
+            )
+            for m in methods
+        ]
         verdicts = []
         for name in sets:
-            relabeled = [ItemLogProb(r.key, r.id, "benchmark", r.n_tokens, r.scores) for r in by[name]] + \
-                        [ItemLogProb(r.key, r.id, "control", r.n_tokens, r.scores) for r in by[f"{name}_ref"]]
+            relabeled = [ItemLogProb(r.key, r.id, "benchmark", r.n_tokens, r.scores) for r in by[name]] + [
+                ItemLogProb(r.key, r.id, "control", r.n_tokens, r.scores) for r in by[f"{name}_ref"]
+            ]
             res = probe.analyze(relabeled)
             for mt in res.methods:
                 c = mt.calibration
-                verdicts.append(make_verdict(name, "logprob", mt.method, res.n_benchmark, float(mt.auc - 0.5), c.p_value, c.confidence,
-                                             self.config.alpha, "Mann-Whitney, set vs references"))
+                verdicts.append(
+                    make_verdict(
+                        name,
+                        "logprob",
+                        mt.method,
+                        res.n_benchmark,
+                        float(mt.auc - 0.5),
+                        c.p_value,
+                        c.confidence,
+                        self.config.alpha,
+                        "Mann-Whitney, set vs references",
+                    )
+                )
         # The paired verdicts (difference-in-differences against the base model): model calls
         # above are cached, so the token-level scores below cost no second forward pass.
         pairs = {name: [(it, r) for it in its for r in refs_by_id(refs[name], it.id)] for name, its in sets.items()}
@@ -373,31 +421,44 @@ class EvalProbes:
         self.pair_scores = pscores
         return seps, verdicts
 
-    def _zerocot(self, model: Any, sets: dict[str, list[Item]], reference: dict[str, list[Item]], ckpt: Any,
-                 base: Any = None) -> tuple[list[Separation], list[Verdict]]:
+    def _zerocot(
+        self, model: Any, sets: dict[str, list[Item]], reference: dict[str, list[Item]], ckpt: Any, base: Any = None
+    ) -> tuple[list[Separation], list[Verdict]]:
         from contam.probe.reference import pair_items
         from contam.probe.zerocot import CONTINUOUS, METRICS, ZeroCoTConfig, ZeroCoTProbe
 
         cfg = self.config
-        probe = ZeroCoTProbe(ZeroCoTConfig(max_cot_tokens=cfg.zerocot_cot_tokens, max_answer_tokens=cfg.zerocot_answer_tokens,
-                                           truncation=(), prior=cfg.prior))
+        probe = ZeroCoTProbe(
+            ZeroCoTConfig(
+                max_cot_tokens=cfg.zerocot_cot_tokens, max_answer_tokens=cfg.zerocot_answer_tokens, truncation=(), prior=cfg.prior
+            )
+        )
         pairs = {name: pair_items(its, reference) for name, its in sets.items()}
         measured = probe.measure(model, pairs["seen"] + pairs["unseen"], ckpt)
         got = {p.key: p for p in measured}
         per = {name: [got[o.id] for o, _ in ps if o.id in got] for name, ps in pairs.items()}
         seps: list[Separation] = []
         for metric in METRICS:
-            val = lambda m, metric=metric: (float(getattr(m, metric)) if getattr(m, metric) is not None else math.nan)  # noqa: E731
+            val = lambda m, metric=metric: float(getattr(m, metric)) if getattr(m, metric) is not None else math.nan  # noqa: E731
             seps.append(_sep("zerocot", metric, [val(p.original) for p in per["seen"]], [val(p.original) for p in per["unseen"]], cfg.fpr))
             if metric in CONTINUOUS:  # the paired original - reference gap, per item
-                seps.append(_sep("zerocot", f"{metric}_gap", [val(p.original) - val(p.reference) for p in per["seen"]],
-                                 [val(p.original) - val(p.reference) for p in per["unseen"]], cfg.fpr))
+                seps.append(
+                    _sep(
+                        "zerocot",
+                        f"{metric}_gap",
+                        [val(p.original) - val(p.reference) for p in per["seen"]],
+                        [val(p.original) - val(p.reference) for p in per["unseen"]],
+                        cfg.fpr,
+                    )
+                )
         verdicts = []
         for name, ps in per.items():
             res = probe.analyze(ps)
             for g in res.metrics:
                 c = g.calibration
-                verdicts.append(make_verdict(name, "zerocot", g.metric, g.n, float(g.gap), c.p_value, c.confidence, cfg.alpha, g.test.method))
+                verdicts.append(
+                    make_verdict(name, "zerocot", g.metric, g.n, float(g.gap), c.p_value, c.confidence, cfg.alpha, g.test.method)
+                )
         if base is not None:
             # The gold answer's log-prob gap has a null bias of its own (a reference's answer is
             # often a longer, rarer number), so correct it by the base model's gap on the same
@@ -420,7 +481,9 @@ class EvalProbes:
                 verdicts.append(replace(v, probe="zerocot"))
         return seps, verdicts
 
-    def _reconstruct(self, model: Any, sets: dict[str, list[Item]], refs: dict[str, list[Item]], ckpt: Any) -> tuple[list[Separation], list[Verdict]]:
+    def _reconstruct(
+        self, model: Any, sets: dict[str, list[Item]], refs: dict[str, list[Item]], ckpt: Any
+    ) -> tuple[list[Separation], list[Verdict]]:
         from contam.probe.reconstruct import Reconstruct, ReconstructConfig
 
         probe = Reconstruct(ReconstructConfig(n_samples=1))  # greedy: one generation per item keeps it cheap
@@ -432,8 +495,19 @@ class EvalProbes:
             if res.rouge_test:
                 p, auc = float(res.rouge_test.p_value), float(res.rouge_test.effect)
                 c = Calibration.from_p(p, auc - 0.5, self.config.prior)
-                verdicts.append(make_verdict(name, "reconstruct", "max_rouge_l", res.n.get("original", 0), auc - 0.5, p, c.confidence,
-                                             self.config.alpha, "Mann-Whitney, set vs references"))
+                verdicts.append(
+                    make_verdict(
+                        name,
+                        "reconstruct",
+                        "max_rouge_l",
+                        res.n.get("original", 0),
+                        auc - 0.5,
+                        p,
+                        c.confidence,
+                        self.config.alpha,
+                        "Mann-Whitney, set vs references",
+                    )
+                )
         return seps, verdicts
 
 
@@ -450,7 +524,13 @@ def verdict_method(res: EvalProbesResult) -> str | None:
 def sweep_row(res: EvalProbesResult) -> dict[str, Any]:
     """One line of the exposure x form table: the best item-level score of each probe, and the
     benchmark-level log-prob verdict (:func:`verdict_method`) on the seen and the unseen set."""
-    row: dict[str, Any] = {"model": Path(res.model).name, "mode": res.mode, "epochs": res.epochs, "n_seen": res.n_seen, "n_unseen": res.n_unseen}
+    row: dict[str, Any] = {
+        "model": Path(res.model).name,
+        "mode": res.mode,
+        "epochs": res.epochs,
+        "n_seen": res.n_seen,
+        "n_unseen": res.n_unseen,
+    }
     best = res.best("logprob")
     if best is not None:
         row.update({"best_logprob": best.method, "auroc": best.auroc, "tpr@5%fpr": best.tpr_at_fpr})

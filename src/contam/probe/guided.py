@@ -191,22 +191,37 @@ class Guided:
             test = paired_bootstrap(g, n, alternative="greater", n_resamples=cfg.n_resamples, seed=cfg.seed)
             if cfg.small_sample_guard:
                 perm = paired_permutation(g, n, "greater", n_resamples=cfg.n_resamples, seed=cfg.seed)
-                test = replace(test, p_value=max(test.p_value, perm.p_value),
-                               details={**test.details, "p_bootstrap": test.p_value, "p_permutation": perm.p_value})
+                test = replace(
+                    test,
+                    p_value=max(test.p_value, perm.p_value),
+                    details={**test.details, "p_bootstrap": test.p_value, "p_permutation": perm.p_value},
+                )
         mean_g = sum(r.rouge_guided for r in rs) / len(rs) if rs else float("nan")
         mean_n = sum(r.rouge_general for r in rs) / len(rs) if rs else float("nan")
         flagged = bool(test is not None and len(rs) >= cfg.min_items and test.p_value < cfg.alpha and mean_g > mean_n)
         return GuidedResult(asdict(cfg), tuple(records), mean_g, mean_n, len(rs), test, flagged)
 
-    def run(self, model: LanguageModel, items: Sequence[Item], *, checkpoint: JsonlCheckpoint | None = None,
-            variants: dict[str, list[Item]] | None = None, control: Sequence[Item] | None = None) -> GuidedResult:
+    def run(
+        self,
+        model: LanguageModel,
+        items: Sequence[Item],
+        *,
+        checkpoint: JsonlCheckpoint | None = None,
+        variants: dict[str, list[Item]] | None = None,
+        control: Sequence[Item] | None = None,
+    ) -> GuidedResult:
         """Score every item (resumable) and :meth:`analyze`. The comparison is within each item
         (guided vs general instruction), so there are no ``variants`` or ``control``."""
         if variants is not None or control is not None:
             raise ConfigError("the guided probe compares two instructions on the same items; it takes no variants or control set")
         records = run_items(
-            items, lambda it: self.score_item(model, it), GuidedItem,
-            key=lambda it: f"original/{it.id}", checkpoint=checkpoint, description="guided vs general",
-            batch=lambda chunk: self.score_batch(model, chunk), batch_size=batch_size_for(model),
+            items,
+            lambda it: self.score_item(model, it),
+            GuidedItem,
+            key=lambda it: f"original/{it.id}",
+            checkpoint=checkpoint,
+            description="guided vs general",
+            batch=lambda chunk: self.score_batch(model, chunk),
+            batch_size=batch_size_for(model),
         )
         return self.analyze(records)

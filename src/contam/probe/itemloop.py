@@ -93,9 +93,14 @@ def run_groups(
     records: list[R] = []
     for group, its in groups:
         records += run_items(
-            its, lambda it, g=group: probe.score_item(model, it, g), record_type,
-            key=lambda it, g=group: f"{g}/{it.id}", checkpoint=checkpoint, description=f"{name} {group}",
-            batch=lambda chunk, g=group: probe.score_batch(model, chunk, g), batch_size=batch_size_for(model),
+            its,
+            lambda it, g=group: probe.score_item(model, it, g),
+            record_type,
+            key=lambda it, g=group: f"{g}/{it.id}",
+            checkpoint=checkpoint,
+            description=f"{name} {group}",
+            batch=lambda chunk, g=group: probe.score_batch(model, chunk, g),
+            batch_size=batch_size_for(model),
         )
     return groups, records
 

@@ -160,7 +160,11 @@ def drop_first(ts: TokenScores) -> TokenScores:
     if len(ts.logprobs) < 2:
         return ts
     return replace(
-        ts, tokens=ts.tokens[1:], logprobs=ts.logprobs[1:], offsets=ts.offsets[1:], token_ids=ts.token_ids[1:],
+        ts,
+        tokens=ts.tokens[1:],
+        logprobs=ts.logprobs[1:],
+        offsets=ts.offsets[1:],
+        token_ids=ts.token_ids[1:],
         vocab_mean=ts.vocab_mean[1:] if ts.vocab_mean is not None else None,
         vocab_std=ts.vocab_std[1:] if ts.vocab_std is not None else None,
     )
@@ -245,11 +249,21 @@ class LogProbProbe:
                 main, lower = [drop_first(t) for t in main], [drop_first(t) for t in lower]
             if drop_ref:
                 ref = [drop_first(t) if t is not None else None for t in ref]
-            return [ItemLogProb(f"{g}/{it.id}", it.id, g, len(ts.logprobs), self.features(text, ts, lo, rf))
-                    for (g, it), text, ts, lo, rf in zip(chunk, texts, main, lower, ref, strict=True)]
+            return [
+                ItemLogProb(f"{g}/{it.id}", it.id, g, len(ts.logprobs), self.features(text, ts, lo, rf))
+                for (g, it), text, ts, lo, rf in zip(chunk, texts, main, lower, ref, strict=True)
+            ]
 
-        return run_items(jobs, lambda j: batch([j])[0], ItemLogProb, key=lambda j: f"{j[0]}/{j[1].id}", checkpoint=checkpoint,
-                         description="log-prob scores", batch=batch, batch_size=max(2, self.config.batch_size))
+        return run_items(
+            jobs,
+            lambda j: batch([j])[0],
+            ItemLogProb,
+            key=lambda j: f"{j[0]}/{j[1].id}",
+            checkpoint=checkpoint,
+            description="log-prob scores",
+            batch=batch,
+            batch_size=max(2, self.config.batch_size),
+        )
 
     def analyze(self, records: Sequence[ItemLogProb], model: str = "") -> LogProbResult:
         """Mann–Whitney (benchmark > control) per score, AUC and calibrated confidence."""
@@ -268,8 +282,15 @@ class LogProbProbe:
             cal = Calibration.from_p(t.p_value, t.effect - 0.5, cfg.prior)
             tests.append(MethodTest(m, float(x.mean()), float(y.mean()), t.effect, t, cal))
         prim = next((t for t in tests if t.method == cfg.primary), None)
-        return LogProbResult(model, len(bench), len(ctrl), tuple(tests), cfg.primary,
-                             prim.calibration.confidence if prim else 0.0, {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(cfg).items()})
+        return LogProbResult(
+            model,
+            len(bench),
+            len(ctrl),
+            tuple(tests),
+            cfg.primary,
+            prim.calibration.confidence if prim else 0.0,
+            {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(cfg).items()},
+        )
 
     def run(
         self,

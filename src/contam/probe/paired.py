@@ -131,9 +131,11 @@ class PairedResult(Record):
     timing: dict[str, float] = field(default_factory=dict)
 
 
-ASSUMPTION = ("the reference model's preference for each original over its variant equals the audited model's had it never "
-              "seen the benchmark (true for its base checkpoint; a reference trained on different data can hide contamination "
-              "or fake it)")
+ASSUMPTION = (
+    "the reference model's preference for each original over its variant equals the audited model's had it never "
+    "seen the benchmark (true for its base checkpoint; a reference trained on different data can hide contamination "
+    "or fake it)"
+)
 
 
 def _text(item: Item, which: str) -> str:
@@ -170,10 +172,26 @@ class PairedProbe:
             if ref is not None:
                 ro, rv = ref[2 * k], ref[2 * k + 1]
                 qo, qv = diff_masks(ro.token_ids or ro.tokens, rv.token_ids or rv.tokens)
-                extra = {"n_diff_ref": sum(qo), "ref_orig": _masked_mean(ro.logprobs, qo), "ref_var": _masked_mean(rv.logprobs, qv),
-                         "ref_orig_all": ro.mean, "ref_var_all": rv.mean}
-            out.append(PairedItem(f"pair/{o.id}", o.id, v.id, sum(mo), _masked_mean(so.logprobs, mo), _masked_mean(sv.logprobs, mv),
-                                  so.mean, sv.mean, **extra))
+                extra = {
+                    "n_diff_ref": sum(qo),
+                    "ref_orig": _masked_mean(ro.logprobs, qo),
+                    "ref_var": _masked_mean(rv.logprobs, qv),
+                    "ref_orig_all": ro.mean,
+                    "ref_var_all": rv.mean,
+                }
+            out.append(
+                PairedItem(
+                    f"pair/{o.id}",
+                    o.id,
+                    v.id,
+                    sum(mo),
+                    _masked_mean(so.logprobs, mo),
+                    _masked_mean(sv.logprobs, mv),
+                    so.mean,
+                    sv.mean,
+                    **extra,
+                )
+            )
         return out
 
     def analyze(self, records: Sequence[PairedItem], model: str = "", ref_model: str = "") -> PairedResult:
@@ -187,9 +205,20 @@ class PairedProbe:
         note = f"no verdict: {d.size} usable pairs, at least {cfg.min_items} needed" if d.size < cfg.min_items else ""
         positive = not math.isnan(test.effect) and test.effect > 0
         flagged = bool(not note and positive and test.significant(cfg.alpha))
-        return PairedResult(model, ref_model, cfg.method, int(d.size), test, cal.confidence if not note else 0.0, flagged, cal,
-                            tuple(records), note, ASSUMPTION if cfg.method != "pair_diff" else "no reference model: the model's own taste for the originals is not removed",
-                            asdict(cfg))
+        return PairedResult(
+            model,
+            ref_model,
+            cfg.method,
+            int(d.size),
+            test,
+            cal.confidence if not note else 0.0,
+            flagged,
+            cal,
+            tuple(records),
+            note,
+            ASSUMPTION if cfg.method != "pair_diff" else "no reference model: the model's own taste for the originals is not removed",
+            asdict(cfg),
+        )
 
     def run(
         self,
@@ -212,7 +241,9 @@ class PairedProbe:
         if not variants:
             raise ConfigError("the paired probe needs --variants (an isomorphic reference set from `contam perturb`)")
         if ref_model is None and self.config.method != "pair_diff":
-            raise ConfigError("the paired probe needs --ref-model (the model's base checkpoint, or a reference model that predates the benchmark)")
+            raise ConfigError(
+                "the paired probe needs --ref-model (the model's base checkpoint, or a reference model that predates the benchmark)"
+            )
         for m in (model, ref_model):
             if m is not None and not m.supports_scoring:
                 raise ModelError(f"model {m.spec} cannot score text; the paired probe needs log-probs (llamacpp:, hf:, smollm2)")
@@ -222,11 +253,17 @@ class PairedProbe:
         self.model_seconds = 0.0
         t0 = time.perf_counter()
         records = run_items(
-            pairs, lambda p: self.score_batch(model, ref_model, [p])[0], PairedItem, key=lambda p: f"pair/{p[0].id}",
-            checkpoint=checkpoint, description="paired probe", batch=lambda chunk: self.score_batch(model, ref_model, chunk),
+            pairs,
+            lambda p: self.score_batch(model, ref_model, [p])[0],
+            PairedItem,
+            key=lambda p: f"pair/{p[0].id}",
+            checkpoint=checkpoint,
+            description="paired probe",
+            batch=lambda chunk: self.score_batch(model, ref_model, chunk),
             batch_size=self.config.batch_size,
         )
         wall = time.perf_counter() - t0
         res = self.analyze(records, getattr(model, "spec", ""), getattr(ref_model, "spec", "") if ref_model is not None else "")
-        return PairedResult(**{**{f: getattr(res, f) for f in res.__dataclass_fields__},
-                               "timing": {"wall_s": wall, "model_s": self.model_seconds}})
+        return PairedResult(
+            **{**{f: getattr(res, f) for f in res.__dataclass_fields__}, "timing": {"wall_s": wall, "model_s": self.model_seconds}}
+        )

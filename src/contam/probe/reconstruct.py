@@ -125,13 +125,19 @@ class Reconstruct:
             ref = rest.strip()
             scores = [rouge_l(t, ref, code=cfg.code) for t in texts]
             best = max(range(len(texts)), key=lambda k: scores[k]) if texts else 0
-            records.append(ReconstructItem(
-                key=key, id=item.id, group=group, prefix=prefix, rest=rest,
-                max_rouge_l=max(scores, default=0.0),
-                exact=any(exact_match(t, ref) for t in texts),
-                verbatim=any(verbatim_match(t, ref) for t in texts),
-                best=texts[best] if texts else "",
-            ))
+            records.append(
+                ReconstructItem(
+                    key=key,
+                    id=item.id,
+                    group=group,
+                    prefix=prefix,
+                    rest=rest,
+                    max_rouge_l=max(scores, default=0.0),
+                    exact=any(exact_match(t, ref) for t in texts),
+                    verbatim=any(verbatim_match(t, ref) for t in texts),
+                    best=texts[best] if texts else "",
+                )
+            )
         return records
 
     def run(
@@ -158,8 +164,14 @@ class Reconstruct:
             rouge_test = mann_whitney([x.max_rouge_l for x in o], [x.max_rouge_l for x in r], alternative="greater")
             verbatim_test = two_proportion_ztest(sum(x.verbatim for x in o), len(o), sum(x.verbatim for x in r), len(r))
         return ReconstructResult(
-            config=asdict(self.config), items=tuple(records), mean_rouge_l=mean, exact_rate=exact, verbatim_rate=verb,
-            n={g: len(rs) for g, rs in by.items()}, rouge_test=rouge_test, verbatim_test=verbatim_test,
+            config=asdict(self.config),
+            items=tuple(records),
+            mean_rouge_l=mean,
+            exact_rate=exact,
+            verbatim_rate=verb,
+            n={g: len(rs) for g, rs in by.items()},
+            rouge_test=rouge_test,
+            verbatim_test=verbatim_test,
         )
 
 

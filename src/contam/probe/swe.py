@@ -82,8 +82,15 @@ def load_instances(path: str | Path) -> list[Item]:
             parse_patch(rec["patch"])
         except InputError as e:
             raise InputError(e.message, path=path, line=line, field="patch") from None
-        items.append(Item(id=iid, question=rec["problem_statement"], solution=rec["patch"], benchmark=Path(path).stem,
-                          metadata={"repo": str(rec.get("repo", "")), "base_commit": str(rec.get("base_commit", ""))}))
+        items.append(
+            Item(
+                id=iid,
+                question=rec["problem_statement"],
+                solution=rec["patch"],
+                benchmark=Path(path).stem,
+                metadata={"repo": str(rec.get("repo", "")), "base_commit": str(rec.get("base_commit", ""))},
+            )
+        )
     if not items:
         raise InputError("no instances found", path=path)
     return items
@@ -129,11 +136,11 @@ def _normalise(p: str, repo: str) -> list[str]:
     literal, default = p, p
     for pre in ("a/", "b/", f"{repo}/" if repo else ""):
         if pre and default.startswith(pre) and len(default) > len(pre):
-            default = default[len(pre):]
+            default = default[len(pre) :]
     out = [default, literal]
     name = repo.split("/")[-1] if repo else ""
     if name and literal.startswith(f"{name}/") and len(literal) > len(name) + 1:
-        out.append(literal[len(name) + 1:])
+        out.append(literal[len(name) + 1 :])
     return list(dict.fromkeys(out))
 
 
@@ -360,17 +367,31 @@ class _Task:
                 out.append(self.finish(item, payload, self._key(units[i]), by_unit[i]))
         return out
 
-    def run(self, model: LanguageModel, items: Sequence[Item], *, checkpoint: JsonlCheckpoint | None = None,
-            variants: dict[str, list[Item]] | None = None, control: Sequence[Item] | None = None) -> SweResult:
+    def run(
+        self,
+        model: LanguageModel,
+        items: Sequence[Item],
+        *,
+        checkpoint: JsonlCheckpoint | None = None,
+        variants: dict[str, list[Item]] | None = None,
+        control: Sequence[Item] | None = None,
+    ) -> SweResult:
         """Every unit of every instance (resumable). A control set is run the same way on its own
         and compared with :func:`compare`; there are no variants of SWE-bench instances."""
         if variants is not None or control is not None:
-            raise ConfigError("run the control set through the same task on its own and compare() the two results; "
-                              "SWE-bench instances have no variants")
+            raise ConfigError(
+                "run the control set through the same task on its own and compare() the two results; SWE-bench instances have no variants"
+            )
         units: list[Unit] = [(it, suffix, payload) for it in items for suffix, payload in self.units(it)]
         records = run_items(
-            units, lambda u: self.score_units(model, [u])[0], SweItem, key=self._key, checkpoint=checkpoint,
-            description=self.task, batch=lambda us: self.score_units(model, us), batch_size=batch_size_for(model),
+            units,
+            lambda u: self.score_units(model, [u])[0],
+            SweItem,
+            key=self._key,
+            checkpoint=checkpoint,
+            description=self.task,
+            batch=lambda us: self.score_units(model, us),
+            batch_size=batch_size_for(model),
         )
         return summarize(self.task, asdict(self.config), records)
 
@@ -380,10 +401,15 @@ def summarize(task: str, config: dict[str, Any], records: Sequence[SweItem]) -> 
     hits = sum(r.hit for r in rs)
     kept = [r for r in rs if not r.mentioned]
     return SweResult(
-        task=task, config=config, items=tuple(records), n=len(rs), hits=hits,
+        task=task,
+        config=config,
+        items=tuple(records),
+        n=len(rs),
+        hits=hits,
         rate=hits / len(rs) if rs else float("nan"),
         mean_score=sum(r.score for r in rs) / len(rs) if rs else float("nan"),
-        n_filtered=len(kept), hits_filtered=sum(r.hit for r in kept),
+        n_filtered=len(kept),
+        hits_filtered=sum(r.hit for r in kept),
         rate_filtered=sum(r.hit for r in kept) / len(kept) if kept else float("nan"),
     )
 
@@ -407,8 +433,15 @@ class FilePath(_Task):
         #: candidate that is one of them wins (:func:`choose_path`). :meth:`run` adds the items' own.
         self.known_files: dict[str, frozenset[str]] = dict(known_files or {})
 
-    def run(self, model: LanguageModel, items: Sequence[Item], *, checkpoint: JsonlCheckpoint | None = None,
-            variants: dict[str, list[Item]] | None = None, control: Sequence[Item] | None = None) -> SweResult:
+    def run(
+        self,
+        model: LanguageModel,
+        items: Sequence[Item],
+        *,
+        checkpoint: JsonlCheckpoint | None = None,
+        variants: dict[str, list[Item]] | None = None,
+        control: Sequence[Item] | None = None,
+    ) -> SweResult:
         for repo, files in known_files(items).items():
             self.known_files[repo] = self.known_files.get(repo, frozenset()) | files
         return super().run(model, items, checkpoint=checkpoint, variants=variants, control=control)
@@ -418,8 +451,19 @@ class FilePath(_Task):
         gold = parse_patch(item.solution, source=item.id).files
         choice = choose_path(answer, repo, self.known_files.get(repo))
         hit = choice.path in gold
-        return SweItem(key, item.id, self.task, repo, " ".join(gold), answer, hit, float(hit),
-                       mentioned=any(mentions_path(item.question, f) for f in gold), rule=choice.rule, predicted=choice.path)
+        return SweItem(
+            key,
+            item.id,
+            self.task,
+            repo,
+            " ".join(gold),
+            answer,
+            hit,
+            float(hit),
+            mentioned=any(mentions_path(item.question, f) for f in gold),
+            rule=choice.rule,
+            predicted=choice.path,
+        )
 
 
 def known_files(items: Sequence[Item]) -> dict[str, frozenset[str]]:
@@ -456,9 +500,17 @@ class FuncRepro(_Task):
 
     def finish(self, item: Item, fn: ChangedFunction, key: str, answer: str) -> SweItem:
         code = extract_code(answer)
-        return SweItem(key, item.id, self.task, str(item.metadata.get("repo", "")), f"{fn.path}::{fn.qualname}", answer,
-                       hit=lines_in_order(fn.post_lines, code), score=ngram_overlap(code, fn.gold, n=self.config.n),
-                       rouge_l=rouge_l(code, fn.gold, code=True))
+        return SweItem(
+            key,
+            item.id,
+            self.task,
+            str(item.metadata.get("repo", "")),
+            f"{fn.path}::{fn.qualname}",
+            answer,
+            hit=lines_in_order(fn.post_lines, code),
+            score=ngram_overlap(code, fn.gold, n=self.config.n),
+            rouge_l=rouge_l(code, fn.gold, code=True),
+        )
 
 
 class PrefixCompletion(_Task):
@@ -487,9 +539,17 @@ class PrefixCompletion(_Task):
         _, rest = self.split(fn)
         gold = "\n".join(rest)
         code = extract_code(answer)  # the same normaliser as function reproduction: a fenced continuation counts
-        return SweItem(key, item.id, self.task, str(item.metadata.get("repo", "")), f"{fn.path}::{fn.qualname}", answer,
-                       hit=starts_with_lines(rest, code), score=ngram_overlap(code, gold, n=self.config.n),
-                       rouge_l=rouge_l(code, gold, code=True))
+        return SweItem(
+            key,
+            item.id,
+            self.task,
+            str(item.metadata.get("repo", "")),
+            f"{fn.path}::{fn.qualname}",
+            answer,
+            hit=starts_with_lines(rest, code),
+            score=ngram_overlap(code, gold, n=self.config.n),
+            rouge_l=rouge_l(code, gold, code=True),
+        )
 
 
 TASKS: dict[str, type[_Task]] = {t.task: t for t in (FilePath, FuncRepro, PrefixCompletion)}

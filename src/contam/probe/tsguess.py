@@ -222,8 +222,10 @@ class TSGuess:
         built = [self.build(it) for it in items]
         live = [i for i, b in enumerate(built) if not isinstance(b, str)]
         answers = generate_texts(
-            model, [([{"role": "user", "content": built[i][0]}], self.config.max_new_tokens) for i in live],  # type: ignore[index]
-            temperature=0.0, seed=self.config.seed,
+            model,
+            [([{"role": "user", "content": built[i][0]}], self.config.max_new_tokens) for i in live],  # type: ignore[index]
+            temperature=0.0,
+            seed=self.config.seed,
         )
         by = dict(zip(live, answers, strict=True))
         out = []
@@ -262,6 +264,12 @@ class TSGuess:
             o, r = by["original"], by["reference"]
             test = two_proportion_ztest(sum(x.exact for x in o), len(o), sum(x.exact for x in r), len(r))
         return TSGuessResult(
-            config=asdict(self.config), items=tuple(records), exact_rate=em, exact_ci=ci, mean_rouge_l=rl,
-            n={g: len(rs) for g, rs in by.items()}, skipped=sum(1 for r in records if r.skipped), test=test,
+            config=asdict(self.config),
+            items=tuple(records),
+            exact_rate=em,
+            exact_ci=ci,
+            mean_rouge_l=rl,
+            n={g: len(rs) for g, rs in by.items()},
+            skipped=sum(1 for r in records if r.skipped),
+            test=test,
         )

@@ -124,8 +124,13 @@ def table_row(pair: ZeroCoTPair) -> dict[str, Any]:
     """One flat row of the per-item table (``table.csv``): both sides' answers and metrics."""
     row: dict[str, Any] = {"id": pair.key, "reference_id": pair.reference.id}
     for side, m in (("orig", pair.original), ("ref", pair.reference)):
-        row |= {f"{side}_gold": m.gold, f"{side}_full_answer": m.full_answer, f"{side}_zero_answer": m.zero_answer,
-                f"{side}_full_correct": m.full_correct, **{f"{side}_{k}": getattr(m, k) for k in METRICS}}
+        row |= {
+            f"{side}_gold": m.gold,
+            f"{side}_full_answer": m.full_answer,
+            f"{side}_zero_answer": m.zero_answer,
+            f"{side}_full_correct": m.full_correct,
+            **{f"{side}_{k}": getattr(m, k) for k in METRICS},
+        }
     return row
 
 
@@ -230,14 +235,16 @@ class ZeroCoTProbe:
 
     def _measure_one(self, model: LanguageModel, it: Item, mode: str, ratios: list[float]) -> ItemMeasure:
         cfg = self.config
-        cot = self._timed(model.generate, [self.cot_messages(it.question)], max_new_tokens=cfg.max_cot_tokens,
-                          temperature=0.0, seed=cfg.seed)[0][0].text
+        cot = self._timed(
+            model.generate, [self.cot_messages(it.question)], max_new_tokens=cfg.max_cot_tokens, temperature=0.0, seed=cfg.seed
+        )[0][0].text
         answers: dict[float, tuple[str, str | None]] = {}
         probs: tuple[float | None, float | None, int] = (None, None, 0)
         for r in ratios:
             prompt, prefix = self.forced_prompt(model, it.question, cot, r, mode)
-            raw = self._timed(model.generate, [prompt], max_new_tokens=cfg.max_answer_tokens, temperature=0.0,
-                              seed=cfg.seed, stop=["\\]"])[0][0].text
+            raw = self._timed(model.generate, [prompt], max_new_tokens=cfg.max_answer_tokens, temperature=0.0, seed=cfg.seed, stop=["\\]"])[
+                0
+            ][0].text
             answers[r] = (raw, extract_boxed(prefix + raw) if prefix else extract_answer(raw))
             if r == 0.0 and model.supports_scoring and it.answer.strip():
                 (s,) = self._timed(model.score, [(self.scoring_prompt(model, it.question, mode), it.answer.strip())])
@@ -246,14 +253,24 @@ class ZeroCoTProbe:
         full = extract_answer(cot)
         raw0, zero = answers[0.0]
         return ItemMeasure(
-            id=it.id, gold=it.answer, cot=cot, full_answer=full, full_correct=int(answers_equal(full, it.answer)),
-            zero_raw=raw0, zero_answer=zero, accuracy=int(answers_equal(zero, it.answer)),
+            id=it.id,
+            gold=it.answer,
+            cot=cot,
+            full_answer=full,
+            full_correct=int(answers_equal(full, it.answer)),
+            zero_raw=raw0,
+            zero_answer=zero,
+            accuracy=int(answers_equal(zero, it.answer)),
             consistency=int(full is not None and answers_equal(zero, full)),
-            first_token_prob=probs[0], all_token_prob=probs[1], n_answer_tokens=probs[2],
+            first_token_prob=probs[0],
+            all_token_prob=probs[1],
+            n_answer_tokens=probs[2],
             curve={f"{r:g}": int(answers_equal(answers[r][1], it.answer)) for r in ratios if r > 0},
         )
 
-    def measure(self, model: LanguageModel, pairs: Sequence[tuple[Item, Item]], checkpoint: JsonlCheckpoint | None = None) -> list[ZeroCoTPair]:
+    def measure(
+        self, model: LanguageModel, pairs: Sequence[tuple[Item, Item]], checkpoint: JsonlCheckpoint | None = None
+    ) -> list[ZeroCoTPair]:
         """Measure every (original, reference) pair not already in ``checkpoint`` (keyed by
         ``key`` = the original's id), streaming one JSONL line per finished pair (the shared
         resumable loop, :func:`contam.probe.itemloop.run_items`)."""
@@ -264,8 +281,16 @@ class ZeroCoTProbe:
             measured = self.measure_items(model, [x for pair in chunk for x in pair], mode)
             return [ZeroCoTPair(orig.id, measured[2 * j], measured[2 * j + 1]) for j, (orig, _) in enumerate(chunk)]
 
-        return run_items(list(pairs), lambda p: batch([p])[0], ZeroCoTPair, key=lambda p: p[0].id, checkpoint=checkpoint,
-                         description="zero-CoT probe", batch=batch, batch_size=max(2, self.config.batch_size))
+        return run_items(
+            list(pairs),
+            lambda p: batch([p])[0],
+            ZeroCoTPair,
+            key=lambda p: p[0].id,
+            checkpoint=checkpoint,
+            description="zero-CoT probe",
+            batch=batch,
+            batch_size=max(2, self.config.batch_size),
+        )
 
     # ------------------------------------------------------------------ analyze
     def analyze(self, pairs: Sequence[ZeroCoTPair], model: str = "", mode: str = "") -> ZeroCoTResult:
@@ -294,19 +319,40 @@ class ZeroCoTProbe:
                 test = paired_bootstrap(a, b, "greater", n_resamples=cfg.n_resamples, confidence=cfg.confidence, seed=cfg.seed)
                 if cfg.small_sample_guard:
                     perm = paired_permutation(a, b, "greater", n_resamples=cfg.n_resamples, seed=cfg.seed)
-                    test = replace(test, p_value=max(test.p_value, perm.p_value),
-                                   details={**test.details, "p_bootstrap": test.p_value, "p_permutation": perm.p_value})
+                    test = replace(
+                        test,
+                        p_value=max(test.p_value, perm.p_value),
+                        details={**test.details, "p_bootstrap": test.p_value, "p_permutation": perm.p_value},
+                    )
                 test = replace(test, details={**test.details, "n_both_zero_dropped": both_zero})
-            gaps.append(MetricGap(metric, float(a.mean()), float(b.mean()), test.effect, test.ci, test,
-                                  Calibration.from_p(test.p_value, test.effect, cfg.prior), len(keep)))
+            gaps.append(
+                MetricGap(
+                    metric,
+                    float(a.mean()),
+                    float(b.mean()),
+                    test.effect,
+                    test.ci,
+                    test,
+                    Calibration.from_p(test.p_value, test.effect, cfg.prior),
+                    len(keep),
+                )
+            )
         primary = next((g for g in gaps if g.metric == cfg.primary_metric), None)
         full = None
         if pairs:
-            full = mcnemar_exact([p.original.full_correct for p in pairs], [p.reference.full_correct for p in pairs], "two-sided", cfg.confidence)
+            full = mcnemar_exact(
+                [p.original.full_correct for p in pairs], [p.reference.full_correct for p in pairs], "two-sided", cfg.confidence
+            )
         return ZeroCoTResult(
-            model=model, mode=mode, n_pairs=len(pairs), metrics=tuple(gaps), primary_metric=cfg.primary_metric,
+            model=model,
+            mode=mode,
+            n_pairs=len(pairs),
+            metrics=tuple(gaps),
+            primary_metric=cfg.primary_metric,
             contamination_confidence=primary.calibration.confidence if primary else 0.0,
-            full_cot=full, curve=tuple(self._curve(pairs)), config={k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self.config).items()},
+            full_cot=full,
+            curve=tuple(self._curve(pairs)),
+            config={k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self.config).items()},
         )
 
     def _curve(self, pairs: Sequence[ZeroCoTPair]) -> list[CurvePoint]:
@@ -314,12 +360,14 @@ class ZeroCoTProbe:
             return []
         points = []
         for r in sorted(set(self.config.truncation)):
+
             def acc(m: ItemMeasure, r: float = r) -> int:
                 if r == 0.0:
                     return m.accuracy
                 if r == 1.0:
                     return m.full_correct
                 return m.curve.get(f"{r:g}", 0)
+
             o = float(np.mean([acc(p.original) for p in pairs]))
             f = float(np.mean([acc(p.reference) for p in pairs]))
             points.append(CurvePoint(r, o, f, o - f))

@@ -98,9 +98,14 @@ class RegenAuditReport(Record):
     def of(cls, rows: list[AuditRow]) -> RegenAuditReport:
         bad = [r for r in rows if not r.valid]
         fails = Counter(c for r in bad for c in CHECKS if not getattr(r, c))
-        return cls(len(rows), len(bad), {c: fails.get(c, 0) for c in CHECKS}, dict(Counter(r.domain for r in rows)),
-                   dict(Counter(f"{r.domain}/{r.task_index}:{r.branch}" for r in rows if r.branch)),
-                   [{"key": r.key, "problems": r.problems[:5]} for r in bad[:20]])
+        return cls(
+            len(rows),
+            len(bad),
+            {c: fails.get(c, 0) for c in CHECKS},
+            dict(Counter(r.domain for r in rows)),
+            dict(Counter(f"{r.domain}/{r.task_index}:{r.branch}" for r in rows if r.branch)),
+            [{"key": r.key, "problems": r.problems[:5]} for r in bad[:20]],
+        )
 
 
 class _Transport:
@@ -253,8 +258,14 @@ class Auditor:
 
         # coverage of everything the instance carries
         actions_text = dumps(inst.actions)
-        texts = [inst.instruction, inst.user_id, *inst.outputs, actions_text, *(t for row in inst.goal_delta for t in row),
-                 *inst.catalog_patch]  # the patch keys name catalog ids too
+        texts = [
+            inst.instruction,
+            inst.user_id,
+            *inst.outputs,
+            actions_text,
+            *(t for row in inst.goal_delta for t in row),
+            *inst.catalog_patch,
+        ]  # the patch keys name catalog ids too
         hits = orig.leaks("\n".join(texts))  # one pass; the separator keeps matches inside one text
         if hits:
             where = next(t for t in texts if hits[0].casefold() in t.casefold())

@@ -69,8 +69,11 @@ def read_spec_file(path: Path) -> dict[int, dict[str, Any]]:
                 raise InputError("missing", path=path, field=f"tasks.{key}.{name}")
         for i, r in enumerate(spec["resample"]):
             if not ("product" in r and ("item" in r or "items" in r)) and not {"flight", "date", "cabin", "price"} <= set(r):
-                raise InputError("expected a variant (product + item/items) or a fare (flight, date, cabin, price)",
-                                 path=path, field=f"tasks.{key}.resample[{i}]")
+                raise InputError(
+                    "expected a variant (product + item/items) or a fare (flight, date, cabin, price)",
+                    path=path,
+                    field=f"tasks.{key}.resample[{i}]",
+                )
         for i, case in enumerate(spec.get("cases", [])):
             if "name" not in case or "edits" not in case:
                 raise InputError("a case needs a name and edits", path=path, field=f"tasks.{key}.cases[{i}]")
@@ -135,12 +138,14 @@ class Derivation:
             def patch(entity: dict[str, Any], fresh: Callable[[str, str], str]) -> None:
                 for item, fieldname, value in edits:
                     entity["variants"][fresh("item", item)][fieldname] = value
+
             return patch
 
         def fare_patch(edits: list[tuple[str, str, Any]]) -> Patch:
             def patch(entity: dict[str, Any], fresh: Callable[[str, str], str]) -> None:
                 for date, cabin, value in edits:  # dates and cabins are not renamed
                     entity["dates"][date]["prices"][cabin] = value
+
             return patch
 
         out = {("products", p): variant_patch(edits) for p, edits in by_product.items()}
@@ -178,7 +183,7 @@ def _number(value: Any, state: State) -> float:
         return float(value)
     if isinstance(value, dict) and set(value) == {"price"}:
         sel = value["price"]
-        (_kind, arg), = sel.items()
+        ((_kind, arg),) = sel.items()
         item = _resolve(sel, state)
         return float(_variants(state, arg["product"])[item]["price"])
     if isinstance(value, dict) and set(value) == {"fare"}:
@@ -216,7 +221,7 @@ def _amount(x: float) -> int | float:
 
 def evaluate(pred: dict[str, Any], state: State) -> bool:
     """Evaluate a predicate (see the module doc) on ``state``."""
-    (op, arg), = pred.items()
+    ((op, arg),) = pred.items()
     if op == "exists_available":
         return bool(_available(state, arg))
     if op == "count_available_at_least":
@@ -242,7 +247,7 @@ def _resolve(value: Any, state: State) -> Any:
     if isinstance(value, dict) and len(value) == 1 and next(iter(value)) in _NUMBERS:
         return _amount(_number(value, state))
     if isinstance(value, dict) and len(value) == 1 and next(iter(value)) in _SELECTORS:
-        (kind, sel), = value.items()
+        ((kind, sel),) = value.items()
         hits = _available(state, sel)
         if kind in ("select_min_price", "select_max_price"):
             if not hits:
@@ -335,7 +340,7 @@ def _output(expr: dict[str, Any], actions: list[dict[str, Any]], state: State) -
         return str(round(_number(expr["number"], state), 2))
     if "option" in expr:
         sel, name = expr["option"]
-        (_kind, arg), = sel.items()
+        ((_kind, arg),) = sel.items()
         value = _variants(state, arg["product"])[_resolve(sel, state)]["options"][name]
         return value.split()[0] if expr.get("first_word") else value
     raise StaleSpec(f"unknown output {expr!r}")

@@ -44,15 +44,18 @@ SQL_QUESTIONS: tuple[tuple[str, str], ...] = (
     ("How many orders are there?", "SELECT COUNT(*) FROM orders"),
     ("How many kettles were ordered in total?", "SELECT COALESCE(SUM(qty), 0) FROM orders WHERE product = 'kettle'"),
     ("What is the total revenue?", "SELECT ROUND(SUM(qty * price), 2) FROM orders"),
-    ("What is the revenue from the south?",
-     "SELECT ROUND(COALESCE(SUM(o.qty * o.price), 0), 2) FROM orders o JOIN customers c ON c.id = o.customer_id WHERE c.region = 'south'"),
+    (
+        "What is the revenue from the south?",
+        "SELECT ROUND(COALESCE(SUM(o.qty * o.price), 0), 2) FROM orders o JOIN customers c ON c.id = o.customer_id WHERE c.region = 'south'",
+    ),
     ("Which product sold the most units?", "SELECT product FROM orders GROUP BY product ORDER BY SUM(qty) DESC, product LIMIT 1"),
-    ("Which customer spent the most?",
-     "SELECT c.name FROM orders o JOIN customers c ON c.id = o.customer_id GROUP BY c.id ORDER BY SUM(o.qty * o.price) DESC, c.name LIMIT 1"),
+    (
+        "Which customer spent the most?",
+        "SELECT c.name FROM orders o JOIN customers c ON c.id = o.customer_id GROUP BY c.id ORDER BY SUM(o.qty * o.price) DESC, c.name LIMIT 1",
+    ),
     ("What is the highest unit price paid for a desk?", "SELECT MAX(price) FROM orders WHERE product = 'desk'"),
     ("What is the average order quantity?", "SELECT ROUND(AVG(qty), 2) FROM orders"),
-    ("How many customers have no orders?",
-     "SELECT COUNT(*) FROM customers WHERE id NOT IN (SELECT customer_id FROM orders)"),
+    ("How many customers have no orders?", "SELECT COUNT(*) FROM customers WHERE id NOT IN (SELECT customer_id FROM orders)"),
     ("Which region has the most customers?", "SELECT region FROM customers GROUP BY region ORDER BY COUNT(*) DESC, region LIMIT 1"),
     ("How many orders have a quantity above 3?", "SELECT COUNT(*) FROM orders WHERE qty > 3"),
 )
@@ -64,11 +67,14 @@ def sql_world(seed: int, customers: int = 40, orders: int = 200) -> sqlite3.Conn
     con = sqlite3.connect(":memory:")
     con.execute("CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT, region TEXT)")
     con.execute("CREATE TABLE orders (id INTEGER PRIMARY KEY, customer_id INTEGER, product TEXT, qty INTEGER, price REAL)")
-    con.executemany("INSERT INTO customers VALUES (?, ?, ?)",
-                    [(i, f"customer{rng.randrange(10**6):06d}", rng.choice(_REGIONS)) for i in range(customers)])
-    con.executemany("INSERT INTO orders VALUES (?, ?, ?, ?, ?)",
-                    [(i, rng.randrange(customers), rng.choice(_PRODUCTS), rng.randint(1, 6), round(rng.uniform(5, 500), 2))
-                     for i in range(orders)])
+    con.executemany(
+        "INSERT INTO customers VALUES (?, ?, ?)",
+        [(i, f"customer{rng.randrange(10**6):06d}", rng.choice(_REGIONS)) for i in range(customers)],
+    )
+    con.executemany(
+        "INSERT INTO orders VALUES (?, ?, ?, ?, ?)",
+        [(i, rng.randrange(customers), rng.choice(_PRODUCTS), rng.randint(1, 6), round(rng.uniform(5, 500), 2)) for i in range(orders)],
+    )
     return con
 
 
@@ -115,10 +121,20 @@ def sql_experiment(seeds: Iterable[int] = range(1, 51)) -> list[BoundaryRow]:
                 ans_moved.append(ok_answer)
                 q_moved.append(ok_query)
     return [
-        BoundaryRow("sqlite", "answer value", "memorized answer", "A0", len(ans_all), _rate(ans_all), len(ans_moved),
-                    _rate(ans_moved), "yes vs A0"),
-        BoundaryRow("sqlite", "query (executed)", "memorized gold SQL", "A0", len(q_all), _rate(q_all), len(q_moved),
-                    _rate(q_moved), "no (fixed point)"),
+        BoundaryRow(
+            "sqlite", "answer value", "memorized answer", "A0", len(ans_all), _rate(ans_all), len(ans_moved), _rate(ans_moved), "yes vs A0"
+        ),
+        BoundaryRow(
+            "sqlite",
+            "query (executed)",
+            "memorized gold SQL",
+            "A0",
+            len(q_all),
+            _rate(q_all),
+            len(q_moved),
+            _rate(q_moved),
+            "no (fixed point)",
+        ),
     ]
 
 
@@ -165,8 +181,10 @@ def _follow(node: Any, path: list[tuple]) -> Any:
 
 #: Read tools by the id argument they take (a state-general procedure may read any entity it
 #: has a handle on; reads never change the state, so they cannot change the grade).
-_READS = {"retail": {"user_id": "get_user_details", "order_id": "get_order_details"},
-          "airline": {"user_id": "get_user_details", "reservation_id": "get_reservation_details"}}
+_READS = {
+    "retail": {"user_id": "get_user_details", "order_id": "get_order_details"},
+    "airline": {"user_id": "get_user_details", "reservation_id": "get_reservation_details"},
+}
 
 
 def lift(domain: str, index: int) -> list[dict[str, Any]]:
@@ -242,8 +260,9 @@ def lift(domain: str, index: int) -> list[dict[str, Any]]:
                 for leg in kwargs.get("flights") or []:
                     flight = state.get("flights", leg.get("flight_number", ""))
                     if flight is not None:
-                        emit("search_direct_flight", {"origin": flight["origin"], "destination": flight["destination"],
-                                                      "date": leg["date"]})
+                        emit(
+                            "search_direct_flight", {"origin": flight["origin"], "destination": flight["destination"], "date": leg["date"]}
+                        )
         emit(act["name"], kwargs)
     return program
 
@@ -314,8 +333,19 @@ def taubench_experiment(seeds: Iterable[int] = range(1, 11), domains: tuple[str,
         xs = res[key]
         mv = [ok for ok, m, _ in xs if m]
         fl = [ok for ok, _, f in xs if f]
-        return BoundaryRow("tau-bench", "final-state hash", artifact, adversary, len(xs), _rate([ok for ok, _, _ in xs]), len(mv),
-                           _rate(mv), holds, len(fl), _rate(fl) if fl else None)
+        return BoundaryRow(
+            "tau-bench",
+            "final-state hash",
+            artifact,
+            adversary,
+            len(xs),
+            _rate([ok for ok, _, _ in xs]),
+            len(mv),
+            _rate(mv),
+            holds,
+            len(fl),
+            _rate(fl) if fl else None,
+        )
 
     return [
         row("state", "memorized final state", "A0", "yes vs A0"),

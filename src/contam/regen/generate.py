@@ -100,11 +100,20 @@ def task_plan(domain: str, index: int) -> TaskPlan:
         raise ConfigError(f"{domain} has tasks 0..{len(tasks) - 1}, not {index}")
     task = tasks[index]
     extra = _extra_values(domain, task)
-    text_spans = {(i, k): find_spans(a["kwargs"][k], domain, extra)
-                  for i, a in enumerate(task["actions"]) for k in TEXT_ARGS if isinstance((a.get("kwargs") or {}).get(k), str)}
-    return TaskPlan(task, find_spans(task["instruction"], domain, extra),
-                    [find_spans(o, domain, extra) for o in task["outputs"]], extra, text_spans,
-                    tuple(make_template(a.get("kwargs") or {}) for a in task["actions"]))
+    text_spans = {
+        (i, k): find_spans(a["kwargs"][k], domain, extra)
+        for i, a in enumerate(task["actions"])
+        for k in TEXT_ARGS
+        if isinstance((a.get("kwargs") or {}).get(k), str)
+    }
+    return TaskPlan(
+        task,
+        find_spans(task["instruction"], domain, extra),
+        [find_spans(o, domain, extra) for o in task["outputs"]],
+        extra,
+        text_spans,
+        tuple(make_template(a.get("kwargs") or {}) for a in task["actions"]),
+    )
 
 
 _MAPS: OrderedDict[tuple[str, int], KeyMap] = OrderedDict()
@@ -124,9 +133,14 @@ def world_map(domain: str, seed: int) -> KeyMap:
     return km
 
 
-def rekey_actions(actions: list[dict[str, Any]], km: KeyMap, domain: str, extra: dict[str, set[str]],
-                  known: dict[tuple[int, str], list[Span]] | None = None,
-                  templates: tuple[Template, ...] = ()) -> list[dict[str, Any]]:
+def rekey_actions(
+    actions: list[dict[str, Any]],
+    km: KeyMap,
+    domain: str,
+    extra: dict[str, set[str]],
+    known: dict[tuple[int, str], list[Span]] | None = None,
+    templates: tuple[Template, ...] = (),
+) -> list[dict[str, Any]]:
     """Actions with typed id fields translated and free-text arguments rewritten by span
     (``known``: spans found once per task for the *shipped* action list, by position;
     ``templates``: that list's argument templates, filled instead of walking the arguments)."""
@@ -157,19 +171,26 @@ def generate_full(domain: str, index: int, seed: int, km: KeyMap | None = None) 
     skm = base.scoped(f"task{index}")
     deriv = branch.derive(domain, index, seed)
     shipped = deriv.branch is None
-    actions = rekey_actions(deriv.actions, skm, domain, plan.extra, plan.text_spans if shipped else None,
-                            plan.kwargs_templates if shipped else ())
+    actions = rekey_actions(
+        deriv.actions, skm, domain, plan.extra, plan.text_spans if shipped else None, plan.kwargs_templates if shipped else ()
+    )
     state = State(load_world(domain), skm, deriv.patches(), deriv.patch_key)
     run: Replay = run_actions(domain, state, actions)
     inst = Instance(
-        domain=domain, task_index=index, seed=seed,
+        domain=domain,
+        task_index=index,
+        seed=seed,
         world={"domain": domain, "seed": seed, "map_digest": _digest(base)},
-        branch=deriv.branch, catalog_patch=deriv.fresh_patch(skm.fwd),
+        branch=deriv.branch,
+        catalog_patch=deriv.fresh_patch(skm.fwd),
         user_id=skm.fwd("user", task["user_id"]),
         instruction=rewrite(task["instruction"], plan.instruction_spans, skm),
         actions=actions,
-        outputs=([rewrite(o, sp, skm) for o, sp in zip(task["outputs"], plan.output_spans, strict=True)] if deriv.outputs is None
-                 else [rewrite(o, find_spans(o, domain, plan.extra), skm) for o in deriv.outputs]),
+        outputs=(
+            [rewrite(o, sp, skm) for o, sp in zip(task["outputs"], plan.output_spans, strict=True)]
+            if deriv.outputs is None
+            else [rewrite(o, find_spans(o, domain, plan.extra), skm) for o in deriv.outputs]
+        ),
         goal_hash=run.goal_hash,
         goal_delta=[list(t) for t in state.diff()],
         errors=list(run.errors),

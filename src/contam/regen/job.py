@@ -113,12 +113,21 @@ def run_regen(domains: tuple[str, ...], seeds: list[int], out: str | Path, tasks
         wanted = {f"{d}/{i}/{s}" for d, i, s in jobs}
         rows = [AuditRow.from_dict(r) for r in audit_ck.records if r.get("key") in wanted]
     report = RegenAuditReport.of(rows)
-    summary = {"domains": list(domains), "seeds": [min(seeds), max(seeds)], "n_seeds": len(seeds), **report.to_dict(),
-               "invalid_rate": report.invalid_rate, "instances": str(inst_path), "audit": str(out / "audit.jsonl")}
+    summary = {
+        "domains": list(domains),
+        "seeds": [min(seeds), max(seeds)],
+        "n_seeds": len(seeds),
+        **report.to_dict(),
+        "invalid_rate": report.invalid_rate,
+        "instances": str(inst_path),
+        "audit": str(out / "audit.jsonl"),
+    }
     write_json(out / "summary.json", summary)
     if report.n_invalid:
-        raise InvalidInstances(f"{report.n_invalid} of {report.n} instances failed the audit "
-                               f"({', '.join(f'{k}: {v}' for k, v in report.failures.items() if v)}); see {out / 'audit.jsonl'}")
+        raise InvalidInstances(
+            f"{report.n_invalid} of {report.n} instances failed the audit "
+            f"({', '.join(f'{k}: {v}' for k, v in report.failures.items() if v)}); see {out / 'audit.jsonl'}"
+        )
     return summary
 
 
@@ -132,10 +141,20 @@ def replay_report(domain: str) -> dict[str, Any]:
     rows = []
     for t in load_tasks(domain):
         run = oracle.replay(t["actions"])
-        rows.append({"task_index": t["index"], "n_actions": len(t["actions"]), "clean": run.clean,
-                     "errors": [{"position": k, "tool": t["actions"][k]["name"], "kind": e, "message": run.observations[k]}
-                                for k, e in enumerate(run.errors) if e],
-                     "pattern": list(run.errors), "goal_hash": run.goal_hash})
+        rows.append(
+            {
+                "task_index": t["index"],
+                "n_actions": len(t["actions"]),
+                "clean": run.clean,
+                "errors": [
+                    {"position": k, "tool": t["actions"][k]["name"], "kind": e, "message": run.observations[k]}
+                    for k, e in enumerate(run.errors)
+                    if e
+                ],
+                "pattern": list(run.errors),
+                "goal_hash": run.goal_hash,
+            }
+        )
     clean = sum(r["clean"] for r in rows)
     return {"domain": domain, "tasks": len(rows), "clean": clean, "with_errors": len(rows) - clean, "rows": rows}
 
@@ -209,8 +228,11 @@ def grade_episodes(instances: str | Path, episodes: str | Path, out: str | Path 
     for ep in track(_read_jsonl(episodes, ("key", "actions")), "grading episodes"):
         with reading(episodes, line=ep["_line"], what="not an episode that can be graded"):
             rows.append(_grade_one(ep, insts, instances, episodes))
-    summary = {"episodes": len(rows), "passed": sum(r["passed"] for r in rows),
-               "pass_rate": sum(r["passed"] for r in rows) / len(rows) if rows else float("nan")}
+    summary = {
+        "episodes": len(rows),
+        "passed": sum(r["passed"] for r in rows),
+        "pass_rate": sum(r["passed"] for r in rows) / len(rows) if rows else float("nan"),
+    }
     if out is not None:
         out = ensure_dir(out)
         with JsonlCheckpoint(out / "graded.jsonl", key="key", resume=False) as ck:
@@ -240,11 +262,19 @@ def _grade_one(ep: dict[str, Any], insts: dict[str, Any], instances: str | Path,
         raise InputError("expected a list of strings", path=episodes, line=ep["_line"], field="messages")
     km = world_map(inst.domain, inst.seed)
     if inst.world.get("map_digest") not in (None, map_digest(km)):
-        raise InputError("the instance's world map differs from this generator's at its seed (another contam version?)",
-                         path=instances, field="world.map_digest")
+        raise InputError(
+            "the instance's world map differs from this generator's at its seed (another contam version?)",
+            path=instances,
+            field="world.map_digest",
+        )
     run = run_actions(inst.domain, world_state(inst, km), acts)
     said = normalize_output(" ".join(msgs))
     found = [normalize_output(o) in said for o in inst.outputs]
     match = run.goal_hash == inst.goal_hash
-    return {"key": inst.key, "passed": match and all(found), "state_match": match, "outputs_found": found,
-            "tool_errors": sum(bool(e) for e in run.errors)}
+    return {
+        "key": inst.key,
+        "passed": match and all(found),
+        "state_match": match,
+        "outputs_found": found,
+        "tool_errors": sum(bool(e) for e in run.errors),
+    }

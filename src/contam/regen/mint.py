@@ -20,8 +20,40 @@ from functools import cache
 
 import numpy as np
 
-SYLLABLES = ("ka", "ve", "ri", "to", "lu", "ne", "sa", "mo", "di", "pe", "zo", "fa", "gu", "ni", "ba", "xe", "yo", "qui",
-             "ra", "te", "vi", "do", "ze", "ku", "lo", "mi", "se", "po", "ha", "wu", "ja", "fe")
+SYLLABLES = (
+    "ka",
+    "ve",
+    "ri",
+    "to",
+    "lu",
+    "ne",
+    "sa",
+    "mo",
+    "di",
+    "pe",
+    "zo",
+    "fa",
+    "gu",
+    "ni",
+    "ba",
+    "xe",
+    "yo",
+    "qui",
+    "ra",
+    "te",
+    "vi",
+    "do",
+    "ze",
+    "ku",
+    "lo",
+    "mi",
+    "se",
+    "po",
+    "ha",
+    "wu",
+    "ja",
+    "fe",
+)
 STREET_SUFFIX = re.compile(r"^(\d+) (.+?)(?: (Street|Avenue|Lane|Drive|Road|Boulevard|Court|Way|Place|Terrace|Circle|Parkway))?$")
 
 
@@ -120,8 +152,12 @@ def _plan(cls: str, values: tuple[str, ...]) -> _Plan:
             pools.append((idx, pre, n, pool))
     pooled = {i for idx, *_ in pools for i in idx}
     d = [i for i in d if i not in pooled]
-    digits = (d, np.array([parsed[i][2] for i in d], dtype=np.int64), np.array([parsed[i][3] for i in d], dtype=bool),
-              [parsed[i][1] for i in d])
+    digits = (
+        d,
+        np.array([parsed[i][2] for i in d], dtype=np.int64),
+        np.array([parsed[i][3] for i in d], dtype=bool),
+        [parsed[i][1] for i in d],
+    )
     named = {}
     for kind in ("user", "email"):
         k = pos(kind)

@@ -38,8 +38,7 @@ from contam.regen.world import World, load_world
 #: Classes audited at the substring level: an original value must not occur anywhere inside
 #: fresh text. Names, zips and card last-fours are short natural tokens and are audited as
 #: whole words instead (``Li`` inside ``Lisbon`` is no leak; ``Li`` as a word is).
-SUBSTRING_CLASSES = ("order", "user", "product", "item", "payment", "tracking", "email", "address1", "address2",
-                     "reservation", "flight")
+SUBSTRING_CLASSES = ("order", "user", "product", "item", "payment", "tracking", "email", "address1", "address2", "reservation", "flight")
 WORD_CLASSES = ("name", "zip", "last4")
 
 _DIGITS = "0123456789"
@@ -101,18 +100,21 @@ def _recipe(cls: str, value: str) -> Recipe:
         return lambda rng, ctx, extra: _word(rng, 2, 3 + extra)
     if cls == "user" and (m := re.fullmatch(r"([a-z]+)_([a-z]+)_(\d+)", value)):
         a, b, n = m.group(1).capitalize(), m.group(2).capitalize(), len(m.group(3))
-        return lambda rng, ctx, extra: (f"{ctx.names.get(a) or _word(rng)}_{ctx.names.get(b) or _word(rng)}".lower()
-                                        + "_" + _digits(rng, n + extra))
+        return lambda rng, ctx, extra: (
+            f"{ctx.names.get(a) or _word(rng)}_{ctx.names.get(b) or _word(rng)}".lower() + "_" + _digits(rng, n + extra)
+        )
     if cls == "email" and (m := re.fullmatch(r"([a-z]+)\.([a-z]+)(\d*)@(.+)", value)):
         a, b, n, dom = m.group(1).capitalize(), m.group(2).capitalize(), max(len(m.group(3)), 4), m.group(4)
-        return lambda rng, ctx, extra: (f"{ctx.names.get(a) or _word(rng)}.{ctx.names.get(b) or _word(rng)}".lower()
-                                        + _digits(rng, n + extra) + "@" + dom)
+        return lambda rng, ctx, extra: (
+            f"{ctx.names.get(a) or _word(rng)}.{ctx.names.get(b) or _word(rng)}".lower() + _digits(rng, n + extra) + "@" + dom
+        )
     if cls == "email" and (m := re.fullmatch(r"([^@]+)@(.+)", value)):
         local, dom = m.group(1), m.group(2)
 
         def mint_email(rng: random.Random, ctx: _Ctx, extra: int) -> str:
             out = re.sub(r"[a-z]+", lambda w: _word(rng).lower(), local)
             return re.sub(r"\d+", lambda d: _digits(rng, len(d.group()) + extra), out) + "@" + dom
+
         return mint_email
     if cls == "address1" and (m := STREET_SUFFIX.fullmatch(value)):
         n, suffix = len(m.group(1)), f" {m.group(3)}" if m.group(3) else ""
@@ -196,8 +198,22 @@ def _rng(*parts: object) -> random.Random:
 _DIGIT_CLASH = frozenset({"user", "email"})
 
 #: Mint order: names first (user ids and emails are derived from the fresh names).
-_ORDER = ("name", "zip", "last4", "address1", "address2", "order", "product", "item", "payment", "tracking", "reservation",
-          "flight", "user", "email")
+_ORDER = (
+    "name",
+    "zip",
+    "last4",
+    "address1",
+    "address2",
+    "order",
+    "product",
+    "item",
+    "payment",
+    "tracking",
+    "reservation",
+    "flight",
+    "user",
+    "email",
+)
 
 
 @dataclass
@@ -255,8 +271,13 @@ class KeyMap:
         ctx = _Ctx(self.forward.get("name", {}))
         for attempt in range(1000):
             cand = _mint(cls, value, self._extra_rng, ctx, attempt // 50)
-            if (cand in taken_back or cand in orig.by_class.get(cls, ()) or cand == value or orig.leaks(cand)
-                    or (cls in _DIGIT_CLASH and orig.clashes(cand))):
+            if (
+                cand in taken_back
+                or cand in orig.by_class.get(cls, ())
+                or cand == value
+                or orig.leaks(cand)
+                or (cls in _DIGIT_CLASH and orig.clashes(cand))
+            ):
                 continue
             self.forward.setdefault(cls, {})[value] = cand
             taken_back[cand] = value
@@ -298,8 +319,14 @@ class _Scoped(KeyMap):
         ctx = _Ctx(self._base.forward.get("name", {}))
         for attempt in range(1000):
             cand = _mint(cls, value, self._extra_rng, ctx, attempt // 50)
-            if (cand in base_back or cand in self.backward.get(cls, {}) or cand in orig.by_class.get(cls, ())
-                    or cand == value or orig.leaks(cand) or (cls in _DIGIT_CLASH and orig.clashes(cand))):
+            if (
+                cand in base_back
+                or cand in self.backward.get(cls, {})
+                or cand in orig.by_class.get(cls, ())
+                or cand == value
+                or orig.leaks(cand)
+                or (cls in _DIGIT_CLASH and orig.clashes(cand))
+            ):
                 continue
             self.forward.setdefault(cls, {})[value] = cand
             self.backward.setdefault(cls, {})[cand] = value

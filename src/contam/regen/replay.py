@@ -94,8 +94,9 @@ class ReplayOracle:
     without them it is the shipped world.
     """
 
-    def __init__(self, domain: str, idmap: IdMap | None = None, patches: dict[tuple[str, str], Patch] | None = None,
-                 patch_key: str = "") -> None:
+    def __init__(
+        self, domain: str, idmap: IdMap | None = None, patches: dict[tuple[str, str], Patch] | None = None, patch_key: str = ""
+    ) -> None:
         self.domain = domain
         self.world: World = load_world(domain)
         self.idmap = idmap
@@ -110,8 +111,7 @@ class ReplayOracle:
         """Replay ``actions`` on a fresh copy: goal hash, per-position errors, observations."""
         return run_actions(self.domain, self.fresh_state(), actions)
 
-    def grade(self, agent_actions: Sequence[dict[str, Any]], goal_hash: str, outputs: Sequence[str],
-              messages: Sequence[str]) -> Grade:
+    def grade(self, agent_actions: Sequence[dict[str, Any]], goal_hash: str, outputs: Sequence[str], messages: Sequence[str]) -> Grade:
         """Grade an agent episode (its tool calls and its messages) against a goal hash."""
         final = self.replay(agent_actions).goal_hash
         said = normalize_output(" ".join(messages))

@@ -101,8 +101,8 @@ def rewrite(text: str, spans: Sequence[Span], km: KeyMap) -> str:
         return text
     parts, pos = [], 0
     for s in spans:
-        parts.append(text[pos:s.start])
-        parts.append(km.fwd(s.cls, s.value)[s.strip:])
+        parts.append(text[pos : s.start])
+        parts.append(km.fwd(s.cls, s.value)[s.strip :])
         pos = s.end
     parts.append(text[pos:])
     return "".join(parts)

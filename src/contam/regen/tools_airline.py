@@ -124,9 +124,21 @@ def search_onestop_flight(st: State, /, origin: str, destination: str, date: str
 
 
 # ---------------------------------------------------------------------------- write tools
-def book_reservation(st: State, /, user_id: str, origin: str, destination: str, flight_type: str, cabin: str,
-                     flights: list[dict[str, Any]], passengers: list[dict[str, Any]], payment_methods: list[dict[str, Any]],
-                     total_baggages: int, nonfree_baggages: int, insurance: str) -> str:
+def book_reservation(
+    st: State,
+    /,
+    user_id: str,
+    origin: str,
+    destination: str,
+    flight_type: str,
+    cabin: str,
+    flights: list[dict[str, Any]],
+    passengers: list[dict[str, Any]],
+    payment_methods: list[dict[str, Any]],
+    total_baggages: int,
+    nonfree_baggages: int,
+    insurance: str,
+) -> str:
     user = _user(st, user_id, edit=True)
     code = next((c for c in NEW_RESERVATION_CODES if not st.exists("reservations", c)), None)
     if code is None:
@@ -137,8 +149,15 @@ def book_reservation(st: State, /, user_id: str, origin: str, destination: str, 
         if data["available_seats"][cabin] < len(passengers):
             raise WrongStatus(f"not enough seats on flight {leg['flight_number']}")
         price = data["prices"][cabin]
-        legs.append({"origin": flight["origin"], "destination": flight["destination"], "flight_number": leg["flight_number"],
-                     "date": leg["date"], "price": price})
+        legs.append(
+            {
+                "origin": flight["origin"],
+                "destination": flight["destination"],
+                "flight_number": leg["flight_number"],
+                "date": leg["date"],
+                "price": price,
+            }
+        )
         total += price * len(passengers)
     if insurance == "yes":
         total += INSURANCE_FEE * len(passengers)
@@ -158,9 +177,18 @@ def book_reservation(st: State, /, user_id: str, origin: str, destination: str, 
         elif method["source"] == "certificate":
             del user["payment_methods"][pm["payment_id"]]
     reservation = {
-        "reservation_id": code, "user_id": user_id, "origin": origin, "destination": destination, "flight_type": flight_type,
-        "cabin": cabin, "flights": legs, "passengers": copy.deepcopy(passengers), "payment_history": copy.deepcopy(payment_methods),
-        "created_at": "2024-05-15T15:00:00", "total_baggages": total_baggages, "nonfree_baggages": nonfree_baggages,
+        "reservation_id": code,
+        "user_id": user_id,
+        "origin": origin,
+        "destination": destination,
+        "flight_type": flight_type,
+        "cabin": cabin,
+        "flights": legs,
+        "passengers": copy.deepcopy(passengers),
+        "payment_history": copy.deepcopy(payment_methods),
+        "created_at": "2024-05-15T15:00:00",
+        "total_baggages": total_baggages,
+        "nonfree_baggages": nonfree_baggages,
         "insurance": insurance,
     }
     st.put("reservations", code, reservation)
@@ -213,8 +241,14 @@ def update_reservation_flights(st: State, /, reservation_id: str, cabin: str, fl
     n = len(res["passengers"])
     legs, total = [], 0.0
     for leg in flights:
-        kept = next((f for f in res["flights"] if f["flight_number"] == leg["flight_number"] and f["date"] == leg["date"]
-                     and cabin == res["cabin"]), None)
+        kept = next(
+            (
+                f
+                for f in res["flights"]
+                if f["flight_number"] == leg["flight_number"] and f["date"] == leg["date"] and cabin == res["cabin"]
+            ),
+            None,
+        )
         if kept is not None:  # an unchanged leg keeps the price paid for it
             legs.append(dict(kept))
             total += kept["price"] * n
@@ -222,8 +256,15 @@ def update_reservation_flights(st: State, /, reservation_id: str, cabin: str, fl
         flight, data = _flight_on(st, leg["flight_number"], leg["date"])
         if data["available_seats"][cabin] < n:
             raise WrongStatus(f"not enough seats on flight {leg['flight_number']}")
-        legs.append({"origin": flight["origin"], "destination": flight["destination"], "flight_number": leg["flight_number"],
-                     "date": leg["date"], "price": data["prices"][cabin]})
+        legs.append(
+            {
+                "origin": flight["origin"],
+                "destination": flight["destination"],
+                "flight_number": leg["flight_number"],
+                "date": leg["date"],
+                "price": data["prices"][cabin],
+            }
+        )
         total += data["prices"][cabin] * n
     total -= sum(f["price"] for f in res["flights"]) * n
     method = _charge_method(st, user, payment_id)
@@ -251,13 +292,30 @@ def update_reservation_passengers(st: State, /, reservation_id: str, passengers:
 TOOLS: dict[str, Callable[..., str]] = {
     f.__name__: f
     for f in (
-        get_user_details, get_reservation_details, list_all_airports, search_direct_flight, search_onestop_flight,
-        book_reservation, cancel_reservation, send_certificate, update_reservation_baggages, update_reservation_flights,
-        update_reservation_passengers, calculate, think, transfer_to_human_agents,
+        get_user_details,
+        get_reservation_details,
+        list_all_airports,
+        search_direct_flight,
+        search_onestop_flight,
+        book_reservation,
+        cancel_reservation,
+        send_certificate,
+        update_reservation_baggages,
+        update_reservation_flights,
+        update_reservation_passengers,
+        calculate,
+        think,
+        transfer_to_human_agents,
     )
 }
 
-WRITE_TOOLS = frozenset({
-    "book_reservation", "cancel_reservation", "send_certificate", "update_reservation_baggages",
-    "update_reservation_flights", "update_reservation_passengers",
-})
+WRITE_TOOLS = frozenset(
+    {
+        "book_reservation",
+        "cancel_reservation",
+        "send_certificate",
+        "update_reservation_baggages",
+        "update_reservation_flights",
+        "update_reservation_passengers",
+    }
+)

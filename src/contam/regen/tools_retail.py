@@ -178,21 +178,19 @@ def cancel_pending_order(st: State, /, order_id: str, reason: str) -> str:
     return _dump(order)
 
 
-def modify_pending_order_address(st: State, /, order_id: str, address1: str, address2: str, city: str, state: str,
-                                 country: str, zip: str) -> str:
+def modify_pending_order_address(
+    st: State, /, order_id: str, address1: str, address2: str, city: str, state: str, country: str, zip: str
+) -> str:
     order = _order(st, order_id, edit=True)
     if order["status"] != "pending":
         raise WrongStatus("non-pending order cannot be modified")
-    order["address"] = {"address1": address1, "address2": address2, "city": city, "state": state,
-                        "country": country, "zip": zip}
+    order["address"] = {"address1": address1, "address2": address2, "city": city, "state": state, "country": country, "zip": zip}
     return _dump(order)
 
 
-def modify_user_address(st: State, /, user_id: str, address1: str, address2: str, city: str, state: str,
-                        country: str, zip: str) -> str:
+def modify_user_address(st: State, /, user_id: str, address1: str, address2: str, city: str, state: str, country: str, zip: str) -> str:
     user = _user(st, user_id, edit=True)
-    user["address"] = {"address1": address1, "address2": address2, "city": city, "state": state,
-                       "country": country, "zip": zip}
+    user["address"] = {"address1": address1, "address2": address2, "city": city, "state": state, "country": country, "zip": zip}
     return _dump(user)
 
 
@@ -219,8 +217,7 @@ def modify_pending_order_payment(st: State, /, order_id: str, payment_method_id:
     return _dump(order)
 
 
-def modify_pending_order_items(st: State, /, order_id: str, item_ids: list[str], new_item_ids: list[str],
-                               payment_method_id: str) -> str:
+def modify_pending_order_items(st: State, /, order_id: str, item_ids: list[str], new_item_ids: list[str], payment_method_id: str) -> str:
     order = _order(st, order_id, edit=True)
     if order["status"] != "pending":
         raise WrongStatus("non-pending order cannot be modified")
@@ -229,8 +226,9 @@ def modify_pending_order_items(st: State, /, order_id: str, item_ids: list[str],
     method = _payment(st, order["user_id"], payment_method_id, edit=True)
     if method["source"] == "gift_card" and method["balance"] < diff:
         raise InsufficientBalance("insufficient gift card balance to pay for the new item")
-    order["payment_history"].append({"transaction_type": "payment" if diff > 0 else "refund", "amount": abs(diff),
-                                     "payment_method_id": payment_method_id})
+    order["payment_history"].append(
+        {"transaction_type": "payment" if diff > 0 else "refund", "amount": abs(diff), "payment_method_id": payment_method_id}
+    )
     if method["source"] == "gift_card":
         method["balance"] = round(method["balance"] - diff, 2)
     for item_id, variant in plan:
@@ -242,8 +240,9 @@ def modify_pending_order_items(st: State, /, order_id: str, item_ids: list[str],
     return _dump(order)
 
 
-def exchange_delivered_order_items(st: State, /, order_id: str, item_ids: list[str], new_item_ids: list[str],
-                                   payment_method_id: str) -> str:
+def exchange_delivered_order_items(
+    st: State, /, order_id: str, item_ids: list[str], new_item_ids: list[str], payment_method_id: str
+) -> str:
     order = _order(st, order_id, edit=True)
     if order["status"] != "delivered":
         raise WrongStatus("non-delivered order cannot be exchanged")
@@ -277,15 +276,34 @@ def return_delivered_order_items(st: State, /, order_id: str, item_ids: list[str
 TOOLS: dict[str, Callable[..., str]] = {
     f.__name__: f
     for f in (
-        find_user_id_by_email, find_user_id_by_name_zip, get_user_details, get_order_details, get_product_details,
-        list_all_product_types, calculate, think, transfer_to_human_agents, cancel_pending_order,
-        modify_pending_order_address, modify_user_address, modify_pending_order_payment, modify_pending_order_items,
-        exchange_delivered_order_items, return_delivered_order_items,
+        find_user_id_by_email,
+        find_user_id_by_name_zip,
+        get_user_details,
+        get_order_details,
+        get_product_details,
+        list_all_product_types,
+        calculate,
+        think,
+        transfer_to_human_agents,
+        cancel_pending_order,
+        modify_pending_order_address,
+        modify_user_address,
+        modify_pending_order_payment,
+        modify_pending_order_items,
+        exchange_delivered_order_items,
+        return_delivered_order_items,
     )
 }
 
 #: Tools that can change the state (the rest only read).
-WRITE_TOOLS = frozenset({
-    "cancel_pending_order", "modify_pending_order_address", "modify_user_address", "modify_pending_order_payment",
-    "modify_pending_order_items", "exchange_delivered_order_items", "return_delivered_order_items",
-})
+WRITE_TOOLS = frozenset(
+    {
+        "cancel_pending_order",
+        "modify_pending_order_address",
+        "modify_user_address",
+        "modify_pending_order_payment",
+        "modify_pending_order_items",
+        "exchange_delivered_order_items",
+        "return_delivered_order_items",
+    }
+)

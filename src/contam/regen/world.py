@@ -296,8 +296,9 @@ class State:
     ``get(table, id)`` returns the live (mutable) entity in this state's id space, or None.
     """
 
-    def __init__(self, world: World, idmap: IdMap | None = None, patches: dict[tuple[str, str], Patch] | None = None,
-                 patch_key: str = "") -> None:
+    def __init__(
+        self, world: World, idmap: IdMap | None = None, patches: dict[tuple[str, str], Patch] | None = None, patch_key: str = ""
+    ) -> None:
         self.world = world
         self.idmap = idmap
         self.patches = patches or {}

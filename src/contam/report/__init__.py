@@ -11,5 +11,17 @@ from contam.report.data_side import RenderOptions
 from contam.report.inputs import Result, classify, load_inputs
 from contam.report.model import Report, Section
 
-__all__ = ["FORMATS", "RENDERERS", "RenderOptions", "Report", "Result", "Section", "build_report", "classify", "load_inputs", "merged_json",
-           "render", "write_report"]
+__all__ = [
+    "FORMATS",
+    "RENDERERS",
+    "RenderOptions",
+    "Report",
+    "Result",
+    "Section",
+    "build_report",
+    "classify",
+    "load_inputs",
+    "merged_json",
+    "render",
+    "write_report",
+]

@@ -75,8 +75,14 @@ def _version() -> str:
     return f"contam {__version__}"
 
 
-def build_report(paths: Sequence[str | os.PathLike[str]], *, title: str = "contam report", options: RenderOptions | None = None,
-                 skip_unknown: bool = False, warn: Callable[[str], None] | None = None) -> tuple[Report, list[Result]]:
+def build_report(
+    paths: Sequence[str | os.PathLike[str]],
+    *,
+    title: str = "contam report",
+    options: RenderOptions | None = None,
+    skip_unknown: bool = False,
+    warn: Callable[[str], None] | None = None,
+) -> tuple[Report, list[Result]]:
     """Recognize every result at ``paths`` and render each into a section, in the order given.
 
     Returns the report and the results it was made from (for the JSON merge).
@@ -146,11 +152,18 @@ def _finite(x: Any) -> Any:
 
 def merged_json(report: Report, results: Sequence[Result]) -> dict[str, Any]:
     """One JSON object: per result its kind, source, status, headline figures and the result itself."""
-    return _finite({
-        "schema": 1, "generator": report.version, "title": report.title, "skipped": list(report.skipped),
-        "results": [{"kind": r.kind, "source": r.path, "title": s.title, "status": s.status, "figures": s.figures, "result": r.data}
-                    for r, s in zip(results, report.sections, strict=True)],
-    })
+    return _finite(
+        {
+            "schema": 1,
+            "generator": report.version,
+            "title": report.title,
+            "skipped": list(report.skipped),
+            "results": [
+                {"kind": r.kind, "source": r.path, "title": s.title, "status": s.status, "figures": s.figures, "result": r.data}
+                for r, s in zip(results, report.sections, strict=True)
+            ],
+        }
+    )
 
 
 def render(report: Report, fmt: str, results: Sequence[Result] = ()) -> str:

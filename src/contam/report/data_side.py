@@ -49,7 +49,11 @@ def _items(ids: list[str], n: int = 3) -> list[Run]:
 
 def _find_corpus(source: str, folder: str | None) -> Path | None:
     p = Path(source)
-    cands = [p] if p.is_absolute() else [p] + ([Path(folder).parent / p, Path(folder).parent / p.name, Path(folder).parent.parent / p] if folder else [])
+    cands = (
+        [p]
+        if p.is_absolute()
+        else [p] + ([Path(folder).parent / p, Path(folder).parent / p.name, Path(folder).parent.parent / p] if folder else [])
+    )
     return next((c for c in cands if c.is_file()), None)
 
 
@@ -60,7 +64,7 @@ def _documents(corpus: Path | None, lines: set[int]) -> dict[int, str]:
     out: dict[int, str] = {}
     last = max(lines)
     try:
-        with (gzip.open(corpus, "rt", encoding="utf-8") if corpus.suffix == ".gz" else open(corpus, encoding="utf-8")) as fh:
+        with gzip.open(corpus, "rt", encoding="utf-8") if corpus.suffix == ".gz" else open(corpus, encoding="utf-8") as fh:
             for ln, raw in enumerate(fh, 1):
                 if ln in lines:
                     try:
@@ -119,24 +123,48 @@ def render_scan(r: Result, opt: RenderOptions) -> Section:
     s = r.data
     n, k = int(s.get("documents", 0)), int(s.get("flagged", 0))
     benches = ", ".join(s.get("benchmarks", [])) or "the benchmarks"
-    b = SectionBuilder(f"Data-side scan: {s.get('corpus', '?')} against {benches}", kind="scan", source=r.path, status="flagged" if k else "clean")
+    b = SectionBuilder(
+        f"Data-side scan: {s.get('corpus', '?')} against {benches}", kind="scan", source=r.path, status="flagged" if k else "clean"
+    )
     ci = interval(wilson(k, n), percent=True)
     if k:
-        b.headline(strong(f"Contaminated documents found: {k:,} of {n:,}"), text(f" ({pct(k / n if n else None)}; {ci}) share text with {benches}; "
-                   f"{num(s.get('items_flagged'))} of {num(s.get('items'))} benchmark items matched."))
+        b.headline(
+            strong(f"Contaminated documents found: {k:,} of {n:,}"),
+            text(
+                f" ({pct(k / n if n else None)}; {ci}) share text with {benches}; "
+                f"{num(s.get('items_flagged'))} of {num(s.get('items'))} benchmark items matched."
+            ),
+        )
     else:
-        b.headline(strong(f"No contaminated document among {n:,}"), text(f" (flag rate 0; {ci}) against {num(s.get('items'))} items of {benches}."))
+        b.headline(
+            strong(f"No contaminated document among {n:,}"), text(f" (flag rate 0; {ci}) against {num(s.get('items'))} items of {benches}.")
+        )
     cfg = s.get("config", {})
-    b.para(f"Levels: {', '.join(s.get('levels', ['token']))}. Token level: {cfg.get('n', '?')}-grams, IDF-weighted coverage of an item part "
-           f"≥ {cfg.get('threshold', '?')} (seam ≥ {cfg.get('seam_threshold', '?')}), skip budget {cfg.get('skip', 0)}. "
-           f"{num(s.get('bytes'))} bytes in {num(s.get('seconds'), 2)} s ({num(s.get('mb_per_s'), 2)} MB/s).")
-    b.figures.update({"documents": n, "flagged": k, "flag_rate": s.get("flag_rate"), "flag_rate_ci": wilson(k, n), "items_flagged": s.get("items_flagged")})
-    b.table(["benchmark", "documents", "flags"], [[code(name), c.get("documents", 0), c.get("flags", 0)] for name, c in s.get("by_benchmark", {}).items()],
-            caption="Flags by benchmark")
+    b.para(
+        f"Levels: {', '.join(s.get('levels', ['token']))}. Token level: {cfg.get('n', '?')}-grams, IDF-weighted coverage of an item part "
+        f"≥ {cfg.get('threshold', '?')} (seam ≥ {cfg.get('seam_threshold', '?')}), skip budget {cfg.get('skip', 0)}. "
+        f"{num(s.get('bytes'))} bytes in {num(s.get('seconds'), 2)} s ({num(s.get('mb_per_s'), 2)} MB/s)."
+    )
+    b.figures.update(
+        {
+            "documents": n,
+            "flagged": k,
+            "flag_rate": s.get("flag_rate"),
+            "flag_rate_ci": wilson(k, n),
+            "items_flagged": s.get("items_flagged"),
+        }
+    )
+    b.table(
+        ["benchmark", "documents", "flags"],
+        [[code(name), c.get("documents", 0), c.get("flags", 0)] for name, c in s.get("by_benchmark", {}).items()],
+        caption="Flags by benchmark",
+    )
     b.table(["part", "flags"], [[name, v] for name, v in s.get("by_part", {}).items()], caption="Flags by matched part")
     bad = s.get("bad_input", {})
     if bad.get("skipped"):
-        b.para(f"Skipped bad input: {bad['skipped']:,} lines (" + ", ".join(f"{k2}: {v}" for k2, v in bad.get("reasons", {}).items()) + ").")
+        b.para(
+            f"Skipped bad input: {bad['skipped']:,} lines (" + ", ".join(f"{k2}: {v}" for k2, v in bad.get("reasons", {}).items()) + ")."
+        )
     flags_path = Path(r.folder or "") / "flags.jsonl" if r.folder else None
     if flags_path is None or not flags_path.is_file():
         b.note("flags.jsonl not found next to the summary: no per-document evidence shown.")
@@ -150,25 +178,46 @@ def render_scan(r: Result, opt: RenderOptions) -> Section:
     rows = []
     for rec in shown:
         f = rec["flags"][0]
-        rows.append([num(rec.get("line")), code(str(rec.get("doc_id"))), code(str(f.get("item_id"))), str(f.get("benchmark", "")),
-                     str(f.get("part", "")), f"{num(f.get('score'))} ≥ {num(f.get('threshold'))}", str(f.get("level", rec.get("level", ""))),
-                     len(rec["flags"])])
-    b.table(["line", "document", "item", "benchmark", "part", "score ≥ threshold", "level", "flags"], rows, align="rllllrlr",
-            caption=f"First {len(shown)} flagged documents (of {k:,}), best flag each")
+        rows.append(
+            [
+                num(rec.get("line")),
+                code(str(rec.get("doc_id"))),
+                code(str(f.get("item_id"))),
+                str(f.get("benchmark", "")),
+                str(f.get("part", "")),
+                f"{num(f.get('score'))} ≥ {num(f.get('threshold'))}",
+                str(f.get("level", rec.get("level", ""))),
+                len(rec["flags"]),
+            ]
+        )
+    b.table(
+        ["line", "document", "item", "benchmark", "part", "score ≥ threshold", "level", "flags"],
+        rows,
+        align="rllllrlr",
+        caption=f"First {len(shown)} flagged documents (of {k:,}), best flag each",
+    )
     corpus = _find_corpus(str(s.get("corpus", "")), r.folder) if shown else None
     docs = _documents(corpus, {int(x["line"]) for x in shown if isinstance(x.get("line"), int)})
     for rec in shown:
         f = rec["flags"][0]
         runs = evidence_runs(docs.get(rec.get("line")), f.get("evidence", []), opt)
-        label = [code(str(rec.get("doc_id"))), text(f" (line {rec.get('line')}) matches "), code(str(f.get("item_id"))),
-                 text(f", {f.get('part', '')}, score {num(f.get('score'))}")]
+        label = [
+            code(str(rec.get("doc_id"))),
+            text(f" (line {rec.get('line')}) matches "),
+            code(str(f.get("item_id"))),
+            text(f", {f.get('part', '')}, score {num(f.get('score'))}"),
+        ]
         kinds = sorted({str(e.get("kind")) for e in f.get("evidence", [])})
         if kinds:
             label.append(text(f"; evidence: {', '.join(kinds)}"))
         b.excerpt(label, runs or [text("(document text not available)")])
         scored = [e for e in f.get("evidence", []) if not e.get("doc_span")]
         if scored:  # level-2/3 evidence: what was compared, with its weight
-            b.note("; ".join(f"{e.get('kind')} {num(e.get('weight'))}" + (f": {clip(e.get('text'), 120)}" if e.get("text") else "") for e in scored))
+            b.note(
+                "; ".join(
+                    f"{e.get('kind')} {num(e.get('weight'))}" + (f": {clip(e.get('text'), 120)}" if e.get("text") else "") for e in scored
+                )
+            )
     if shown and not docs:
         b.note("Corpus not readable from here: the matched text is shown without its context.")
     return b.build()
@@ -183,15 +232,30 @@ def render_decontaminate(r: Result, opt: RenderOptions) -> Section:
     b = SectionBuilder(f"Decontaminated copy: {s.get('out', r.path)}", kind="decontaminate", source=r.path, status="info")
     total = s.get("documents_in")
     kept = f"; {num(s.get('documents_out'))} of {num(total)} documents written" if total is not None else ""
-    b.headline(strong(f"{dropped:,} documents dropped, {masked:,} masked"), text(f" ({num(s.get('chars_masked', 0))} characters masked){kept}."))
+    b.headline(
+        strong(f"{dropped:,} documents dropped, {masked:,} masked"), text(f" ({num(s.get('chars_masked', 0))} characters masked){kept}.")
+    )
     b.figures.update({k: s.get(k) for k in ("documents_in", "documents_out", "dropped", "masked", "chars_masked")})
     entries = s.get("entries")
     if entries is None and s.get("log") and Path(str(s["log"])).is_file():
         entries = [rec for _, rec in iter_jsonl(Path(str(s["log"])), limit=opt.max_rows)]
-    rows = [[num(e.get("line")), code(str(e.get("doc_id"))), str(e.get("action", "")), _items([str(x) for x in e.get("items", [])]),
-             ", ".join(e.get("levels", [])), num(e.get("score"))] for e in (entries or [])[: opt.max_rows]]
-    b.table(["line", "document", "action", "items", "levels", "score"], rows, align="rlllll",
-            caption=f"First {len(rows)} log entries" + (f" of {len(entries)}" if entries and len(entries) > len(rows) else ""))
+    rows = [
+        [
+            num(e.get("line")),
+            code(str(e.get("doc_id"))),
+            str(e.get("action", "")),
+            _items([str(x) for x in e.get("items", [])]),
+            ", ".join(e.get("levels", [])),
+            num(e.get("score")),
+        ]
+        for e in (entries or [])[: opt.max_rows]
+    ]
+    b.table(
+        ["line", "document", "action", "items", "levels", "score"],
+        rows,
+        align="rlllll",
+        caption=f"First {len(rows)} log entries" + (f" of {len(entries)}" if entries and len(entries) > len(rows) else ""),
+    )
     b.note(f"Log: {s.get('log', r.path)}. Unflagged lines are copied byte for byte.")
     return b.build()
 
@@ -203,17 +267,27 @@ def render_perturb(r: Result, opt: RenderOptions) -> Section:
     s = r.data
     items, with_v = int(s.get("items", 0)), int(s.get("items_with_variants", s.get("covered", 0)))
     fails = sum(int(v) for v in s.get("audit_failures", {}).values())
-    b = SectionBuilder(f"Reference set: {s.get('benchmark', '?')} ({s.get('kind', '?')}, seed {s.get('seed', '?')})", kind="perturb",
-                       source=r.path, status="failures" if fails else "clean")
+    b = SectionBuilder(
+        f"Reference set: {s.get('benchmark', '?')} ({s.get('kind', '?')}, seed {s.get('seed', '?')})",
+        kind="perturb",
+        source=r.path,
+        status="failures" if fails else "clean",
+    )
     checks = s.get("audit_checks", [])
-    b.headline(strong(f"{with_v:,} of {items:,} items have audited variants"),
-               text(f" ({pct(with_v / items if items else None)}; {interval(wilson(with_v, items), percent=True)}): "
-                    f"{num(s.get('instances'))} instances, {fails} audit failures"
-                    + (f" over {len(checks)} checks ({', '.join(checks)})." if checks else ".")))
+    b.headline(
+        strong(f"{with_v:,} of {items:,} items have audited variants"),
+        text(
+            f" ({pct(with_v / items if items else None)}; {interval(wilson(with_v, items), percent=True)}): "
+            f"{num(s.get('instances'))} instances, {fails} audit failures"
+            + (f" over {len(checks)} checks ({', '.join(checks)})." if checks else ".")
+        ),
+    )
     if "template_share" in s:
-        b.para(f"Templated: {num(s.get('templated'))} ({pct(s.get('template_share'))}); with {s.get('variants_per_item')} audited "
-               f"variant(s): {num(s.get('covered'))} ({pct(s.get('coverage'))}). Answers are computed by the lifted program, never guessed; "
-               "an instance failing any check is never written.")
+        b.para(
+            f"Templated: {num(s.get('templated'))} ({pct(s.get('template_share'))}); with {s.get('variants_per_item')} audited "
+            f"variant(s): {num(s.get('covered'))} ({pct(s.get('coverage'))}). Answers are computed by the lifted program, never guessed; "
+            "an instance failing any check is never written."
+        )
     if "similarity_metric" in s:
         b.para(f"Paraphrases by {s.get('model')}: kept at {s['similarity_metric']} ≥ {s.get('floor')}.")
     b.figures.update({"items": items, "items_with_variants": with_v, "instances": s.get("instances"), "audit_failures": fails})
@@ -223,12 +297,20 @@ def render_perturb(r: Result, opt: RenderOptions) -> Section:
     if folder is not None and (folder / "rejections.jsonl").is_file():
         for _, rec in iter_jsonl(folder / "rejections.jsonl"):
             examples.setdefault(str(rec.get("reason")), (str(rec.get("item_id", "")), str(rec.get("detail", ""))))
-    b.table(["reason", "items", "example", "detail"],
-            [[code(k), v, code(examples.get(k, ("", ""))[0]) if k in examples else None, clip(examples.get(k, ("", ""))[1], 120)]
-             for k, v in s.get("rejections", {}).items()], caption="Items without variants, by reason", align="lrll")
+    b.table(
+        ["reason", "items", "example", "detail"],
+        [
+            [code(k), v, code(examples.get(k, ("", ""))[0]) if k in examples else None, clip(examples.get(k, ("", ""))[1], 120)]
+            for k, v in s.get("rejections", {}).items()
+        ],
+        caption="Items without variants, by reason",
+        align="lrll",
+    )
     if folder is not None and (folder / "variants.jsonl").is_file():
-        rows = [[code(str(v.get("variant_id", v.get("original_id")))), clip(v.get("question"), 220), code(str(v.get("answer", "")))]
-                for _, v in iter_jsonl(folder / "variants.jsonl", limit=min(opt.max_rows, 5))]
+        rows = [
+            [code(str(v.get("variant_id", v.get("original_id")))), clip(v.get("question"), 220), code(str(v.get("answer", "")))]
+            for _, v in iter_jsonl(folder / "variants.jsonl", limit=min(opt.max_rows, 5))
+        ]
         b.table(["variant", "question", "answer"], rows, caption="First variants", align="lll")
     return b.build()
 
@@ -248,12 +330,20 @@ def render_eval_detectors(r: Result, opt: RenderOptions) -> Section:
     b = SectionBuilder("Detector evaluation (paper 001 Tables 1–2)", kind="eval-detectors", source=r.path)
     t2 = s.get("table2_s3", [])
     if t2:
-        words = "; ".join(f"{x['benchmark']}: cascade {num(x['cascade_f1'])} vs best baseline {num(x['best_baseline_f1'])} ({x['improvement']:+.3f})" for x in t2)
+        words = "; ".join(
+            f"{x['benchmark']}: cascade {num(x['cascade_f1'])} vs best baseline {num(x['best_baseline_f1'])} ({x['improvement']:+.3f})"
+            for x in t2
+        )
         b.headline(strong("S3 (isomorphic) F1 on the test split: "), text(words + "."))
-    b.note("F1 on the test split with thresholds calibrated on the disjoint calib split; "
-           "precision and recall carry Wilson 95% intervals from the confusion counts.")
-    b.table(["benchmark", "best baseline F1", "cascade F1", "improvement"],
-            [[code(x["benchmark"]), x["best_baseline_f1"], x["cascade_f1"], f"{x['improvement']:+.3f}"] for x in t2], caption="S3 F1 per benchmark")
+    b.note(
+        "F1 on the test split with thresholds calibrated on the disjoint calib split; "
+        "precision and recall carry Wilson 95% intervals from the confusion counts."
+    )
+    b.table(
+        ["benchmark", "best baseline F1", "cascade F1", "improvement"],
+        [[code(x["benchmark"]), x["best_baseline_f1"], x["cascade_f1"], f"{x['improvement']:+.3f}"] for x in t2],
+        caption="S3 F1 per benchmark",
+    )
     for rep in s.get("reports", []):
         scen = sorted({row["scenario"] for row in rep.get("rows", [])})
         methods = list(dict.fromkeys(row["method"] for row in rep.get("rows", [])))
@@ -266,13 +356,31 @@ def render_eval_detectors(r: Result, opt: RenderOptions) -> Section:
         for (m, sc), row in cell.items():
             mt = row["metrics"]
             tp, fp, fn = int(mt.get("tp", 0)), int(mt.get("fp", 0)), int(mt.get("fn", 0))
-            detail.append([m, sc, tp, fp, fn, f"{num(mt.get('precision'))} {interval(wilson(tp, tp + fp)).removeprefix('95% CI ')}",
-                           f"{num(mt.get('recall'))} {interval(wilson(tp, tp + fn)).removeprefix('95% CI ')}", num(mt.get("f1"))])
-        b.table(["method", "scenario", "TP", "FP", "FN", "precision [95% CI]", "recall [95% CI]", "F1"], detail, align="llrrrrrr",
-                caption=f"{rep.get('benchmark')}: confusion counts")
+            detail.append(
+                [
+                    m,
+                    sc,
+                    tp,
+                    fp,
+                    fn,
+                    f"{num(mt.get('precision'))} {interval(wilson(tp, tp + fp)).removeprefix('95% CI ')}",
+                    f"{num(mt.get('recall'))} {interval(wilson(tp, tp + fn)).removeprefix('95% CI ')}",
+                    num(mt.get("f1")),
+                ]
+            )
+        b.table(
+            ["method", "scenario", "TP", "FP", "FN", "precision [95% CI]", "recall [95% CI]", "F1"],
+            detail,
+            align="llrrrrrr",
+            caption=f"{rep.get('benchmark')}: confusion counts",
+        )
         th = rep.get("thresholds", {})
-        b.table(["method", "calibrated settings"], [[m, ", ".join(f"{k}={num(v) if isinstance(v, float) else v}" for k, v in d.items())]
-                                                     for m, d in th.items()], caption=f"{rep.get('benchmark')}: thresholds", align="ll")
+        b.table(
+            ["method", "calibrated settings"],
+            [[m, ", ".join(f"{k}={num(v) if isinstance(v, float) else v}" for k, v in d.items())] for m, d in th.items()],
+            caption=f"{rep.get('benchmark')}: thresholds",
+            align="ll",
+        )
     return b.build()
 
 
@@ -282,23 +390,44 @@ def render_eval_detectors(r: Result, opt: RenderOptions) -> Section:
 def render_regen(r: Result, opt: RenderOptions) -> Section:
     s = r.data
     n, bad = int(s.get("n", 0)), int(s.get("n_invalid", 0))
-    b = SectionBuilder(f"Fresh tool-agent instances: {', '.join(s.get('domains', []))}", kind="regen", source=r.path,
-                       status="failures" if bad else "clean")
+    b = SectionBuilder(
+        f"Fresh tool-agent instances: {', '.join(s.get('domains', []))}", kind="regen", source=r.path, status="failures" if bad else "clean"
+    )
     ci = wilson(bad, n)
-    b.headline(strong(f"{bad:,} of {n:,} regenerated instances invalid"),
-               text(f" (rate {num(s.get('invalid_rate'), 4)}; {interval(ci, 4)}) over {s.get('n_seeds')} seeds; every instance audited "
-                    "(injective, covered, deterministic, faithful, solvable) against a replayed goal state."))
+    b.headline(
+        strong(f"{bad:,} of {n:,} regenerated instances invalid"),
+        text(
+            f" (rate {num(s.get('invalid_rate'), 4)}; {interval(ci, 4)}) over {s.get('n_seeds')} seeds; every instance audited "
+            "(injective, covered, deterministic, faithful, solvable) against a replayed goal state."
+        ),
+    )
     b.figures.update({"n": n, "n_invalid": bad, "invalid_rate_ci": ci})
     b.table(["check", "failed"], [[k, v] for k, v in s.get("failures", {}).items()], caption="Audit checks")
     b.table(["domain", "instances"], [[k, v] for k, v in s.get("by_domain", {}).items()])
     b.table(["task/branch", "instances"], [[code(k), v] for k, v in s.get("branches", {}).items()], caption="Branch selection")
-    b.table(["invalid instance", "problems"], [[code(str(x.get("key", x))) if isinstance(x, dict) else code(str(x)),
-                                                clip("; ".join(map(str, x.get("problems", []))) if isinstance(x, dict) else "", 200)]
-                                               for x in s.get("invalid_examples", [])], caption="Invalid examples", align="ll")
+    b.table(
+        ["invalid instance", "problems"],
+        [
+            [
+                code(str(x.get("key", x))) if isinstance(x, dict) else code(str(x)),
+                clip("; ".join(map(str, x.get("problems", []))) if isinstance(x, dict) else "", 200),
+            ]
+            for x in s.get("invalid_examples", [])
+        ],
+        caption="Invalid examples",
+        align="ll",
+    )
     inst = Path(r.folder) / "instances.jsonl" if r.folder else None
     if inst is not None and inst.is_file():
-        rows = [[code(f"{v.get('domain')}/{v.get('task_index')}/{v.get('seed')}"), str(v.get("branch") or "—"), clip(v.get("instruction"), 220),
-                 len(v.get("actions", []))] for _, v in iter_jsonl(inst, limit=min(opt.max_rows, 3))]
+        rows = [
+            [
+                code(f"{v.get('domain')}/{v.get('task_index')}/{v.get('seed')}"),
+                str(v.get("branch") or "—"),
+                clip(v.get("instruction"), 220),
+                len(v.get("actions", [])),
+            ]
+            for _, v in iter_jsonl(inst, limit=min(opt.max_rows, 3))
+        ]
         b.table(["instance", "branch", "instruction", "actions"], rows, caption="First instances", align="lllr")
     return b.build()
 
@@ -323,13 +452,30 @@ def render_grade(r: Result, opt: RenderOptions) -> Section:
 def render_equivariance(r: Result, opt: RenderOptions) -> Section:
     rows = r.data.get("rows", [])
     b = SectionBuilder("Scored-target equivariance: which leaked artifact survives regeneration", kind="equivariance", source=r.path)
-    b.headline(text("Pass rate of a perfectly leaked artifact on fresh instances (Wilson 95% intervals on the instances whose goal moved)."))
+    b.headline(
+        text("Pass rate of a perfectly leaked artifact on fresh instances (Wilson 95% intervals on the instances whose goal moved).")
+    )
     out = []
     for x in rows:
         nm = int(x.get("n_moved") or 0)
         pm = x.get("pass_moved")
         k = round(float(pm) * nm) if nm and pm is not None and pm == pm else None
-        out.append([x.get("substrate"), x.get("scored_target"), x.get("leaked_artifact"), x.get("adversary"), x.get("n"), num(x.get("pass_all")),
-                    nm, f"{num(pm)} {interval(wilson(k, nm)) if k is not None else ''}".strip(), x.get("regeneration_holds")])
-    b.table(["substrate", "scored", "leaked artifact", "adversary", "n", "pass", "moved", "pass | moved", "regeneration holds?"], out, align="llllrrrrl")
+        out.append(
+            [
+                x.get("substrate"),
+                x.get("scored_target"),
+                x.get("leaked_artifact"),
+                x.get("adversary"),
+                x.get("n"),
+                num(x.get("pass_all")),
+                nm,
+                f"{num(pm)} {interval(wilson(k, nm)) if k is not None else ''}".strip(),
+                x.get("regeneration_holds"),
+            ]
+        )
+    b.table(
+        ["substrate", "scored", "leaked artifact", "adversary", "n", "pass", "moved", "pass | moved", "regeneration holds?"],
+        out,
+        align="llllrrrrl",
+    )
     return b.build()

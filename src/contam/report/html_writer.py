@@ -67,7 +67,11 @@ def _block(b: Paragraph | Table | Excerpt) -> str:
         al = b.align or ("l",) * len(b.columns)
         head = "".join(f"<th>{esc(c)}</th>" for c in b.columns)
         body = "".join(
-            "<tr>" + "".join(f'<td class="{"r" if (al[i] if i < len(al) else "l") == "r" else "l"}">{runs_html(cell)}</td>' for i, cell in enumerate(row)) + "</tr>"
+            "<tr>"
+            + "".join(
+                f'<td class="{"r" if (al[i] if i < len(al) else "l") == "r" else "l"}">{runs_html(cell)}</td>' for i, cell in enumerate(row)
+            )
+            + "</tr>"
             for row in b.rows
         )
         cap = f"<caption>{esc(b.caption)}</caption>" if b.caption else ""
@@ -81,9 +85,11 @@ def _status_class(status: str) -> str:
 
 def _section(i: int, s: Section) -> str:
     st = _status_class(s.status)
-    parts = [f'<section id="s{i}" class="s-{st}">',
-             f'<h2>{i}. {esc(s.title)}<span class="badge b-{st}">{esc(s.status)}</span></h2>',
-             f'<p class="source">from <code>{esc(s.source)}</code> ({esc(s.kind)})</p>']
+    parts = [
+        f'<section id="s{i}" class="s-{st}">',
+        f'<h2>{i}. {esc(s.title)}<span class="badge b-{st}">{esc(s.status)}</span></h2>',
+        f'<p class="source">from <code>{esc(s.source)}</code> ({esc(s.kind)})</p>',
+    ]
     parts += [_block(b) for b in s.blocks]
     parts.append("</section>")
     return "\n".join(parts)
@@ -91,16 +97,18 @@ def _section(i: int, s: Section) -> str:
 
 def render_html(report: Report) -> str:
     """The whole page as a string."""
-    toc = "".join(f'<li><a href="#s{i}">{esc(s.title)}</a> <span class="badge b-{_status_class(s.status)}">{esc(s.status)}</span></li>'
-                  for i, s in enumerate(report.sections, 1))
-    skipped = ("<p class=\"note\">Left out: " + "; ".join(esc(x) for x in report.skipped) + "</p>") if report.skipped else ""
+    toc = "".join(
+        f'<li><a href="#s{i}">{esc(s.title)}</a> <span class="badge b-{_status_class(s.status)}">{esc(s.status)}</span></li>'
+        for i, s in enumerate(report.sections, 1)
+    )
+    skipped = ('<p class="note">Left out: ' + "; ".join(esc(x) for x in report.skipped) + "</p>") if report.skipped else ""
     body = "\n".join(_section(i, s) for i, s in enumerate(report.sections, 1))
     return (
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">\n'
         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'\">\n"
-        "<meta name=\"referrer\" content=\"no-referrer\">\n"
-        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+        '<meta name="referrer" content="no-referrer">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
         f"<title>{esc(report.title)}</title>\n<style>{CSS}</style></head>\n<body>\n"
-        f"<h1>{esc(report.title)}</h1>\n<p class=\"meta\">{esc(report.version)} · {len(report.sections)} result(s)</p>\n"
-        f"<ol class=\"toc\">{toc}</ol>\n{skipped}\n{body}\n</body></html>\n"
+        f'<h1>{esc(report.title)}</h1>\n<p class="meta">{esc(report.version)} · {len(report.sections)} result(s)</p>\n'
+        f'<ol class="toc">{toc}</ol>\n{skipped}\n{body}\n</body></html>\n'
     )

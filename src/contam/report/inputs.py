@@ -27,13 +27,56 @@ from contam.records import Record
 #: Probe summaries name their command; these are the ones with a renderer.
 PROBE_COMMANDS = ("zerocot", "minkprob", "cliff", "cdd", "reconstruct", "ts-guess", "guided", "swe-filepath", "swe-funcrepro", "swe-prefix")
 #: Order of results found inside a container folder: data side, fresh instances, model side, statistics.
-KIND_ORDER = ("scan", "decontaminate", "scenarios", "eval-detectors", "perturb", "minkprob", "zerocot", "cliff", "cdd", "reconstruct", "ts-guess",
-              "guided", "swe-filepath", "swe-funcrepro", "swe-prefix", "contaminate", "eval-probes", "eval-probes-sweep", "regen", "regen-replay",
-              "grade", "equivariance", "power", "mcnemar")
+KIND_ORDER = (
+    "scan",
+    "decontaminate",
+    "scenarios",
+    "eval-detectors",
+    "perturb",
+    "minkprob",
+    "zerocot",
+    "cliff",
+    "cdd",
+    "reconstruct",
+    "ts-guess",
+    "guided",
+    "swe-filepath",
+    "swe-funcrepro",
+    "swe-prefix",
+    "contaminate",
+    "eval-probes",
+    "eval-probes-sweep",
+    "regen",
+    "regen-replay",
+    "grade",
+    "equivariance",
+    "power",
+    "mcnemar",
+)
 #: Files that belong to a result folder; naming one means the folder.
-MEMBER_FILES = {"summary.json", "flags.jsonl", "items.jsonl", "run.json", "variants.jsonl", "rejections.jsonl", "instances.jsonl",
-                "audit.jsonl", "rows.jsonl", "report.json", "thresholds.json", "boundary.jsonl", "graded.jsonl", "samples.jsonl",
-                "replay.jsonl", "control_items.jsonl", "table.csv", "pairs.json", "logprob.jsonl", "zerocot.jsonl", "reconstruct.jsonl"}
+MEMBER_FILES = {
+    "summary.json",
+    "flags.jsonl",
+    "items.jsonl",
+    "run.json",
+    "variants.jsonl",
+    "rejections.jsonl",
+    "instances.jsonl",
+    "audit.jsonl",
+    "rows.jsonl",
+    "report.json",
+    "thresholds.json",
+    "boundary.jsonl",
+    "graded.jsonl",
+    "samples.jsonl",
+    "replay.jsonl",
+    "control_items.jsonl",
+    "table.csv",
+    "pairs.json",
+    "logprob.jsonl",
+    "zerocot.jsonl",
+    "reconstruct.jsonl",
+}
 
 
 @dataclass(frozen=True)
@@ -141,6 +184,7 @@ def recognize(path: Path, *, warn: Callable[[str], None] | None = None, skip_unk
     Raises :class:`InputError` naming the path when nothing there is a contam result, unless
     ``skip_unknown``, which reports it through ``warn`` and returns ``[]``.
     """
+
     def unknown(msg: str) -> list[Result]:
         if skip_unknown:
             if warn:
@@ -200,8 +244,11 @@ def _decontam(log: Path) -> Result:
     rows = [r for _, r in iter_jsonl(log)]
     clean = log.with_name(log.name.removesuffix(".log.jsonl"))
     data: dict[str, Any] = {
-        "log": str(log), "dropped": sum(r.get("action") == "dropped" for r in rows), "masked": sum(r.get("action") == "masked" for r in rows),
-        "chars_masked": sum(int(r.get("chars_masked", 0) or 0) for r in rows), "entries": rows,
+        "log": str(log),
+        "dropped": sum(r.get("action") == "dropped" for r in rows),
+        "masked": sum(r.get("action") == "masked" for r in rows),
+        "chars_masked": sum(int(r.get("chars_masked", 0) or 0) for r in rows),
+        "entries": rows,
     }
     if clean.is_file() and not clean.name.endswith((".gz", ".zst")):
         with open(clean, "rb") as fh:

@@ -144,7 +144,7 @@ def calibrate(
     grids = {lv: _grid(_level_values(scores, lv), grid_size) for lv in levels}
     coarse = {lv: _grid(_level_values(scores, lv), coarse_size) for lv in levels}
     best: tuple[tuple[float, float], Thresholds] | None = None
-    for rule in (rules if "semantic" in levels else (Thresholds().semantic_rule,)):
+    for rule in rules if "semantic" in levels else (Thresholds().semantic_rule,):
         base = Thresholds(token=OFF, semantic=OFF, reasoning=OFF, semantic_rule=rule)
         # 1. Exhaustive search on a coarse grid (coordinate ascent alone gets stuck when one
         #    level's best solo threshold flags everything), 2. coordinate ascent on the fine grid.

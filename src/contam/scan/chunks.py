@@ -79,7 +79,14 @@ class Chunk:
 
 
 def corpus_chunks(
-    corpus: str, text_field: str, id_field: str | None, skip_bad: bool, stats: BadInputStats, batch_bytes: int, start_line: int = 1, start_offset: int = 0,
+    corpus: str,
+    text_field: str,
+    id_field: str | None,
+    skip_bad: bool,
+    stats: BadInputStats,
+    batch_bytes: int,
+    start_line: int = 1,
+    start_offset: int = 0,
 ) -> Iterator[Chunk]:
     """The corpus in chunks of about ``batch_bytes``, from ``start_line`` (``start_offset`` in a plain file)."""
     p = Path(corpus)

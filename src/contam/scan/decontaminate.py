@@ -115,7 +115,12 @@ def decontaminate(
     used = _scan_settings(scan)
     from contam.data.formats import FormatReader, check_format
 
-    reader = FormatReader(check_format(fmt or used.get("format") or "auto"), roles=roles if roles is not None else used.get("roles"), text_field=text_field, path=str(src))
+    reader = FormatReader(
+        check_format(fmt or used.get("format") or "auto"),
+        roles=roles if roles is not None else used.get("roles"),
+        text_field=text_field,
+        path=str(src),
+    )
     stats = {"documents_in": 0, "documents_out": 0, "dropped": 0, "masked": 0, "chars_masked": 0}
     size = os.path.getsize(src)
     lineno = 0
@@ -148,7 +153,9 @@ def decontaminate(
             raise InputError(f"cannot read (corrupt or truncated compressed file?): {e}", path=src) from None
         beyond = sorted(line for line in flagged if line > lineno)
         if beyond:  # raised inside the atomic writes: nothing is left behind
-            raise InputError(f"scan results do not match this corpus: the scan flagged line {beyond[0]}, the corpus has {lineno} lines", path=src)
+            raise InputError(
+                f"scan results do not match this corpus: the scan flagged line {beyond[0]}, the corpus has {lineno} lines", path=src
+            )
         if sink is not raw_out:
             sink.close()
     return {**stats, "mode": mode, "out": str(dst), "log": str(log_path)}
@@ -166,18 +173,32 @@ def _scan_settings(scan: str | os.PathLike[str] | None) -> dict[str, Any]:
     return {"format": summary.get("format"), "roles": tuple(roles) if isinstance(roles, list) else None}
 
 
-def _apply(res: DocResult, raw: bytes, lineno: int, src: Path, mode: str, text_field: str, id_field: str | None, mask: str, reader: Any = None) -> dict[str, Any]:
+def _apply(
+    res: DocResult, raw: bytes, lineno: int, src: Path, mode: str, text_field: str, id_field: str | None, mask: str, reader: Any = None
+) -> dict[str, Any]:
     try:
         rec = json.loads(raw.decode("utf-8-sig"))  # -sig: a byte-order mark opening the file
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
-        raise InputError("the scan flagged this line but it is not valid JSON now: was the corpus changed since the scan?", path=src, line=lineno) from None
+        raise InputError(
+            "the scan flagged this line but it is not valid JSON now: was the corpus changed since the scan?", path=src, line=lineno
+        ) from None
     key = _get(rec, id_field) if id_field else rec.get("id") if isinstance(rec, dict) else None
     doc_id = str(key) if key is not None else str(lineno)
     if doc_id != res.doc_id:
-        raise InputError(f"scan results do not match this corpus: the scan flagged document {res.doc_id!r} here, the corpus has {doc_id!r}", path=src, line=lineno)
+        raise InputError(
+            f"scan results do not match this corpus: the scan flagged document {res.doc_id!r} here, the corpus has {doc_id!r}",
+            path=src,
+            line=lineno,
+        )
     items = sorted({f.item_id for f in res.flags})
     spans = merge_spans(e.doc_span for f in res.flags for e in f.evidence if e.doc_span is not None)
-    log: dict[str, Any] = {"doc_id": doc_id, "line": lineno, "items": items, "levels": sorted({f.level for f in res.flags}), "score": res.flags[0].score if res.flags else None}
+    log: dict[str, Any] = {
+        "doc_id": doc_id,
+        "line": lineno,
+        "items": items,
+        "levels": sorted({f.level for f in res.flags}),
+        "score": res.flags[0].score if res.flags else None,
+    }
     if reader is not None and reader.format != "text":
         rt = reader.read(rec, lineno)
         if rt.turns and (rt.turns[0].role != "text"):

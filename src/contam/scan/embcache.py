@@ -71,7 +71,9 @@ class EmbeddingCache:
     def put(self, identity: str, max_chars: int, texts: Sequence[str], vecs: np.ndarray) -> None:
         if self._db is None:
             return
-        rows = [(_key(identity, max_chars, t), np.ascontiguousarray(v, dtype=np.float32).tobytes()) for t, v in zip(texts, vecs, strict=True)]
+        rows = [
+            (_key(identity, max_chars, t), np.ascontiguousarray(v, dtype=np.float32).tobytes()) for t, v in zip(texts, vecs, strict=True)
+        ]
         with contextlib.suppress(sqlite3.Error):
             self._db.executemany("INSERT OR REPLACE INTO emb (k, v) VALUES (?, ?)", rows)
             self._db.commit()

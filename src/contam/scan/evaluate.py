@@ -111,7 +111,9 @@ def evaluate(
     mk = min_k_scores(model, [d.text for d in docs]) if model is not None else None
     # Calibrated semantic thresholds hold for this embedder only: the report says which.
     emb_id = embedder_identity(h.semantic.embedder) if h.semantic is not None else ""
-    return report(scenarios, ls, cfg, min_k=mk, model_spec=getattr(model, "spec", ""), target_precision=target_precision, embedder_id=emb_id)
+    return report(
+        scenarios, ls, cfg, min_k=mk, model_spec=getattr(model, "spec", ""), target_precision=target_precision, embedder_id=emb_id
+    )
 
 
 def report(

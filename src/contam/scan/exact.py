@@ -119,7 +119,9 @@ class ExactScanner:
                         if r >= self.config.lcs_threshold:
                             flags.append(self._flag(doc, k, r, "lcs", part_norm))
         flags.sort(key=lambda f: -f.score)
-        return DocResult(doc_id=doc.id, contaminated=bool(flags), level="token" if flags else "", flags=tuple(flags), source=doc.source, line=doc.line)
+        return DocResult(
+            doc_id=doc.id, contaminated=bool(flags), level="token" if flags else "", flags=tuple(flags), source=doc.source, line=doc.line
+        )
 
     def _flag(self, doc: Document, k: int, score: float, kind: str, text: str) -> Flag:
         idx, part = self._keys[k]

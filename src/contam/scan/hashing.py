@@ -270,7 +270,9 @@ def word_spans(text: str) -> tuple[np.ndarray, np.ndarray]:
         if len(folded) != len(text) or folded != text.lower():
             pieces, starts, ends = fold_spans(text)
             a, b = _spans_of(pieces)
-            return np.asarray(starts, dtype=np.int64)[a].astype(np.intp), np.asarray(ends, dtype=np.int64)[b - 1].astype(np.intp) if len(b) else b
+            return np.asarray(starts, dtype=np.int64)[a].astype(np.intp), np.asarray(ends, dtype=np.int64)[b - 1].astype(np.intp) if len(
+                b
+            ) else b
     return _spans_of(text)
 
 

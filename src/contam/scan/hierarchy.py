@@ -92,14 +92,18 @@ class Thresholds(Record):
         allowed = {f.name for f in fields(cls)}
         if not isinstance(entry, dict) or set(entry) - allowed:
             bad = sorted(set(entry) - allowed) if isinstance(entry, dict) else [type(entry).__name__]
-            raise InputError(f"unknown threshold field(s) {', '.join(bad)} (expected {', '.join(sorted(allowed))})", path=str(p), field=benchmark)
+            raise InputError(
+                f"unknown threshold field(s) {', '.join(bad)} (expected {', '.join(sorted(allowed))})", path=str(p), field=benchmark
+            )
         t = cls(**entry)
         for name in ("token", "semantic", "reasoning"):
             v = getattr(t, name)
             if not isinstance(v, int | float) or not 0.0 <= float(v) <= 1.0:
                 raise InputError(f"threshold must be a number in [0, 1], got {v!r}", path=str(p), field=name)
         if t.semantic_rule not in SEMANTIC_RULES:
-            raise InputError(f"unknown semantic rule {t.semantic_rule!r} (choose from {', '.join(SEMANTIC_RULES)})", path=str(p), field="semantic_rule")
+            raise InputError(
+                f"unknown semantic rule {t.semantic_rule!r} (choose from {', '.join(SEMANTIC_RULES)})", path=str(p), field="semantic_rule"
+            )
         return t
 
 
@@ -223,7 +227,10 @@ class Hierarchy:
         self.cluster_summary: list[dict[str, Any]] = []
 
     def fit(
-        self, items: Iterable[Item], reference: Sequence[str] | None = None, item_embeddings: np.ndarray | None = None,
+        self,
+        items: Iterable[Item],
+        reference: Sequence[str] | None = None,
+        item_embeddings: np.ndarray | None = None,
         corpus_sample: Sequence[str] | None = None,
     ) -> Hierarchy:
         """Index the benchmark for every configured level (``reference``: clean text for L2's anomaly
@@ -238,9 +245,13 @@ class Hierarchy:
         self.cluster_summary = []
         if "token" in cfg.levels:
             # Record coverage from a low floor so calibration sees scores below τ1 too.
-            self.token = NGramScanner(replace(cfg.token or NGramConfig(), threshold=TOKEN_FLOOR)).fit(self.items, corpus_sample=corpus_sample)
+            self.token = NGramScanner(replace(cfg.token or NGramConfig(), threshold=TOKEN_FLOOR)).fit(
+                self.items, corpus_sample=corpus_sample
+            )
         if "semantic" in cfg.levels:
-            self.semantic = SemanticScanner(cfg.semantic, self.embedder).fit(self.items, reference=reference, item_embeddings=item_embeddings)
+            self.semantic = SemanticScanner(cfg.semantic, self.embedder).fit(
+                self.items, reference=reference, item_embeddings=item_embeddings
+            )
         if "reasoning" in cfg.levels:
             self.reasoning = ReasoningMatcher(cfg.reasoning).fit(self._traces([it.text for it in self.items]))
         return self
@@ -272,7 +283,9 @@ class Hierarchy:
         need = [i for i, t in enumerate(texts) if sum(s.kind != "answer" for s in extract_steps(t)) < self.config.reasoning.min_steps]
         if not need:
             return texts
-        prompts = [[{"role": "user", "content": "Solve this step by step, one numbered step per line.\n\n" + texts[i][:2000]}] for i in need]
+        prompts = [
+            [{"role": "user", "content": "Solve this step by step, one numbered step per line.\n\n" + texts[i][:2000]}] for i in need
+        ]
         outs = self.trace_model.generate(prompts, max_new_tokens=256, temperature=0.0, seed=0)
         done = list(texts)
         for i, o in zip(need, outs, strict=True):
@@ -327,7 +340,9 @@ class Hierarchy:
             matches = self.reasoning.match(self._traces([docs[i].text for i in idx]), extra=extra)
             for k, i in enumerate(idx):
                 m = matches[k]
-                scores[i].update({"reasoning": m.sim.total, "struct": m.sim.struct, "step": m.sim.step, "arg": m.sim.arg, "steps": float(m.n_steps)})
+                scores[i].update(
+                    {"reasoning": m.sim.total, "struct": m.sim.struct, "step": m.sim.step, "arg": m.sim.arg, "steps": float(m.n_steps)}
+                )
                 if m.index >= 0 and m.sim.total > th.reasoning:
                     if not level[i]:
                         level[i] = "reasoning"
@@ -336,16 +351,27 @@ class Hierarchy:
         for i, d in enumerate(docs):
             for f in flags[i]:  # every flag carries every score computed for the document
                 f.scores.update({k: v for k, v in scores[i].items() if isinstance(v, float)})
-            out.append(DocResult(doc_id=d.id, contaminated=bool(level[i]), level=level[i], flags=flags[i], source=d.source, line=d.line, scores=scores[i]))
+            out.append(
+                DocResult(
+                    doc_id=d.id, contaminated=bool(level[i]), level=level[i], flags=flags[i], source=d.source, line=d.line, scores=scores[i]
+                )
+            )
         return out
 
     def _reasoning_flag(self, doc_id: str, m: ReasoningMatch, threshold: float) -> Flag:
         item = self.items[m.index]
         return Flag(
-            doc_id=doc_id, item_id=item.id, level="reasoning", score=m.sim.total, threshold=threshold, part="answer",
-            benchmark=item.benchmark, scores={"struct": m.sim.struct, "step": m.sim.step, "arg": m.sim.arg},
+            doc_id=doc_id,
+            item_id=item.id,
+            level="reasoning",
+            score=m.sim.total,
+            threshold=threshold,
+            part="answer",
+            benchmark=item.benchmark,
+            scores={"struct": m.sim.struct, "step": m.sim.step, "arg": m.sim.arg},
             evidence=(
-                Evidence(kind="struct", weight=m.sim.struct), Evidence(kind="step", weight=m.sim.step),
+                Evidence(kind="struct", weight=m.sim.struct),
+                Evidence(kind="step", weight=m.sim.step),
                 Evidence(kind="arg", text=(item.solution or item.text)[:200], weight=m.sim.arg),
             ),
         )
@@ -366,8 +392,11 @@ class Hierarchy:
             contaminated = p is not None and float(p) < alpha
         details = res.to_dict() if hasattr(res, "to_dict") else (dict(res) if isinstance(res, dict) else {})
         return BenchmarkVerdict(
-            level="performance", contaminated=bool(contaminated), p_value=None if p is None else float(p),
-            delta=None if delta is None else float(delta), details=details,
+            level="performance",
+            contaminated=bool(contaminated),
+            p_value=None if p is None else float(p),
+            delta=None if delta is None else float(delta),
+            details=details,
         )
 
 

@@ -143,8 +143,18 @@ def run_scan(
     partial, state_path = out_dir / ".flags.jsonl.partial", out_dir / ".scan-state.json"
     for stale in out_dir.glob("..scan-state.json.*.tmp"):  # a checkpoint write (atomic_write temp) cut short by a kill
         stale.unlink(missing_ok=True)
-    key = _run_key(corpus, items, config, levels, text_field, id_field, skip_bad, keep_all,
-                   thresholds.to_dict() if thresholds is not None else None, embedder if levels != ("token",) else None)
+    key = _run_key(
+        corpus,
+        items,
+        config,
+        levels,
+        text_field,
+        id_field,
+        skip_bad,
+        keep_all,
+        thresholds.to_dict() if thresholds is not None else None,
+        embedder if levels != ("token",) else None,
+    )
     resumed = _load_state(state_path, partial, key) if levels == ("token",) else None
     state = resumed or RunState(key=key)
     counts, stats = state.counts, state.bad
@@ -158,11 +168,40 @@ def run_scan(
         with open(partial, "ab" if resumed is not None else "wb") as fh:
             chunks: Iterator[tuple[list[DocResult], int, int]]
             if levels == ("token",):
-                chunks = _token_scan(corpus, items, config, text_field, id_field, skip_bad, keep_all, workers, stats, counts, state.next_line, state.next_offset,
-                                     scanner=scanner)
+                chunks = _token_scan(
+                    corpus,
+                    items,
+                    config,
+                    text_field,
+                    id_field,
+                    skip_bad,
+                    keep_all,
+                    workers,
+                    stats,
+                    counts,
+                    state.next_line,
+                    state.next_offset,
+                    scanner=scanner,
+                )
             else:
-                chunks = (([r], 0, 0) for r in _hierarchy_scan(corpus, items, levels, config, text_field, id_field, skip_bad, keep_all, stats, counts,
-                                                               thresholds=thresholds, embedder_spec=embedder, clusters=clusters))
+                chunks = (
+                    ([r], 0, 0)
+                    for r in _hierarchy_scan(
+                        corpus,
+                        items,
+                        levels,
+                        config,
+                        text_field,
+                        id_field,
+                        skip_bad,
+                        keep_all,
+                        stats,
+                        counts,
+                        thresholds=thresholds,
+                        embedder_spec=embedder,
+                        clusters=clusters,
+                    )
+                )
             for results, next_line, next_offset in chunks:
                 for res in results:
                     fh.write((dumps_line(res.to_dict()) + "\n").encode("utf-8"))
@@ -199,8 +238,16 @@ def run_scan(
 
 
 def build_summary(
-    corpus: str | os.PathLike[str], items: list[Item], levels: tuple[str, ...], config: NGramConfig, thresholds: Any, embedder: str,
-    keep_all: bool, state: RunState, wall: float, cpu: float,
+    corpus: str | os.PathLike[str],
+    items: list[Item],
+    levels: tuple[str, ...],
+    config: NGramConfig,
+    thresholds: Any,
+    embedder: str,
+    keep_all: bool,
+    state: RunState,
+    wall: float,
+    cpu: float,
 ) -> dict[str, Any]:
     """The ``summary.json`` of a scan from its tallies (``state``), wall and CPU seconds."""
     counts, stats = state.counts, state.bad
@@ -233,7 +280,9 @@ def build_summary(
     }
 
 
-def _run_key(corpus: str | os.PathLike[str], items: list[Item], config: NGramConfig, levels: tuple[str, ...], *rest: object) -> dict[str, Any]:
+def _run_key(
+    corpus: str | os.PathLike[str], items: list[Item], config: NGramConfig, levels: tuple[str, ...], *rest: object
+) -> dict[str, Any]:
     """What a checkpoint must match to be resumed: the same corpus file, benchmark and settings."""
     p = Path(corpus)
     st = p.stat() if p.is_file() else None
@@ -272,8 +321,18 @@ def _check_levels(levels: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def _token_scan(
-    corpus: str | os.PathLike[str], items: list[Item], config: NGramConfig, text_field: str, id_field: str | None,
-    skip_bad: bool, keep_all: bool, workers: int, stats: BadInputStats, counts: Counter[str], start_line: int = 1, start_offset: int = 0,
+    corpus: str | os.PathLike[str],
+    items: list[Item],
+    config: NGramConfig,
+    text_field: str,
+    id_field: str | None,
+    skip_bad: bool,
+    keep_all: bool,
+    workers: int,
+    stats: BadInputStats,
+    counts: Counter[str],
+    start_line: int = 1,
+    start_offset: int = 0,
     scanner: NGramScanner | None = None,
 ) -> Iterator[tuple[list[DocResult], int, int]]:
     """Results chunk by chunk, in corpus order, with where the next chunk starts (for checkpoints)."""
@@ -318,7 +377,13 @@ def _token_scan(
 
 
 def _collect(
-    handle: Reply[ChunkResult] | Callable[[], ChunkResult], chunk: Chunk, stats: BadInputStats, counts: Counter[str], prog: Any, bar: Any, base: int,
+    handle: Reply[ChunkResult] | Callable[[], ChunkResult],
+    chunk: Chunk,
+    stats: BadInputStats,
+    counts: Counter[str],
+    prog: Any,
+    bar: Any,
+    base: int,
 ) -> tuple[list[DocResult], int, int]:
     """The results of the oldest chunk (its first line is ``base``), the next chunk's first line and byte offset."""
     next_line = chunk.next_line
@@ -344,6 +409,7 @@ def _collect(
 
 # -- semantic / reasoning levels (helper module contam.scan.hierarchy) ------------------------
 
+
 def _corpus_sample(corpus: str | os.PathLike[str], text_field: str, config: NGramConfig, n: int = 2000) -> list[str] | None:
     """The first ``n`` readable documents' texts, for learning corpus stop-grams (only when
     ``config.stopgram_df`` asks for them); bad records are skipped here and reported by the scan."""
@@ -358,8 +424,18 @@ def _corpus_sample(corpus: str | os.PathLike[str], text_field: str, config: NGra
 
 
 def _hierarchy_scan(
-    corpus: str | os.PathLike[str], items: list[Item], levels: tuple[str, ...], config: NGramConfig, text_field: str, id_field: str | None,
-    skip_bad: bool, keep_all: bool, stats: BadInputStats, counts: Counter[str], thresholds: Any = None, embedder_spec: str = "minilm",
+    corpus: str | os.PathLike[str],
+    items: list[Item],
+    levels: tuple[str, ...],
+    config: NGramConfig,
+    text_field: str,
+    id_field: str | None,
+    skip_bad: bool,
+    keep_all: bool,
+    stats: BadInputStats,
+    counts: Counter[str],
+    thresholds: Any = None,
+    embedder_spec: str = "minilm",
     clusters: list[Any] | None = None,
 ) -> Iterator[DocResult]:
     """Results of the cascade, document by document; ``clusters`` receives the benchmark-level
@@ -367,7 +443,9 @@ def _hierarchy_scan(
     try:
         from contam.scan.hierarchy import Hierarchy, HierarchyConfig  # type: ignore[import-not-found]
     except ImportError:
-        raise ConfigError(f"level(s) {', '.join(lv for lv in levels if lv != 'token')} not available in this install: only 'token' is") from None
+        raise ConfigError(
+            f"level(s) {', '.join(lv for lv in levels if lv != 'token')} not available in this install: only 'token' is"
+        ) from None
     embedder = None
     if any(lv != "token" for lv in levels):
         from contam.models import load_embedder

@@ -236,7 +236,12 @@ class NGramScanner:
         return out
 
     def _ngram_flag(
-        self, doc: Document, doc_index: int, item_idx: int, parts: dict[str, tuple[float, np.ndarray]], local_hits: tuple[np.ndarray, np.ndarray]
+        self,
+        doc: Document,
+        doc_index: int,
+        item_idx: int,
+        parts: dict[str, tuple[float, np.ndarray]],
+        local_hits: tuple[np.ndarray, np.ndarray],
     ) -> Flag:
         idx = self._fitted()
         item = idx.items[item_idx]
@@ -334,8 +339,15 @@ class NGramScanner:
             ev = Evidence(kind=kind, text=docs[d].text[s0:s1][:1000], doc_span=(s0, s1), item_span=None, part=name, weight=score)
             out.setdefault(d, []).append(
                 Flag(
-                    doc_id=docs[d].id, item_id=item.id, level="token", score=score, threshold=thresholds[kind],
-                    part=name, benchmark=item.benchmark, scores={kind: round(score, 4)}, evidence=(ev,),
+                    doc_id=docs[d].id,
+                    item_id=item.id,
+                    level="token",
+                    score=score,
+                    threshold=thresholds[kind],
+                    part=name,
+                    benchmark=item.benchmark,
+                    scores={kind: round(score, 4)},
+                    evidence=(ev,),
                 )
             )
         return out

@@ -23,20 +23,69 @@ from typing import Any
 from contam.data import Item
 
 SYNONYMS: dict[str, tuple[str, ...]] = {
-    "buys": ("purchases",), "bought": ("purchased",), "buy": ("purchase",), "sells": ("vends",), "sold": ("vended",),
-    "has": ("owns",), "have": ("own",), "had": ("owned",), "gets": ("receives",), "got": ("received",),
-    "gives": ("hands",), "gave": ("handed",), "each": ("every",), "every": ("each",),
-    "in total": ("altogether",), "how many": ("what number of",), "how much": ("what amount",), "makes": ("earns",),
-    "needs": ("requires",), "need": ("require",), "wants": ("wishes",), "want": ("wish",), "uses": ("utilizes",),
-    "spends": ("pays out",), "spent": ("paid out",), "costs": ("is priced at",), "cost": ("price",), "left": ("remaining",),
-    "takes": ("requires",), "more than": ("in excess of",), "less than": ("fewer than",), "per": ("for each",),
-    "day": ("day",), "week": ("week",), "so": ("therefore",), "then": ("after that",), "also": ("as well",),
-    "which": ("that",), "following": ("next",), "find": ("determine",), "show": ("demonstrate",), "large": ("big",),
-    "small": ("little",), "begin": ("start",), "started": ("began",), "rest": ("remainder",), "half": ("one half",),
-    "twice": ("two times",), "only": ("just",), "about": ("regarding",), "because": ("since",), "however": ("but",),
-    "important": ("significant",), "describe": ("characterize",),
-    "statement": ("claim",), "given": ("provided",), "believed": ("held",), "which of the following": ("which one of these",),
-    "most": ("most",), "primarily": ("mainly",), "main": ("principal",), "considered": ("regarded",), "argued": ("claimed",),
+    "buys": ("purchases",),
+    "bought": ("purchased",),
+    "buy": ("purchase",),
+    "sells": ("vends",),
+    "sold": ("vended",),
+    "has": ("owns",),
+    "have": ("own",),
+    "had": ("owned",),
+    "gets": ("receives",),
+    "got": ("received",),
+    "gives": ("hands",),
+    "gave": ("handed",),
+    "each": ("every",),
+    "every": ("each",),
+    "in total": ("altogether",),
+    "how many": ("what number of",),
+    "how much": ("what amount",),
+    "makes": ("earns",),
+    "needs": ("requires",),
+    "need": ("require",),
+    "wants": ("wishes",),
+    "want": ("wish",),
+    "uses": ("utilizes",),
+    "spends": ("pays out",),
+    "spent": ("paid out",),
+    "costs": ("is priced at",),
+    "cost": ("price",),
+    "left": ("remaining",),
+    "takes": ("requires",),
+    "more than": ("in excess of",),
+    "less than": ("fewer than",),
+    "per": ("for each",),
+    "day": ("day",),
+    "week": ("week",),
+    "so": ("therefore",),
+    "then": ("after that",),
+    "also": ("as well",),
+    "which": ("that",),
+    "following": ("next",),
+    "find": ("determine",),
+    "show": ("demonstrate",),
+    "large": ("big",),
+    "small": ("little",),
+    "begin": ("start",),
+    "started": ("began",),
+    "rest": ("remainder",),
+    "half": ("one half",),
+    "twice": ("two times",),
+    "only": ("just",),
+    "about": ("regarding",),
+    "because": ("since",),
+    "however": ("but",),
+    "important": ("significant",),
+    "describe": ("characterize",),
+    "statement": ("claim",),
+    "given": ("provided",),
+    "believed": ("held",),
+    "which of the following": ("which one of these",),
+    "most": ("most",),
+    "primarily": ("mainly",),
+    "main": ("principal",),
+    "considered": ("regarded",),
+    "argued": ("claimed",),
 }
 _NUM_WORDS = "zero one two three four five six seven eight nine ten eleven twelve".split()
 _SYN_RE = re.compile(r"\b(" + "|".join(sorted((re.escape(k) for k in SYNONYMS), key=len, reverse=True)) + r")\b", re.IGNORECASE)
@@ -45,7 +94,9 @@ FIRST_NAMES = (
     "Brian Donna George Carol Edward Ruth Jason Sharon Ryan Laura Jacob Amy Gary Anna Eric Angela Omar Maria Carlos Sofia Ahmed "
     "Priya Chen Mei Hiro Yuki Ivan Olga Lars Ingrid Tom Ann Janet Jack Jill Sam Ben Tim Kate Joe Max Leo Mia Zoe Eva Ian Liz"
 ).split()
-_NAME_SET = frozenset(FIRST_NAMES) | frozenset("Natalia Weng Betty Julie James Albert Ken Alexis Tina Randy Kylar Toulouse Charleston Seattle Carla".split())
+_NAME_SET = frozenset(FIRST_NAMES) | frozenset(
+    "Natalia Weng Betty Julie James Albert Ken Alexis Tina Randy Kylar Toulouse Charleston Seattle Carla".split()
+)
 
 
 def _case_like(src: str, word: str) -> str:
@@ -135,8 +186,13 @@ class LLMParaphraser:
 
         emb = self.embedder or load_embedder("minilm")
         prompts = [
-            [{"role": "user", "content": "Rewrite the following problem in different words. Keep every number and fact. "
-              "Reply with the rewritten problem only.\n\n" + it.question}]
+            [
+                {
+                    "role": "user",
+                    "content": "Rewrite the following problem in different words. Keep every number and fact. "
+                    "Reply with the rewritten problem only.\n\n" + it.question,
+                }
+            ]
             for it in items
         ]
         outs: list[str] = []

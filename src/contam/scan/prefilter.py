@@ -192,7 +192,9 @@ def _char_class(cp: int, bmp: np.ndarray, astral_cp: np.ndarray, astral_cls: np.
 
 
 @njit(cache=True, nogil=True)
-def _escapes_word(buf: np.ndarray, n: int, at: int, ascii_fold: np.ndarray, bmp: np.ndarray, astral_cp: np.ndarray, astral_cls: np.ndarray) -> bool:
+def _escapes_word(
+    buf: np.ndarray, n: int, at: int, ascii_fold: np.ndarray, bmp: np.ndarray, astral_cp: np.ndarray, astral_cls: np.ndarray
+) -> bool:
     """Whether the ``\\uXXXX`` escape at ``at`` stands for a word character."""
     cp = _hex4(buf[:n], at + 2)
     return ascii_fold[cp] != 0 if cp < 0x80 else _char_class(cp, bmp, astral_cp, astral_cls) != 1
@@ -209,7 +211,9 @@ def _classify_one(u: np.uint64, before: np.uint64, json_mode: bool) -> tuple[np.
     hi = u & H8
     if json_mode:
         bs = zero_bytes(u ^ np.uint64(0x5C5C5C5C5C5C5C5C))
-        esc = (bs << np.uint64(8)) | ((zero_bytes(before ^ np.uint64(0x5C5C5C5C5C5C5C5C)) >> np.uint64(63)) << np.uint64(7))  # bytes an escape swallows
+        esc = (bs << np.uint64(8)) | (
+            (zero_bytes(before ^ np.uint64(0x5C5C5C5C5C5C5C5C)) >> np.uint64(63)) << np.uint64(7)
+        )  # bytes an escape swallows
         bad = hi | zero_bytes(u ^ np.uint64(0x0A0A0A0A0A0A0A0A)) | (bs & esc) | (zero_bytes(u ^ np.uint64(0x7575757575757575)) & esc)
         flag = np.uint8(1 if bad else 0) | np.uint8(2 if bs >> np.uint64(63) else 0) | np.uint8(4 if esc & np.uint64(0x80) else 0)
     else:
@@ -236,12 +240,35 @@ def _classify(U, nq, json_mode, out, W, flags):  # type: ignore[no-untyped-def]
         for q in range(nq):
             u = U[q]
             low = u | np.uint64(0x2020202020202020)  # { and [ read 0x7b, } and ] read 0x7d
-            nest = zero_bytes(u ^ np.uint64(0x2222222222222222)) | zero_bytes(low ^ np.uint64(0x7B7B7B7B7B7B7B7B)) | zero_bytes(low ^ np.uint64(0x7D7D7D7D7D7D7D7D))
+            nest = (
+                zero_bytes(u ^ np.uint64(0x2222222222222222))
+                | zero_bytes(low ^ np.uint64(0x7B7B7B7B7B7B7B7B))
+                | zero_bytes(low ^ np.uint64(0x7D7D7D7D7D7D7D7D))
+            )
             flags[q] |= np.uint8(8 if nest else 0)
 
 
 @njit(cache=True, nogil=True)
-def _cut(U, n, json_mode, fold_changers, ascii_fold, bmp, astral_cp, astral_cls, slot_pos, slot_cnt, quote_parity, bit_count, out, W, flags, starts, odd, ends):  # type: ignore[no-untyped-def]
+def _cut(
+    U,
+    n,
+    json_mode,
+    fold_changers,
+    ascii_fold,
+    bmp,
+    astral_cp,
+    astral_cls,
+    slot_pos,
+    slot_cnt,
+    quote_parity,
+    bit_count,
+    out,
+    W,
+    flags,
+    starts,
+    odd,
+    ends,
+):  # type: ignore[no-untyped-def]
     """Cut the bytes ``U`` (uint64 view, zero-padded; ``n`` real bytes: texts joined by 0xFF, or
     JSON lines) into words, 8 bytes at a time.
 
@@ -281,9 +308,9 @@ def _cut(U, n, json_mode, fold_changers, ascii_fold, bmp, astral_cp, astral_cls,
                 esc = np.uint64(0x80) if f & 4 else np.uint64(0)
                 esc |= zero_bytes(u ^ np.uint64(0x5C5C5C5C5C5C5C5C)) << s8
                 low = u | np.uint64(0x2020202020202020)
-                qm = ((((zero_bytes(u ^ np.uint64(0x2222222222222222)) & ~esc) >> s7) * GATHER) >> s56)
-                om = (((zero_bytes(low ^ np.uint64(0x7B7B7B7B7B7B7B7B)) >> s7) * GATHER) >> s56)
-                cm = (((zero_bytes(low ^ np.uint64(0x7D7D7D7D7D7D7D7D)) >> s7) * GATHER) >> s56)
+                qm = (((zero_bytes(u ^ np.uint64(0x2222222222222222)) & ~esc) >> s7) * GATHER) >> s56
+                om = ((zero_bytes(low ^ np.uint64(0x7B7B7B7B7B7B7B7B)) >> s7) * GATHER) >> s56
+                cm = ((zero_bytes(low ^ np.uint64(0x7D7D7D7D7D7D7D7D)) >> s7) * GATHER) >> s56
                 outside = ~(quote_parity[qm] ^ (0xFF if in_str else 0)) & 0xFF  # bytes outside strings
                 depth += bit_count[om & outside] - bit_count[cm & outside]
                 if bit_count[qm] & 1:
@@ -311,7 +338,11 @@ def _cut(U, n, json_mode, fold_changers, ascii_fold, bmp, astral_cp, astral_cls,
             b = buf[p]
             f = 0
             if skip == -1:  # the character of an escape whose backslash ended the last chunk
-                if b == 117 and _escapes_word(buf, n, p - 1, ascii_fold, bmp, astral_cp, astral_cls) and (n_odd == 0 or odd[n_odd - 1] != r):
+                if (
+                    b == 117
+                    and _escapes_word(buf, n, p - 1, ascii_fold, bmp, astral_cp, astral_cls)
+                    and (n_odd == 0 or odd[n_odd - 1] != r)
+                ):
                     odd[n_odd] = r
                     n_odd += 1
                 skip = 4 if b == 117 else 0
@@ -411,10 +442,53 @@ def _keys(out, starts, nw, c, m, bloom, shift, hits):  # type: ignore[no-untyped
 
 
 @njit(cache=True, nogil=True)
-def _scan(U, n, json_mode, fold_changers, ascii_fold, bmp, astral_cp, astral_cls, slot_pos, slot_cnt, quote_parity, bit_count, out, W, flags, starts, odd, ends, c, m, bloom, shift, hits):  # type: ignore[no-untyped-def]
+def _scan(
+    U,
+    n,
+    json_mode,
+    fold_changers,
+    ascii_fold,
+    bmp,
+    astral_cp,
+    astral_cls,
+    slot_pos,
+    slot_cnt,
+    quote_parity,
+    bit_count,
+    out,
+    W,
+    flags,
+    starts,
+    odd,
+    ends,
+    c,
+    m,
+    bloom,
+    shift,
+    hits,
+):  # type: ignore[no-untyped-def]
     """:func:`_cut` then :func:`_keys`, in one call. Returns the number of words, of record
     ends, of odd records, whether a line ends inside a JSON value, and the number of hits."""
-    nw, n_ends, n_odd, split = _cut(U, n, json_mode, fold_changers, ascii_fold, bmp, astral_cp, astral_cls, slot_pos, slot_cnt, quote_parity, bit_count, out, W, flags, starts, odd, ends)
+    nw, n_ends, n_odd, split = _cut(
+        U,
+        n,
+        json_mode,
+        fold_changers,
+        ascii_fold,
+        bmp,
+        astral_cp,
+        astral_cls,
+        slot_pos,
+        slot_cnt,
+        quote_parity,
+        bit_count,
+        out,
+        W,
+        flags,
+        starts,
+        odd,
+        ends,
+    )
     return nw, n_ends, n_odd, split, _keys(out, starts, nw, c, m, bloom, shift, hits)
 
 
@@ -489,7 +563,9 @@ _SCRATCH = _Scratch()
 _NO_BLOOM = np.zeros(1, dtype=np.uint64)
 
 
-def _cut_bytes(data: bytes, json_mode: bool, n_rec: int, fold_changers: bool = False, pf: Prefilter | None = None) -> tuple[_Scratch, int, np.ndarray]:
+def _cut_bytes(
+    data: bytes, json_mode: bool, n_rec: int, fold_changers: bool = False, pf: Prefilter | None = None
+) -> tuple[_Scratch, int, np.ndarray]:
     """Cut ``data`` (see :func:`_cut`) and key its words: the scratch arrays (``c``: the running
     key sums, ``ends``/``n_ends``: the record ends; with a prefilter ``pf``, ``hits``/``n_hits``:
     the windows its filter passed), the number of words, the odd records (sorted indices)."""
@@ -500,8 +576,26 @@ def _cut_bytes(data: bytes, json_mode: bool, n_rec: int, fold_changers: bool = F
     raw[len(data) : (nq + 1) * 8] = 0
     ws.out[nq : nq + 2] = 0
     nw, ws.n_ends, n_odd, ws.split, ws.n_hits = _scan(
-        ws.raw[: nq + 1], len(data), json_mode, fold_changers, *_tables(), _SLOT_POS, _SLOT_CNT, _QUOTE_PARITY, _BIT_COUNT, ws.out, ws.W, ws.flags, ws.starts, ws.odd[: n_rec + 1], ws.ends[: n_rec + 1],
-        ws.c, pf.m if pf else 1 << 62, pf.bloom if pf else _NO_BLOOM, pf.bloom_shift if pf else np.uint64(63), ws.hits,
+        ws.raw[: nq + 1],
+        len(data),
+        json_mode,
+        fold_changers,
+        *_tables(),
+        _SLOT_POS,
+        _SLOT_CNT,
+        _QUOTE_PARITY,
+        _BIT_COUNT,
+        ws.out,
+        ws.W,
+        ws.flags,
+        ws.starts,
+        ws.odd[: n_rec + 1],
+        ws.ends[: n_rec + 1],
+        ws.c,
+        pf.m if pf else 1 << 62,
+        pf.bloom if pf else _NO_BLOOM,
+        pf.bloom_shift if pf else np.uint64(63),
+        ws.hits,
     )
     return ws, nw, ws.odd[:n_odd].copy()
 
@@ -557,7 +651,9 @@ class Prefilter:
     :meth:`contam.scan.ngram_index.NGramIndex.build` from the same item parts as the exact index.
     """
 
-    def __init__(self, windows: dict[int, np.ndarray], heads: dict[int, np.ndarray] | None = None, back: dict[int, int] | None = None) -> None:
+    def __init__(
+        self, windows: dict[int, np.ndarray], heads: dict[int, np.ndarray] | None = None, back: dict[int, int] | None = None
+    ) -> None:
         windows = {n: k for n, k in windows.items() if len(k)}
         self.m = min(windows) if windows else 0
         self.full = {n: _sorted_unique(k) for n, k in windows.items()}
@@ -615,7 +711,9 @@ class Prefilter:
     def keys(self) -> dict[int, np.ndarray]:
         return self.full
 
-    def _marked(self, texts: list[str] | None, n_rec: int, block: bytes = b"", fold_changers: bool = False) -> tuple[np.ndarray, np.ndarray, _Scratch]:
+    def _marked(
+        self, texts: list[str] | None, n_rec: int, block: bytes = b"", fold_changers: bool = False
+    ) -> tuple[np.ndarray, np.ndarray, _Scratch]:
         """Cut ``texts`` (or the JSON lines ``block``, ``n_rec`` its capacity for lines) and
         look their windows up: a mask of the candidate records, the odd ones, the scratch."""
         if texts is not None:
@@ -623,7 +721,23 @@ class Prefilter:
         else:
             ws, nw, odd = _cut_bytes(block, True, n_rec, pf=self)
         cand = np.zeros(ws.n_ends + 1 if texts is None else n_rec + 1, dtype=np.uint8)  # + 1: words after the last line end
-        _confirm(ws.c, ws.starts, ws.ends[: ws.n_ends], nw, ws.hits, ws.n_hits, self.m, self.bits2, self.mask2, self.heads, self.full_n, self.full_back, self.full_off, self.full_keys, cand)
+        _confirm(
+            ws.c,
+            ws.starts,
+            ws.ends[: ws.n_ends],
+            nw,
+            ws.hits,
+            ws.n_hits,
+            self.m,
+            self.bits2,
+            self.mask2,
+            self.heads,
+            self.full_n,
+            self.full_back,
+            self.full_off,
+            self.full_keys,
+            cand,
+        )
         return cand, odd, ws
 
     def candidates(self, texts: list[str]) -> np.ndarray:

@@ -158,7 +158,12 @@ class _CascadeActor:
 
 
 def ray_shard_results(
-    local: Sequence[str], items: list[Item], opts: Any, thresholds: Any, scanner: Any, address: str,
+    local: Sequence[str],
+    items: list[Item],
+    opts: Any,
+    thresholds: Any,
+    scanner: Any,
+    address: str,
 ) -> Iterator[tuple[int, Any]]:
     """Per pending shard, in order: ``(k, outcome)`` where outcome is a ContamError or
     ``(results, stats, counts, seconds)`` with the results renumbered in corpus order."""

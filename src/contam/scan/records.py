@@ -80,22 +80,34 @@ def scan_records(
     out_dir = ensure_dir(out)
     items = benchmarks if benchmarks and isinstance(benchmarks[0], Item) else load_benchmarks(list(benchmarks))  # type: ignore[arg-type]
     if fmt == "text":
-        summary = run_scan(corpus, items, out, text_field=text_field, id_field=id_field, skip_bad=skip_bad, keep_all=keep_all, levels=levels, **options)
+        summary = run_scan(
+            corpus, items, out, text_field=text_field, id_field=id_field, skip_bad=skip_bad, keep_all=keep_all, levels=levels, **options
+        )
         if judge is not None:
-            summary = _finish(out_dir, summary, items, judge, _text_lines(corpus, text_field, id_field, skip_bad), src, per_turn=False, plain=True)
+            summary = _finish(
+                out_dir, summary, items, judge, _text_lines(corpus, text_field, id_field, skip_bad), src, per_turn=False, plain=True
+            )
         summary.update(format="text", roles=None)
         write_json(out_dir / "summary.json", summary)
         return summary
     per_turn = levels != ("token",)
     turns_corpus, stats, n_records = _turns_corpus(corpus, out_dir, fmt, roles, text_field, id_field, skip_bad, per_turn)
-    summary = run_scan(turns_corpus, items, out, text_field="text", id_field="id", skip_bad=False, keep_all=keep_all, levels=levels, **options)
+    summary = run_scan(
+        turns_corpus, items, out, text_field="text", id_field="id", skip_bad=False, keep_all=keep_all, levels=levels, **options
+    )
     summary = _finish(out_dir, summary, items, judge, _turn_lines(turns_corpus), src, per_turn=per_turn, plain=False)
     bad = summary["bad_input"]
     bad["skipped"] += stats.skipped
     for k, v in stats.reasons.items():
         bad["reasons"][k] = bad["reasons"].get(k, 0) + v
     bad["examples"] = (stats.examples + bad["examples"])[:5]
-    summary.update(corpus=src, format=fmt, roles=list(roles) if roles else None, documents=n_records, turn_documents=summary["documents"] if per_turn else None)
+    summary.update(
+        corpus=src,
+        format=fmt,
+        roles=list(roles) if roles else None,
+        documents=n_records,
+        turn_documents=summary["documents"] if per_turn else None,
+    )
     summary["flag_rate"] = summary["flagged"] / n_records if n_records else 0.0
     write_json(out_dir / "summary.json", summary)
     for p in (out_dir / _TURNS_CORPUS, out_dir / _TURNS_KEY):
@@ -104,7 +116,14 @@ def scan_records(
 
 
 def _turns_corpus(
-    corpus: str | os.PathLike[str], out_dir: Path, fmt: str, roles: tuple[str, ...] | None, text_field: str, id_field: str | None, skip_bad: bool, per_turn: bool,
+    corpus: str | os.PathLike[str],
+    out_dir: Path,
+    fmt: str,
+    roles: tuple[str, ...] | None,
+    text_field: str,
+    id_field: str | None,
+    skip_bad: bool,
+    per_turn: bool,
 ) -> tuple[Path, BadInputStats, int]:
     """The hidden text corpus of a conversation corpus (reused while the source is unchanged,
     so an interrupted scan of it resumes); its bad-input counts; the number of records."""
@@ -134,7 +153,10 @@ def _turns_corpus(
                 for t in turns:
                     piece = doc.text[t.start : t.end]
                     if piece.strip():
-                        fh.write(dumps_line({"id": f"{doc.id}#turn{t.turn}", "text": piece, "rid": doc.id, "rline": doc.line, "turns": tmap}) + "\n")
+                        fh.write(
+                            dumps_line({"id": f"{doc.id}#turn{t.turn}", "text": piece, "rid": doc.id, "rline": doc.line, "turns": tmap})
+                            + "\n"
+                        )
             else:
                 fh.write(dumps_line({"id": doc.id, "text": doc.text, "rid": doc.id, "rline": doc.line, "turns": tmap}) + "\n")
     write_json(key_path, {"key": key, "records": n, "stats": stats.to_dict()})
@@ -185,7 +207,9 @@ def _read_results(path: Path) -> Iterator[DocResult]:
             yield DocResult.from_dict(json.loads(raw))
 
 
-def _finish(out_dir: Path, summary: dict[str, Any], items: list[Item], judge: str | None, lines_of: Any, src: str, *, per_turn: bool, plain: bool) -> dict[str, Any]:
+def _finish(
+    out_dir: Path, summary: dict[str, Any], items: list[Item], judge: str | None, lines_of: Any, src: str, *, per_turn: bool, plain: bool
+) -> dict[str, Any]:
     """:func:`_post`; if it fails (a judge server down), the scan's raw outputs are removed
     rather than left looking finished."""
     try:
@@ -196,7 +220,9 @@ def _finish(out_dir: Path, summary: dict[str, Any], items: list[Item], judge: st
         raise
 
 
-def _post(out_dir: Path, summary: dict[str, Any], items: list[Item], judge: str | None, lines_of: Any, src: str, *, per_turn: bool, plain: bool) -> dict[str, Any]:
+def _post(
+    out_dir: Path, summary: dict[str, Any], items: list[Item], judge: str | None, lines_of: Any, src: str, *, per_turn: bool, plain: bool
+) -> dict[str, Any]:
     """Map ``flags.jsonl`` back to the records (turns named, turn results merged per record),
     judge it when asked, rewrite it atomically and recount the summary."""
     flags_path = out_dir / "flags.jsonl"

@@ -48,7 +48,26 @@ BENCHMARKS = ("gsm8k", "humaneval", "mmlu")
 #: The paper's MMLU subjects (§4.1) that are shipped.
 MMLU_SUBJECTS = ("mmlu-abstract-algebra", "mmlu-sociology", "mmlu-high-school-us-history")
 #: Standard-library modules whose documented functions serve as HumanEval hard negatives.
-STDLIB_MODULES = ("textwrap", "statistics", "heapq", "bisect", "fractions", "colorsys", "calendar", "difflib", "shlex", "fnmatch", "posixpath", "base64", "html", "string", "random", "glob", "ipaddress", "quopri")
+STDLIB_MODULES = (
+    "textwrap",
+    "statistics",
+    "heapq",
+    "bisect",
+    "fractions",
+    "colorsys",
+    "calendar",
+    "difflib",
+    "shlex",
+    "fnmatch",
+    "posixpath",
+    "base64",
+    "html",
+    "string",
+    "random",
+    "glob",
+    "ipaddress",
+    "quopri",
+)
 
 
 @dataclass(frozen=True)
@@ -170,7 +189,7 @@ def s4_text(item: Item, seed: int) -> str | None:
             return None  # a one-line body is no reasoning chain
         sig = re.search(r"def\s+fn_\w+\s*\(([^)]*)\)", prompt)
         params = sig.group(1) if sig else "data"
-        header = f"def solve({params}):\n    \"\"\"Implement the routine described by the specification document.\"\"\"\n"
+        header = f'def solve({params}):\n    """Implement the routine described by the specification document."""\n'
         return header + body
     return None
 
@@ -263,7 +282,10 @@ def build_scenarios(
         scenarios = tuple(sc for sc in scenarios if sc != "S4")
     rng = random.Random(seed)
     pool = _pool(benchmark)
-    notes = {"negatives": "", "S2": "rule-based paraphrase" if paraphraser is None else "LLM paraphrase above a cosine floor, rule-based fallback"}
+    notes = {
+        "negatives": "",
+        "S2": "rule-based paraphrase" if paraphraser is None else "LLM paraphrase above a cosine floor, rule-based fallback",
+    }
     if benchmark == "gsm8k":
         n = n or 150
         bench_items = pool
@@ -288,7 +310,9 @@ def build_scenarios(
                 side = bench_items if sum(1 for x in bench_items if x.metadata.get("subject") == subj) < half else rest
                 side += groups[key]
         negs = rng.sample(rest, min(n, len(rest)))
-        notes["negatives"] = "other questions of the same MMLU subjects (the benchmark is a seeded half of each subject; items sharing a passage stay together)"
+        notes["negatives"] = (
+            "other questions of the same MMLU subjects (the benchmark is a seeded half of each subject; items sharing a passage stay together)"
+        )
     else:
         n = n or 100
         shuffled = pool[:]
@@ -323,7 +347,18 @@ def build_scenarios(
             if text:
                 samples.append(Sample(f"{sc}/{it.id}", text, 1, sc, it.id, gen, sp, benchmark))
     for it in negs:
-        samples.append(Sample(f"neg/{it.id}", (_bare(it) if question_only else it).text, 0, "neg", it.id, "hard-negative:" + it.benchmark, neg_split[it.id], benchmark))
+        samples.append(
+            Sample(
+                f"neg/{it.id}",
+                (_bare(it) if question_only else it).text,
+                0,
+                "neg",
+                it.id,
+                "hard-negative:" + it.benchmark,
+                neg_split[it.id],
+                benchmark,
+            )
+        )
     if question_only:
         notes["parts"] = "question only (no solutions)"
     return ScenarioSet(benchmark, seed, tuple(it.id for it in bench_items), tuple(samples), notes)

@@ -131,7 +131,12 @@ class SemanticConfig:
     def for_embedder(cls, embedder: object | None, **fields: object) -> SemanticConfig:
         """``fields`` over the calibrated ``nn`` defaults of ``embedder``."""
         d = defaults_for(embedder)
-        base = {"threshold": d.threshold, "rescue_threshold": d.rescue_threshold, "rescue_overlap": d.rescue_overlap, "rescue_words": d.rescue_words}
+        base = {
+            "threshold": d.threshold,
+            "rescue_threshold": d.rescue_threshold,
+            "rescue_overlap": d.rescue_overlap,
+            "rescue_words": d.rescue_words,
+        }
         return cls(**{**base, **fields})  # type: ignore[arg-type]
 
 
@@ -159,8 +164,14 @@ class SemanticScores:
         arrays = {k: getattr(self, k)[idx] for k in ("sim", "nearest", "nearest_sim", "cluster", "member", "anomaly", "anomalous")}
         ov = self.overlap[idx] if self.overlap is not None else None
         wo = self.words[idx] if self.words is not None else None
-        return SemanticScores(**arrays, overlap=ov, words=wo, rescue_threshold=self.rescue_threshold, rescue_overlap=self.rescue_overlap,
-                              rescue_words=self.rescue_words)
+        return SemanticScores(
+            **arrays,
+            overlap=ov,
+            words=wo,
+            rescue_threshold=self.rescue_threshold,
+            rescue_overlap=self.rescue_overlap,
+            rescue_words=self.rescue_words,
+        )
 
     def flagged(self, threshold: float, rule: str) -> np.ndarray:
         """Boolean decision of ``rule`` at cosine threshold ``threshold``."""
@@ -168,7 +179,9 @@ class SemanticScores:
         if rule == "nn":
             out = self.sim >= threshold
             if self.overlap is not None and self.words is not None:
-                keeps = (np.nan_to_num(self.overlap, nan=-1.0) >= self.rescue_overlap) | (np.nan_to_num(self.words, nan=-1.0) >= self.rescue_words)
+                keeps = (np.nan_to_num(self.overlap, nan=-1.0) >= self.rescue_overlap) | (
+                    np.nan_to_num(self.words, nan=-1.0) >= self.rescue_words
+                )
                 out |= (self.sim >= self.rescue_threshold) & keeps
             return out
         out = self.sim > threshold
@@ -178,13 +191,20 @@ class SemanticScores:
             out &= self.anomalous
         return out
 
-    def cluster_summary(self, items: Sequence[Item], doc_ids: Sequence[str] | None = None, min_candidates: int = 2) -> list[dict[str, object]]:
+    def cluster_summary(
+        self, items: Sequence[Item], doc_ids: Sequence[str] | None = None, min_candidates: int = 2
+    ) -> list[dict[str, object]]:
         """Benchmark-level signal: each DBSCAN cluster where ``min_candidates`` or more candidates
         gather around benchmark items ("k candidates form a cluster around item X"), largest first."""
         out = []
         for cid, (its, cands) in self.clusters.items():
             if len(cands) >= min_candidates:
-                row: dict[str, object] = {"cluster": int(cid), "candidates": len(cands), "items": [items[j].id for j in its[:10]], "n_items": len(its)}
+                row: dict[str, object] = {
+                    "cluster": int(cid),
+                    "candidates": len(cands),
+                    "items": [items[j].id for j in its[:10]],
+                    "n_items": len(its),
+                }
                 if doc_ids is not None:
                     row["documents"] = [doc_ids[r] for r in cands[:10]]
                 out.append(row)
@@ -376,7 +396,9 @@ class SemanticScanner:
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         return embed_texts(self.embedder, texts, self.config.max_chars, self.config.batch_size)
 
-    def fit(self, items: Sequence[Item], reference: Sequence[str] | None = None, item_embeddings: np.ndarray | None = None) -> SemanticScanner:
+    def fit(
+        self, items: Sequence[Item], reference: Sequence[str] | None = None, item_embeddings: np.ndarray | None = None
+    ) -> SemanticScanner:
         """Embed and index ``items`` (whole text, and the question alone where it differs); fit the
         anomaly model on ``reference`` texts (clean, same genre) or, without them, on the
         benchmark's leave-one-out similarity profiles."""
@@ -388,7 +410,9 @@ class SemanticScanner:
         self.items = list(items)
         self.item_vecs = item_embeddings if item_embeddings is not None else self.embed([it.text for it in self.items])
         # Second view: the question alone, so a question-only copy meets its own view of the item.
-        qi = [j for j, it in enumerate(self.items) if it.question and it.question.strip()[: cfg.max_chars] != it.text.strip()[: cfg.max_chars]]
+        qi = [
+            j for j, it in enumerate(self.items) if it.question and it.question.strip()[: cfg.max_chars] != it.text.strip()[: cfg.max_chars]
+        ]
         qvecs = self.embed([self.items[j].question for j in qi]) if qi else np.zeros((0, self.item_vecs.shape[1]), dtype=np.float32)
         self._view_item = np.concatenate([np.arange(len(self.items)), np.asarray(qi, dtype=np.int64)]).astype(np.int64)
         self.index = faiss.IndexFlatIP(self.item_vecs.shape[1])
@@ -513,12 +537,24 @@ class SemanticScanner:
             ev.append(Evidence(kind="words", text="word-set Jaccard with the nearest item", weight=round(wo, 6)))
         cl = int(s.cluster[i])
         size = len(s.clusters.get(cl, ((), ()))[1]) if cl >= 0 else 0
-        ctext = f"dbscan cluster {cl}: {size} candidate(s) around benchmark item(s) {', '.join(self.items[k].id for k in s.clusters[cl][0][:3])}" if size else f"dbscan cluster {cl}"
+        ctext = (
+            f"dbscan cluster {cl}: {size} candidate(s) around benchmark item(s) {', '.join(self.items[k].id for k in s.clusters[cl][0][:3])}"
+            if size
+            else f"dbscan cluster {cl}"
+        )
         ev.append(Evidence(kind="cluster", text=ctext, weight=float(s.member[i])))
-        ev.append(Evidence(kind="anomaly", text=f"robust Mahalanobis² {float(s.anomaly[i]):.2f} (cutoff {self._cutoff:.2f})", weight=float(s.anomalous[i])))
+        ev.append(
+            Evidence(
+                kind="anomaly",
+                text=f"robust Mahalanobis² {float(s.anomaly[i]):.2f} (cutoff {self._cutoff:.2f})",
+                weight=float(s.anomalous[i]),
+            )
+        )
         cross = item.metadata.get("near_duplicate_in") if item.metadata else None
         if cross:
-            ev.append(Evidence(kind="cross_split", text=f"benchmark item {item.id} has a near duplicate in another split: {cross}", weight=1.0))
+            ev.append(
+                Evidence(kind="cross_split", text=f"benchmark item {item.id} has a near duplicate in another split: {cross}", weight=1.0)
+            )
         return Flag(
             doc_id=doc_id,
             item_id=item.id,
@@ -539,8 +575,13 @@ class SemanticScanner:
         for i, doc in enumerate(docs):
             flags = (self.flag(doc.id, i, s, text=doc.text),) if hit[i] else ()
             yield DocResult(
-                doc_id=doc.id, contaminated=bool(hit[i]), level="semantic" if hit[i] else "", flags=flags,
-                source=doc.source, line=doc.line, scores=semantic_score_dict(s, i),
+                doc_id=doc.id,
+                contaminated=bool(hit[i]),
+                level="semantic" if hit[i] else "",
+                flags=flags,
+                source=doc.source,
+                line=doc.line,
+                scores=semantic_score_dict(s, i),
             )
 
 

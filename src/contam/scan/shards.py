@@ -285,19 +285,36 @@ def run_sharded(
         inputs_total=len(shards), inputs_selected=len(records),
     )  # fmt: skip
     write_json(out_dir / "summary.json", summary)
-    write_manifest(out_dir, command=command, settings=opts.to_dict() | {"thresholds": thresholds.to_dict() if thresholds is not None else None},
-                   items=items, config=config, shards=records, selection={"shard_index": shard_index, "num_shards": num_shards})
+    write_manifest(
+        out_dir,
+        command=command,
+        settings=opts.to_dict() | {"thresholds": thresholds.to_dict() if thresholds is not None else None},
+        items=items,
+        config=config,
+        shards=records,
+        selection={"shard_index": shard_index, "num_shards": num_shards},
+    )
     return summary
 
 
 def _fingerprint(items: Sequence[Item], opts: ShardOptions, thresholds: Any) -> str:
     """What a finished shard must have been made with to be kept by a rerun."""
-    raw = json.dumps([index_hash(items, opts.config), opts.to_dict(), thresholds.to_dict() if thresholds is not None else None], sort_keys=True, default=str)
+    raw = json.dumps(
+        [index_hash(items, opts.config), opts.to_dict(), thresholds.to_dict() if thresholds is not None else None],
+        sort_keys=True,
+        default=str,
+    )
     return hashlib.sha256(raw.encode()).hexdigest()
 
 
 def _run_shard(
-    shard: InputShard, items: list[Item], root: Path, opts: ShardOptions, thresholds: Any, fingerprint: str, scanner: Callable[[], Any],
+    shard: InputShard,
+    items: list[Item],
+    root: Path,
+    opts: ShardOptions,
+    thresholds: Any,
+    fingerprint: str,
+    scanner: Callable[[], Any],
 ) -> dict[str, Any]:
     """Scan one input shard into ``root/<folder>`` (or keep it, when a finished one matches)."""
     from contam.scan.job import run_scan
@@ -311,9 +328,21 @@ def _run_shard(
         local, fetched = _local_copy(shard, work)
         for attempt in range(WORKER_RETRIES + 1):
             try:
-                summary = run_scan(local, items, work, config=opts.config, text_field=opts.text_field, id_field=opts.id_field, skip_bad=opts.skip_bad,
-                                   keep_all=opts.keep_all, levels=opts.levels, workers=opts.workers, thresholds=thresholds, embedder=opts.embedder,
-                                   scanner=scanner())
+                summary = run_scan(
+                    local,
+                    items,
+                    work,
+                    config=opts.config,
+                    text_field=opts.text_field,
+                    id_field=opts.id_field,
+                    skip_bad=opts.skip_bad,
+                    keep_all=opts.keep_all,
+                    levels=opts.levels,
+                    workers=opts.workers,
+                    thresholds=thresholds,
+                    embedder=opts.embedder,
+                    scanner=scanner(),
+                )
                 break
             except WorkerDied:
                 if attempt == WORKER_RETRIES:
@@ -326,7 +355,14 @@ def _run_shard(
 
 
 def _finalize(
-    shard: InputShard, local: str, fetched: bool, work: Path, final: Path, summary: dict[str, Any], opts: ShardOptions, fingerprint: str,
+    shard: InputShard,
+    local: str,
+    fetched: bool,
+    work: Path,
+    final: Path,
+    summary: dict[str, Any],
+    opts: ShardOptions,
+    fingerprint: str,
 ) -> dict[str, Any]:
     """Hash the input, write the clean copy and ``shard.json``, and rename the work folder into place."""
     size, sha = file_digest(local)
@@ -356,7 +392,13 @@ def _bad_shard(shard: InputShard, work: Path, err: ContamError, opts: ShardOptio
 
 
 def _run_ray(
-    shards: Sequence[InputShard], items: list[Item], root: Path, opts: ShardOptions, thresholds: Any, fingerprint: str, scanner: Callable[[], Any],
+    shards: Sequence[InputShard],
+    items: list[Item],
+    root: Path,
+    opts: ShardOptions,
+    thresholds: Any,
+    fingerprint: str,
+    scanner: Callable[[], Any],
     address: str,
 ) -> list[dict[str, Any]]:
     """The selected shards through the Ray Data executor; finished ones are kept as by the local engine."""
@@ -393,7 +435,18 @@ def _run_ray(
                     fh.write((dumps_line(res.to_dict()) + "\n").encode("utf-8"))
                     state.add(res)
             cpu = counts.pop("worker_cpu_ms", 0) / 1000
-            summary = build_summary(local if not fetched else shard.path, items, opts.levels, opts.config, thresholds, opts.embedder, opts.keep_all, state, seconds, cpu)
+            summary = build_summary(
+                local if not fetched else shard.path,
+                items,
+                opts.levels,
+                opts.config,
+                thresholds,
+                opts.embedder,
+                opts.keep_all,
+                state,
+                seconds,
+                cpu,
+            )
             summary["engine"] = "ray"
             write_json(work / "summary.json", summary)
             records[i] = _finalize(shard, local, fetched, work, root / shard.folder, summary, opts, fingerprint)
@@ -442,8 +495,16 @@ def _clean_copy(local: str, shard: InputShard, work: Path, opts: ShardOptions) -
     if not any(low.endswith(".jsonl" + c) or low.endswith(".ndjson" + c) for c in COMPRESSIONS):
         return []  # only JSONL is rewritten line for line; other formats are scanned, not copied
     name = "clean.jsonl.gz" if low.endswith(".gz") else "clean.jsonl"
-    decontaminate(local, work / name, scan=work, mode=opts.clean or "drop", text_field=opts.text_field, id_field=opts.id_field,
-                  log=work / "clean.log.jsonl", mask=opts.mask)
+    decontaminate(
+        local,
+        work / name,
+        scan=work,
+        mode=opts.clean or "drop",
+        text_field=opts.text_field,
+        id_field=opts.id_field,
+        log=work / "clean.log.jsonl",
+        mask=opts.mask,
+    )
     return [name, "clean.log.jsonl"]
 
 
@@ -504,8 +565,15 @@ def reduce_summaries(records: Sequence[dict[str, Any]], seconds: float | None = 
 
 
 def write_manifest(
-    run_dir: Path, *, command: str, settings: dict[str, Any], items: Sequence[Item], config: NGramConfig,
-    shards: Sequence[dict[str, Any]], selection: dict[str, Any] | None = None, extra_outputs: Sequence[str] = ("summary.json",),
+    run_dir: Path,
+    *,
+    command: str,
+    settings: dict[str, Any],
+    items: Sequence[Item],
+    config: NGramConfig,
+    shards: Sequence[dict[str, Any]],
+    selection: dict[str, Any] | None = None,
+    extra_outputs: Sequence[str] = ("summary.json",),
 ) -> dict[str, Any]:
     """Write ``run_dir/manifest.json``: what made the run and a hash of everything it read and wrote."""
     from contam import __version__
@@ -517,7 +585,9 @@ def write_manifest(
         base = Path(rec["dir"]) if "dir" in rec else run_dir / "shards" / rec["folder"]
         for name in [*rec["outputs"], "shard.json"]:
             p = base / name
-            outputs.append({"path": os.path.relpath(p, run_dir).replace(os.sep, "/"), "size": p.stat().st_size, "sha256": file_digest(p)[1]})
+            outputs.append(
+                {"path": os.path.relpath(p, run_dir).replace(os.sep, "/"), "size": p.stat().st_size, "sha256": file_digest(p)[1]}
+            )
     for name in extra_outputs:
         p = run_dir / name
         outputs.append({"path": name, "size": p.stat().st_size, "sha256": file_digest(p)[1]})
@@ -534,7 +604,9 @@ def write_manifest(
             "index_sha256": index_hash(items, config),
         },
         "selection": selection or {"shard_index": 0, "num_shards": 1},
-        "inputs": [{k: rec.get(k) for k in ("name", "path", "size", "sha256", "status", "error") if rec.get(k) is not None} for rec in shards],
+        "inputs": [
+            {k: rec.get(k) for k in ("name", "path", "size", "sha256", "status", "error") if rec.get(k) is not None} for rec in shards
+        ],
         "outputs": outputs,
     }
     write_json(run_dir / "manifest.json", manifest)
@@ -564,7 +636,9 @@ def verify_run(run_dir: str | os.PathLike[str], *, inputs: bool = True) -> dict[
             continue
         size, sha = file_digest(p)
         if sha != out["sha256"]:
-            problems.append(f"output {out['path']}: sha256 {sha[:12]}… differs from the manifest's {out['sha256'][:12]}… ({size} bytes, manifest {out['size']})")
+            problems.append(
+                f"output {out['path']}: sha256 {sha[:12]}… differs from the manifest's {out['sha256'][:12]}… ({size} bytes, manifest {out['size']})"
+            )
     if inputs:
         for rec in manifest.get("inputs", []):
             if rec.get("status") != "done" or "sha256" not in rec:
@@ -580,7 +654,9 @@ def verify_run(run_dir: str | os.PathLike[str], *, inputs: bool = True) -> dict[
                 problems.append(f"input {src}: {e}")
                 continue
             if (size, sha) != (rec["size"], rec["sha256"]):
-                problems.append(f"input {src}: changed since the run (size {size}, manifest {rec['size']}; sha256 {sha[:12]}…, manifest {rec['sha256'][:12]}…)")
+                problems.append(
+                    f"input {src}: changed since the run (size {size}, manifest {rec['size']}; sha256 {sha[:12]}…, manifest {rec['sha256'][:12]}…)"
+                )
     return {"ok": not problems, "checked": checked, "problems": problems, "manifest": str(path)}
 
 
@@ -599,7 +675,10 @@ def merge_runs(run_dirs: Sequence[str | os.PathLike[str]], out: str | os.PathLik
             raise InputError("no manifest.json here: is this the --out folder of a contam run?", path=d) from None
         except (OSError, ValueError) as e:
             raise InputError(f"not a readable manifest ({e})", path=root / "manifest.json") from None
-        if manifests and (m.get("settings"), m.get("benchmarks", {}).get("index_sha256")) != (manifests[0].get("settings"), manifests[0].get("benchmarks", {}).get("index_sha256")):
+        if manifests and (m.get("settings"), m.get("benchmarks", {}).get("index_sha256")) != (
+            manifests[0].get("settings"),
+            manifests[0].get("benchmarks", {}).get("index_sha256"),
+        ):
             raise ConfigError(f"{d} was run with other settings or benchmarks than {run_dirs[0]}: only runs of one job can be merged")
         manifests.append(m)
         bad.extend(x for x in m.get("inputs", []) if x.get("status") == "bad")
@@ -632,7 +711,9 @@ def merge_runs(run_dirs: Sequence[str | os.PathLike[str]], out: str | os.PathLik
     for r in recs:
         for name in [*r["outputs"], "shard.json"]:
             p = Path(r["dir"]) / name
-            manifest["outputs"].append({"path": os.path.relpath(p, out_dir).replace(os.sep, "/"), "size": p.stat().st_size, "sha256": file_digest(p)[1]})
+            manifest["outputs"].append(
+                {"path": os.path.relpath(p, out_dir).replace(os.sep, "/"), "size": p.stat().st_size, "sha256": file_digest(p)[1]}
+            )
     p = out_dir / "summary.json"
     manifest["outputs"].append({"path": "summary.json", "size": p.stat().st_size, "sha256": file_digest(p)[1]})
     write_json(out_dir / "manifest.json", manifest)
@@ -640,7 +721,12 @@ def merge_runs(run_dirs: Sequence[str | os.PathLike[str]], out: str | os.PathLik
 
 
 def write_single_manifest(
-    out: str | os.PathLike[str], corpus: str | os.PathLike[str], items: Sequence[Item], *, command: str, settings: dict[str, Any],
+    out: str | os.PathLike[str],
+    corpus: str | os.PathLike[str],
+    items: Sequence[Item],
+    *,
+    command: str,
+    settings: dict[str, Any],
 ) -> dict[str, Any]:
     """The manifest of a one-file scan (outputs ``flags.jsonl`` and ``summary.json`` at the top of ``out``)."""
     config = settings.get("config") or NGramConfig()
@@ -648,6 +734,10 @@ def write_single_manifest(
     rec: dict[str, Any] = {"name": os.path.basename(spec) or spec, "path": spec, "status": "done"}
     if not spec.startswith("hf:") and os.path.isfile(spec):
         rec["size"], rec["sha256"] = file_digest(spec)
-    plain = {k: (asdict(v) if k == "config" else v.to_dict() if hasattr(v, "to_dict") else v) for k, v in settings.items() if k != "workers"}
+    plain = {
+        k: (asdict(v) if k == "config" else v.to_dict() if hasattr(v, "to_dict") else v) for k, v in settings.items() if k != "workers"
+    }
     plain["levels"] = list(plain.get("levels", ("token",)))
-    return write_manifest(Path(out), command=command, settings=plain, items=items, config=config, shards=[rec], extra_outputs=("flags.jsonl", "summary.json"))
+    return write_manifest(
+        Path(out), command=command, settings=plain, items=items, config=config, shards=[rec], extra_outputs=("flags.jsonl", "summary.json")
+    )

@@ -58,7 +58,10 @@ def turn_documents(doc: Document) -> list[Document]:
     turns: Sequence[TurnSpan] = doc.metadata.get("turns") or ()
     if not turns:
         return [doc]
-    return [Document(id=f"{doc.id}#turn{t.turn}", text=doc.text[t.start : t.end], metadata={"turn": t}, source=doc.source, line=doc.line) for t in turns]
+    return [
+        Document(id=f"{doc.id}#turn{t.turn}", text=doc.text[t.start : t.end], metadata={"turn": t}, source=doc.source, line=doc.line)
+        for t in turns
+    ]
 
 
 def merge_turns(doc: Document, results: Sequence[DocResult]) -> DocResult:

@@ -38,8 +38,9 @@ def _check(alpha: float, power: float) -> None:
         raise ValueError(f"alpha and power must lie in (0, 1), got alpha={alpha}, power={power}")
 
 
-def power_unpaired(n: float, delta: float, baseline: float = 0.5, alpha: float = 0.05, two_sided: bool = True,
-                   method: str = "wald") -> float:
+def power_unpaired(
+    n: float, delta: float, baseline: float = 0.5, alpha: float = 0.05, two_sided: bool = True, method: str = "wald"
+) -> float:
     """Power of the two-proportion z-test with ``n`` per arm to detect ``baseline`` vs ``baseline + delta``."""
     p1, p2 = baseline, baseline + delta
     if not (0 <= p1 <= 1 and 0 <= p2 <= 1):
@@ -59,8 +60,9 @@ def power_unpaired(n: float, delta: float, baseline: float = 0.5, alpha: float =
     return float(sps.norm.cdf((d - za * sd0) / sd1) + (sps.norm.cdf((-d - za * sd0) / sd1) if two_sided else 0))
 
 
-def mde_unpaired(n: float, baseline: float = 0.5, alpha: float = 0.05, power: float = 0.8, two_sided: bool = True,
-                 method: str = "wald") -> float:
+def mde_unpaired(
+    n: float, baseline: float = 0.5, alpha: float = 0.05, power: float = 0.8, two_sided: bool = True, method: str = "wald"
+) -> float:
     """Smallest gap above ``baseline`` detectable with ``power`` by ``n`` instances per arm."""
     _check(alpha, power)
     hi = 1 - baseline
@@ -70,8 +72,9 @@ def mde_unpaired(n: float, baseline: float = 0.5, alpha: float = 0.05, power: fl
     return float(cast(float, optimize.brentq(lambda d: power_unpaired(n, d, baseline, alpha, two_sided, method) - power, 1e-9, hi)))
 
 
-def n_unpaired(delta: float, baseline: float = 0.5, alpha: float = 0.05, power: float = 0.8, two_sided: bool = True,
-               method: str = "wald") -> int:
+def n_unpaired(
+    delta: float, baseline: float = 0.5, alpha: float = 0.05, power: float = 0.8, two_sided: bool = True, method: str = "wald"
+) -> int:
     """Instances per arm needed to detect a gap ``delta`` above ``baseline``."""
     _check(alpha, power)
     if delta == 0:
@@ -158,11 +161,17 @@ class PowerReport(Record):
     exact_mcnemar_power_at_n: float
 
 
-def power_report(n: int = 115, alpha: float = 0.05, power: float = 0.8, baseline: float = 0.5, gap: float = 0.05,
-                 discordance: float = 0.3) -> PowerReport:
+def power_report(
+    n: int = 115, alpha: float = 0.05, power: float = 0.8, baseline: float = 0.5, gap: float = 0.05, discordance: float = 0.3
+) -> PowerReport:
     """All the figures of §6 for one setting (defaults: the paper's 115-task retail suite)."""
     return PowerReport(
-        n=n, alpha=alpha, power=power, baseline=baseline, gap=gap, discordance=discordance,
+        n=n,
+        alpha=alpha,
+        power=power,
+        baseline=baseline,
+        gap=gap,
+        discordance=discordance,
         mde_unpaired_wald=mde_unpaired(n, baseline, alpha, power),
         mde_unpaired_arcsine=mde_unpaired(n, baseline, alpha, power, method="arcsine"),
         mde_paired=mde_paired(n, discordance, alpha, power),

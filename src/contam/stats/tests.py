@@ -70,7 +70,10 @@ def mcnemar_counts(n10: int, n01: int, n11: int = 0, n00: int = 0, alternative: 
         alternative=alternative,
         ci=newcombe_paired_interval(n11, n10, n01, n00, confidence),
         details={
-            "n11": n11, "n10": n10, "n01": n01, "n00": n00,
+            "n11": n11,
+            "n10": n10,
+            "n01": n01,
+            "n00": n00,
             "p_two_sided": p_two,
             "discordant_effect": (n10 - n01) / disc if disc else 0.0,
         },
@@ -85,8 +88,12 @@ def mcnemar_exact(first: ArrayLike, second: ArrayLike, alternative: str = "great
         raise ValueError("McNemar needs binary (0/1) outcomes")
     x1, y1 = x == 1, y == 1
     return mcnemar_counts(
-        n10=int(np.sum(x1 & ~y1)), n01=int(np.sum(~x1 & y1)), n11=int(np.sum(x1 & y1)), n00=int(np.sum(~x1 & ~y1)),
-        alternative=alternative, confidence=confidence,
+        n10=int(np.sum(x1 & ~y1)),
+        n01=int(np.sum(~x1 & y1)),
+        n11=int(np.sum(x1 & y1)),
+        n00=int(np.sum(~x1 & ~y1)),
+        alternative=alternative,
+        confidence=confidence,
     )
 
 
@@ -145,9 +152,12 @@ def paired_bootstrap(
         alternative=alternative,
         ci=Interval(obs, low, high, confidence, "bootstrap-percentile"),
         details={
-            "mean_first": float(x.mean()), "mean_second": float(y.mean()),
+            "mean_first": float(x.mean()),
+            "mean_second": float(y.mean()),
             "cohens_dz": obs / sd if sd > 0 else 0.0,
-            "n_resamples": int(n_resamples), "bootstrap_se": se, "seed": seed,
+            "n_resamples": int(n_resamples),
+            "bootstrap_se": se,
+            "seed": seed,
         },
     )
 
@@ -180,12 +190,18 @@ def paired_permutation(
         p = 1.0 if alternative == "two-sided" else (0.5 if (obs > 0) == (alternative == "greater") else 1.0)
     else:
         res = sps.permutation_test(
-            (x, y), lambda a, b, axis=-1: np.mean(a - b, axis=axis), permutation_type="samples",
-            alternative=alternative, n_resamples=n_resamples, vectorized=True, rng=np.random.default_rng(seed),  # type: ignore[arg-type]
+            (x, y),
+            lambda a, b, axis=-1: np.mean(a - b, axis=axis),
+            permutation_type="samples",
+            alternative=alternative,
+            n_resamples=n_resamples,
+            vectorized=True,
+            rng=np.random.default_rng(seed),  # type: ignore[arg-type]
         )
         p = float(res.pvalue)
-    return TestResult("paired sign-flip permutation", obs, p, obs, n, alternative,
-                      details={"exact": 2**n <= n_resamples, "n_resamples": int(n_resamples)})
+    return TestResult(
+        "paired sign-flip permutation", obs, p, obs, n, alternative, details={"exact": 2**n <= n_resamples, "n_resamples": int(n_resamples)}
+    )
 
 
 def wilcoxon_signed_rank(first: ArrayLike, second: ArrayLike, alternative: str = "greater", confidence: float = 0.95) -> TestResult:
@@ -206,8 +222,9 @@ def wilcoxon_signed_rank(first: ArrayLike, second: ArrayLike, alternative: str =
     nz = d[d != 0.0]
     n = int(nz.size)
     if n == 0:
-        return TestResult("Wilcoxon signed-rank", float("nan"), 1.0 if d.size else float("nan"), 0.0 if d.size else float("nan"),
-                          int(d.size), alternative)
+        return TestResult(
+            "Wilcoxon signed-rank", float("nan"), 1.0 if d.size else float("nan"), 0.0 if d.size else float("nan"), int(d.size), alternative
+        )
     walsh = ((nz[:, None] + nz[None, :]) / 2.0)[np.triu_indices(n)]
     hl = float(np.median(walsh))
     res = sps.wilcoxon(nz, alternative=alternative)  # type: ignore[arg-type]
@@ -218,10 +235,20 @@ def wilcoxon_signed_rank(first: ArrayLike, second: ArrayLike, alternative: str =
     ws = np.sort(walsh)
     ci = Interval(hl, float(ws[k]), float(ws[m - 1 - k]), confidence, "walsh") if k < m else None
     return TestResult(
-        method="Wilcoxon signed-rank", statistic=float(res.statistic), p_value=float(res.pvalue), effect=hl, n=n,
-        alternative=alternative, ci=ci,
-        details={"n_positive": int((nz > 0).sum()), "n_negative": int((nz < 0).sum()), "n_zero": int(d.size - n),
-                 "mean_diff": float(d.mean()), "exact": bool(n <= 50 and np.unique(np.abs(nz)).size == n)},
+        method="Wilcoxon signed-rank",
+        statistic=float(res.statistic),
+        p_value=float(res.pvalue),
+        effect=hl,
+        n=n,
+        alternative=alternative,
+        ci=ci,
+        details={
+            "n_positive": int((nz > 0).sum()),
+            "n_negative": int((nz < 0).sum()),
+            "n_zero": int(d.size - n),
+            "mean_diff": float(d.mean()),
+            "exact": bool(n <= 50 and np.unique(np.abs(nz)).size == n),
+        },
     )
 
 
@@ -264,8 +291,13 @@ def paired_ttest(first: ArrayLike, second: ArrayLike, alternative: str = "greate
         n=n,
         alternative=alternative,
         ci=ci,
-        details={"df": n - 1, "sd_diff": sd, "cohens_dz": mean / sd if sd > 0 else 0.0,
-                 "mean_first": float(x.mean()), "mean_second": float(y.mean())},
+        details={
+            "df": n - 1,
+            "sd_diff": sd,
+            "cohens_dz": mean / sd if sd > 0 else 0.0,
+            "mean_first": float(x.mean()),
+            "mean_second": float(y.mean()),
+        },
     )
 
 
@@ -309,8 +341,7 @@ def mann_whitney(x: ArrayLike, y: ArrayLike, alternative: str = "greater", confi
         n=int(a.size + b.size),
         alternative=alternative,
         ci=Interval(auc, max(0.0, auc - z * se), min(1.0, auc + z * se), confidence, "delong"),
-        details={"n_x": int(a.size), "n_y": int(b.size), "auc_se": se,
-                 "median_x": float(np.median(a)), "median_y": float(np.median(b))},
+        details={"n_x": int(a.size), "n_y": int(b.size), "auc_se": se, "median_x": float(np.median(a)), "median_y": float(np.median(b))},
     )
 
 

@@ -135,7 +135,9 @@ class _Traces:
         self.step_off = np.cumsum(self.n_per) - self.n_per
 
 
-def _pair_sims(cfg: ReasoningConfig, c: _Traces, items: _Traces, pi: np.ndarray, pj: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _pair_sims(
+    cfg: ReasoningConfig, c: _Traces, items: _Traces, pi: np.ndarray, pj: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Unrounded (struct, step, arg, total) of eq. 4 for candidate ``pi[k]`` vs item ``pj[k]``,
     every pair at once; the same doubles :meth:`ReasoningScorer.similarity_features` computes."""
     import numpy as np
@@ -322,5 +324,9 @@ class ReasoningMatcher:
         except BrokenProcessPool:
             # Typically a calling script without an ``if __name__ == "__main__":`` guard, which
             # spawned workers re-run; the answer does not depend on the processes, so go on here.
-            warnings.warn("level-3 worker processes failed; matching in this process (set ReasoningConfig(n_jobs=1) to skip them)", RuntimeWarning, stacklevel=2)
+            warnings.warn(
+                "level-3 worker processes failed; matching in this process (set ReasoningConfig(n_jobs=1) to skip them)",
+                RuntimeWarning,
+                stacklevel=2,
+            )
             return [m for t, e in chunks for m in _match_chunk(self._state, t, e)]

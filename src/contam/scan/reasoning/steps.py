@@ -35,13 +35,32 @@ class Step(Record):
 _CALC_RE = re.compile(r"<<([^<>=]{1,400})=([^<>]{0,60})>>")
 _NUMBERED_RE = re.compile(r"^\s*(?:step\s*\d+\s*[:.)]|\(?\d{1,2}[.)]\s|[-*•]\s)", re.IGNORECASE)
 _FENCE_RE = re.compile(r"```[a-zA-Z0-9_+-]*\n(.*?)```", re.DOTALL)
-_CODE_LINE_RE = re.compile(r"^\s*(def |class |return\b|for |while |if |elif |else:|import |from \S+ import|[A-Za-z_][\w.\[\], ]*\s*[+\-*/%]?=[^=])")
+_CODE_LINE_RE = re.compile(
+    r"^\s*(def |class |return\b|for |while |if |elif |else:|import |from \S+ import|[A-Za-z_][\w.\[\], ]*\s*[+\-*/%]?=[^=])"
+)
 _NUM_RE = re.compile(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?")
 _INLINE_EQ_RE = re.compile(r"(\d[\d,.]*\s*(?:[-+*/×x÷]\s*\d[\d,.]*\s*)+)=\s*\$?\d")
 _OP_RE = re.compile(r"\*\*|//|==|!=|<=|>=|[-+*/%<>×÷]")
 _WORD_RE = re.compile(r"[A-Za-z_][A-Za-z_0-9']*")
 _ENTITY_RE = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]{2,}\b")
-_CODE_KEYWORDS = ("def", "class", "return", "for", "while", "if", "elif", "else", "import", "from", "try", "except", "with", "yield", "assert", "raise")
+_CODE_KEYWORDS = (
+    "def",
+    "class",
+    "return",
+    "for",
+    "while",
+    "if",
+    "elif",
+    "else",
+    "import",
+    "from",
+    "try",
+    "except",
+    "with",
+    "yield",
+    "assert",
+    "raise",
+)
 _PY_KNOWN = frozenset(keyword.kwlist) | frozenset(dir(builtins)) | frozenset(("STR", "self"))
 #: A name not after a dot: attributes and methods (``.split``) are API, not the author's names.
 _PY_NAME_RE = re.compile(r"(?<![.\w])[A-Za-z_]\w*")
@@ -121,7 +140,9 @@ def _code_steps(code: str) -> list[Step]:
         for w in idents:
             canon.setdefault(w, f"v{len(canon)}")
         text = _PY_NAME_RE.sub(lambda m: "v" if m.group(0) in canon else m.group(0), bare)
-        steps.append(Step(kind=kind, text=text, ops=_op_sig(bare), numbers=tuple(_NUM_RE.findall(bare)), entities=tuple(w.lower() for w in idents)))
+        steps.append(
+            Step(kind=kind, text=text, ops=_op_sig(bare), numbers=tuple(_NUM_RE.findall(bare)), entities=tuple(w.lower() for w in idents))
+        )
     return steps
 
 
