@@ -242,6 +242,8 @@ def _sharded(corpus: list[str], num_shards: int) -> bool:
     if len(corpus) != 1 or num_shards != 1:
         return True
     spec = corpus[0]
+    if Path(spec).is_file():
+        return False  # an existing file is one corpus, whatever characters its name holds ("[red]")
     if "://" in spec or any(c in spec for c in "*?["):
         return True
     p = Path(spec)
