@@ -593,7 +593,7 @@ def _line(draw: st.DrawFn) -> bytes:
     return draw(st.binary(max_size=30)).replace(b"\n", b" ")
 
 
-_EXAMPLES = int(os.environ.get("CONTAM_FUZZ_EXAMPLES", "25"))
+_EXAMPLES = int(os.environ.get("CONTAM_FUZZ_EXAMPLES", "10"))
 _FIXTURES = [HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
 
 
