@@ -659,3 +659,13 @@ def test_calculator_never_raises_anything_else(expr: str) -> None:
     except ArithError:
         return
     assert isinstance(value, float)
+
+
+def test_a_lone_backslash_line_is_not_skipped(clean: dict[str, Any], tmp_path: Path) -> None:
+    """Found by the generated corpora: the compiled prefilter read ``\\`` + newline as an escape,
+    so the line vanished and the scan exited 0."""
+    corpus = tmp_path / "g.jsonl"
+    corpus.write_bytes(b'{"id": "a", "text": "hello there"}\n\\\n')
+    out = tmp_path / "out"
+    code, _, err = check_run(["scan", "-b", str(clean["bench"]), "--corpus", str(corpus), "--out", str(out)], [corpus], out)
+    assert_one_line_error(code, err, corpus, 2)
