@@ -76,12 +76,12 @@ def test_reconstruct_flags_a_planted_positive(model) -> None:  # type: ignore[no
 
     counting = Item(id="count", question="1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20")
     noise = Item(id="noise", question="zq7 lup 93x fen wob 8rt qal vim 4ky dro pex 2hu gaz 71m")
-    res = Reconstruct(ReconstructConfig(n_samples=1)).run(model, [counting], reference=[noise])
+    res = Reconstruct(ReconstructConfig(n_samples=1)).run(model, [counting], control=[noise])
     seen, unseen = res.items
     assert seen.rest.split()[0] == "9," and seen.best.split()[:4] == ["9,", "10,", "11,", "12,"]
     assert seen.max_rouge_l > 0.8 > 0.2 > unseen.max_rouge_l
     assert res.mean_rouge_l["original"] > res.mean_rouge_l["reference"]
-    assert res.rouge_test is not None and res.rouge_test["effect"] == 1.0  # AUC: original above reference
+    assert res.rouge_test is not None and res.rouge_test.effect == 1.0  # AUC: original above reference
 
 
 def test_tsguess_keyword_is_a_tagged_content_word() -> None:
