@@ -38,7 +38,8 @@ def hf():  # type: ignore[no-untyped-def]
 def data() -> tuple[list, dict]:  # type: ignore[type-arg]
     from contam.perturb import make_reference_set
 
-    items = load_benchmark("gsm8k")[:14]
+    # 20 items: since issue 16 the lifter leaves out the items it cannot vary safely (13 of 20 keep a variant)
+    items = load_benchmark("gsm8k")[:20]
     return items, variants_as_reference(make_reference_set(items, variants=1, seed=0))
 
 
