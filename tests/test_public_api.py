@@ -14,7 +14,7 @@ EAGER = ["contam.data", "contam.models", "contam.perturb", "contam.regen", "cont
 @pytest.mark.parametrize("name", LAZY)
 def test_lazy_exports_resolve(name: str) -> None:
     pkg = importlib.import_module(name)
-    assert sorted(pkg.__all__) == sorted(pkg._EXPORTS)
+    assert set(pkg._EXPORTS) <= set(pkg.__all__)  # plus names defined in the package itself (contam.probe.PROBES)
     for attr, module in pkg._EXPORTS.items():
         obj = getattr(pkg, attr)
         assert obj is getattr(importlib.import_module(module), attr)
