@@ -2,7 +2,7 @@
 into this model?) to a verdict people can read and a pipeline can gate on.
 
 >>> from contam.audit import AuditConfig, run_audit                       # doctest: +SKIP
->>> v = run_audit(AuditConfig(benchmarks=("gsm8k",), dataset="synth.jsonl", model="smollm2", out="runs/a1"))
+>>> v = run_audit(AuditConfig(benchmarks=("gsm8k",), dataset="synth.jsonl", model="smollm2", out="runs/a1"))  # doctest: +SKIP
 >>> [(x.benchmark, x.side, x.verdict) for x in v.verdicts]                 # doctest: +SKIP
 [('gsm8k', 'data', 'contaminated'), ('gsm8k', 'model', 'inconclusive')]
 

@@ -221,8 +221,8 @@ def specifics(text: str) -> frozenset[str]:
     numbers written in ``text`` (thousands separators dropped), its quoted literals and the
     capitalised names inside sentences (people, places, brands).
 
-    >>> sorted(specifics("Natalia sold 48 clips in April and 1,200 in 'May'."))
-    ['1200', '48', 'April', 'Natalia', 'may']
+    >>> sorted(specifics("Natalia sold 48 clips in April and 1,200 in 'May'."))  # a sentence's first word is not taken as a name
+    ['1200', '48', 'April', 'May', 'may']
     """
     out = {m.group().replace(",", "").rstrip(".") for m in _NUMBER.finditer(text)}
     out.update((m.group(1) or m.group(2)).strip().lower() for m in _QUOTED.finditer(text))

@@ -86,7 +86,7 @@ def shard_hash(name: str) -> int:
     """A stable 64-bit hash of a shard name (sha256, not Python's salted ``hash``).
 
     >>> shard_hash("part-0.jsonl") % 4
-    3
+    1
     """
     return int.from_bytes(hashlib.sha256(name.encode("utf-8")).digest()[:8], "big")
 
