@@ -6,11 +6,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
-import socket
-import subprocess
-import sys
-import time
 
 import pytest
 
@@ -18,6 +13,7 @@ from contam.data import load_benchmark
 from contam.data.webtext import paragraphs
 from contam.scan.flags import DocResult, Evidence, Flag
 from contam.scan.judge import PROMPT, Judge, JudgeConfig, parse_verdict
+from llamaserver import llama_server
 
 if importlib.util.find_spec("llama_cpp") is None:
     pytest.skip("llama-cpp-python is not installed", allow_module_level=True)
@@ -85,46 +81,12 @@ def test_judge_with_the_embedded_model_through_the_cache(items, tmp_path) -> Non
     assert again.model.hits == 3 and again.model.misses == 0
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def server():
-    """The embedded SmolLM2 GGUF behind llama_cpp.server (as tests/test_models_openai.py starts it)."""
+    """The embedded SmolLM2 GGUF behind llama_cpp.server."""
     pytest.importorskip("uvicorn")
-    import httpx
-
-    from contam.models.embedded import smollm2_path
-
-    port = _free_port()
-    cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(smollm2_path()), "--host", "127.0.0.1",
-           "--port", str(port), "--n_ctx", "2048", "--verbose", "false", "--model_alias", "smollm2"]  # fmt: skip
-    proc = subprocess.Popen(
-        cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env={**os.environ, "OMP_WAIT_POLICY": "PASSIVE"}
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.time() + 90
-        while time.time() < deadline:
-            if proc.poll() is not None:
-                pytest.fail(f"llama_cpp.server exited: {proc.stderr.read()[-2000:] if proc.stderr else ''}")
-            try:
-                if httpx.get(url + "/v1/models", timeout=1.0).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.3)
-        else:
-            pytest.fail("llama_cpp.server did not come up within 90 s")
+    with llama_server() as url:
         yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
 
 
 def test_judge_against_a_local_llama_cpp_server(items, server, tmp_path) -> None:

@@ -5,21 +5,17 @@ from __future__ import annotations
 
 import importlib.util
 import math
-import os
-import socket
-import subprocess
-import sys
 import time
+from collections.abc import Iterator
 
-import httpx
 import pytest
 
 from contam.errors import ConfigError, ModelError
 from contam.models import load
 from contam.models.cache import CachedModel, ResponseCache
-from contam.models.embedded import smollm2_path
 from contam.models.openai import OpenAIModel
 from faultproxy import FaultProxy
+from llamaserver import free_port, llama_server
 
 if importlib.util.find_spec("llama_cpp") is None:  # not imported here: llamacpp.py sets OpenMP env first
     pytest.skip("llama-cpp-python is not installed", allow_module_level=True)
@@ -28,56 +24,10 @@ pytest.importorskip("uvicorn")
 CHAT = [{"role": "user", "content": "What is 12 + 30? Answer with a number."}]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
-def server() -> str:
-    port = _free_port()
-    cmd = [
-        sys.executable,
-        "-m",
-        "llama_cpp.server",
-        "--model",
-        str(smollm2_path()),
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--n_ctx",
-        "2048",
-        "--logits_all",
-        "true",
-        "--verbose",
-        "false",
-        "--model_alias",
-        "smollm2",
-    ]
-    env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE"}  # see llamacpp.py: spinning threads on a shared CPU
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.time() + 90
-        while time.time() < deadline:
-            if proc.poll() is not None:
-                pytest.fail(f"llama_cpp.server exited: {proc.stderr.read()[-2000:] if proc.stderr else ''}")
-            try:
-                if httpx.get(url + "/v1/models", timeout=1.0).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.3)
-        else:
-            pytest.fail("llama_cpp.server did not come up within 90 s")
+def server() -> Iterator[str]:
+    with llama_server(logits_all=True) as url:
         yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
 
 
 def _api(url: str, **kw) -> OpenAIModel:
@@ -155,7 +105,7 @@ def test_server_without_logprobs_is_a_clear_error(server: str) -> None:
 
 
 def test_server_down_is_a_quick_one_line_error() -> None:
-    api = OpenAIModel(f"http://127.0.0.1:{_free_port()}/v1", "x", backoff=0.01)
+    api = OpenAIModel(f"http://127.0.0.1:{free_port()}/v1", "x", backoff=0.01)
     t = time.time()
     with pytest.raises(ModelError, match="connection refused"):
         api.generate(["hi"], max_new_tokens=2)

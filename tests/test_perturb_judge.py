@@ -8,11 +8,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
-import socket
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -20,10 +15,10 @@ import pytest
 from contam.cli.main import main
 from contam.data import load_benchmark
 from contam.models import load
-from contam.models.embedded import smollm2_path
 from contam.perturb import make_reference_set
 from contam.perturb.judge import Judge, JudgeConfig
 from contam.probe.answers import answers_equal
+from llamaserver import llama_server
 
 SHORT = JudgeConfig(max_new_tokens=96, batch=4)
 
@@ -64,60 +59,13 @@ def test_cli_judge_writes_verdicts(tmp_path: Path, capsys, monkeypatch) -> None:
     assert j["agreement_rate"] == round(j["agreed"] / j["judged"], 4)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def server():  # type: ignore[no-untyped-def]
     if importlib.util.find_spec("llama_cpp") is None:
         pytest.skip("llama-cpp-python is not installed")
     pytest.importorskip("uvicorn")
-    import httpx
-
-    port = _free_port()
-    cmd = [
-        sys.executable,
-        "-m",
-        "llama_cpp.server",
-        "--model",
-        str(smollm2_path()),
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--n_ctx",
-        "2048",
-        "--verbose",
-        "false",
-        "--model_alias",
-        "smollm2",
-    ]
-    proc = subprocess.Popen(
-        cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env={**os.environ, "OMP_WAIT_POLICY": "PASSIVE"}
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.time() + 90
-        while time.time() < deadline:
-            if proc.poll() is not None:
-                pytest.fail(f"llama_cpp.server exited: {proc.stderr.read()[-2000:] if proc.stderr else ''}")
-            try:
-                if httpx.get(url + "/v1/models", timeout=1.0).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.3)
-        else:
-            pytest.fail("llama_cpp.server did not come up within 90 s")
+    with llama_server() as url:
         yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
 
 
 def test_judge_through_openai_compatible_server(server: str, variants, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

@@ -7,8 +7,6 @@ import errno
 import importlib.util
 import io
 import json
-import os
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -94,12 +92,6 @@ def test_regen_calculate_tool_answers_an_error_not_a_traceback() -> None:
         call_tool("retail", st, "calculate", {"expression": "((9**64)**64)"})
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.mark.skipif(
     importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec("uvicorn") is None,
     reason="llama-cpp-python's server is not installed",
@@ -108,38 +100,11 @@ def test_credentials_in_a_model_url_are_never_stored_or_printed(tmp_path) -> Non
     """`contam ask --json` against a real OpenAI-compatible server (llama.cpp's, serving the
     embedded SmolLM2) with credentials written into the URL: the call works, and neither its
     output nor the response cache holds the secret."""
-    import httpx
+    from llamaserver import llama_server
 
-    from contam.models.embedded import smollm2_path
-
-    port = _free_port()
-    cmd = [
-        sys.executable,
-        "-m",
-        "llama_cpp.server",
-        "--model",
-        str(smollm2_path()),
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--n_ctx",
-        "1024",
-        "--verbose",
-        "false",
-        "--model_alias",
-        "smollm2",
-    ]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, "OMP_WAIT_POLICY": "PASSIVE"})
-    try:
-        deadline = time.time() + 90
-        while time.time() < deadline:
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/v1/models", timeout=1.0).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.3)
+    with llama_server(n_ctx=1024) as url:
         cache = tmp_path / "c.sqlite"
+        port = url.rsplit(":", 1)[1]
         spec = f"openai:http://alice:sk-SECRET-123@127.0.0.1:{port}/v1#smollm2"
         p = subprocess.run(
             [
@@ -166,6 +131,3 @@ def test_credentials_in_a_model_url_are_never_stored_or_printed(tmp_path) -> Non
         assert "SECRET" not in p.stdout + p.stderr and "alice" not in p.stdout
         assert got["identity"] == f"openai:http://127.0.0.1:{port}/v1#smollm2" and "***@" in got["model"]
         assert b"SECRET" not in cache.read_bytes() and all(b"SECRET" not in f.read_bytes() for f in tmp_path.glob("c.sqlite*"))
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
