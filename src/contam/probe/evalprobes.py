@@ -35,7 +35,7 @@ from __future__ import annotations
 import difflib
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -255,30 +255,45 @@ def refs_by_id(refs: Sequence[Item], original_id: str) -> list[Item]:
     return [r for r in refs if r.metadata.get("original_id") == original_id][:1]
 
 
+@dataclass(frozen=True)
+class PairLogProbs:
+    """One (original, variant) pair scored under one model: how many tokens of each text differ
+    from the other, the mean log-prob of those tokens, and of the whole texts."""
+
+    n_diff_orig: int
+    n_diff_var: int
+    orig: float
+    var: float
+    orig_all: float
+    var_all: float
+
+
+def pair_logprobs(model: Any, pairs: Sequence[tuple[Item, Item]], text: Callable[[Item], str] = lambda it: it.text) -> list[PairLogProbs]:
+    """Every pair's :class:`PairLogProbs` under ``model``, in one ``score`` call (the scoring that
+    ``eval-probes``' paired verdict and ``contam probe paired`` share)."""
+    scores = model.score([("", text(x)) for o, v in pairs for x in (o, v)])
+    out = []
+    for k in range(len(pairs)):
+        so, sv = scores[2 * k], scores[2 * k + 1]
+        mo, mv = diff_masks(so.token_ids or so.tokens, sv.token_ids or sv.tokens)
+        out.append(PairLogProbs(sum(mo), sum(mv), _masked_mean(so.logprobs, mo), _masked_mean(sv.logprobs, mv), so.mean, sv.mean))
+    return out
+
+
 def pair_scores(model: Any, base: Any, pairs: Sequence[tuple[Item, Item]]) -> list[PairScore]:
     """Token-level scores of every (original, reference) pair under ``model`` (and ``base``)."""
     if not pairs:
         return []
-    texts = [("", t) for o, r in pairs for t in (o.text, r.text)]
-    main = model.score(texts)
-    ref = base.score(texts) if base is not None else None
+    main = pair_logprobs(model, pairs)
+    ref = pair_logprobs(base, pairs) if base is not None else None
     out = []
     for k, (o, r) in enumerate(pairs):
-        so, sr = main[2 * k], main[2 * k + 1]
-        mo, mr = diff_masks(so.token_ids or so.tokens, sr.token_ids or sr.tokens)
+        m = main[k]
         extra: dict[str, float] = {}
         if ref is not None:
-            bo, br = ref[2 * k], ref[2 * k + 1]
-            mbo, mbr = diff_masks(bo.token_ids or bo.tokens, br.token_ids or br.tokens)
-            extra = {
-                "base_orig": _masked_mean(bo.logprobs, mbo),
-                "base_ref": _masked_mean(br.logprobs, mbr),
-                "base_orig_all": bo.mean,
-                "base_ref_all": br.mean,
-            }
-        out.append(
-            PairScore(o.id, r.id, sum(mo), sum(mr), _masked_mean(so.logprobs, mo), _masked_mean(sr.logprobs, mr), so.mean, sr.mean, **extra)
-        )
+            b = ref[k]
+            extra = {"base_orig": b.orig, "base_ref": b.var, "base_orig_all": b.orig_all, "base_ref_all": b.var_all}
+        out.append(PairScore(o.id, r.id, m.n_diff_orig, m.n_diff_var, m.orig, m.var, m.orig_all, m.var_all, **extra))
     return out
 
 

@@ -150,48 +150,33 @@ class PairedProbe:
         self.config = config or PairedConfig()
         self.model_seconds = 0.0
 
-    def _score(self, model: LanguageModel, texts: list[tuple[str, str]]) -> list[Any]:
+    def _score(self, model: LanguageModel, pairs: Sequence[tuple[Item, Item]]) -> list[Any]:
+        from contam.probe.evalprobes import pair_logprobs
+
         t0 = time.perf_counter()
         try:
-            return list(model.score(texts))
+            return pair_logprobs(model, pairs, lambda it: _text(it, self.config.field))
         finally:
             self.model_seconds += time.perf_counter() - t0
 
     def score_batch(self, model: LanguageModel, ref_model: LanguageModel | None, pairs: Sequence[tuple[Item, Item]]) -> list[PairedItem]:
         """Records for several pairs: one ``score`` call per model."""
-        from contam.probe.evalprobes import _masked_mean, diff_masks
-
-        texts = [("", _text(x, self.config.field)) for o, v in pairs for x in (o, v)]
-        main = self._score(model, texts)
-        ref = self._score(ref_model, texts) if ref_model is not None else None
+        main = self._score(model, pairs)
+        ref = self._score(ref_model, pairs) if ref_model is not None else None
         out = []
         for k, (o, v) in enumerate(pairs):
-            so, sv = main[2 * k], main[2 * k + 1]
-            mo, mv = diff_masks(so.token_ids or so.tokens, sv.token_ids or sv.tokens)
+            m = main[k]
             extra: dict[str, Any] = {}
             if ref is not None:
-                ro, rv = ref[2 * k], ref[2 * k + 1]
-                qo, qv = diff_masks(ro.token_ids or ro.tokens, rv.token_ids or rv.tokens)
+                r = ref[k]
                 extra = {
-                    "n_diff_ref": sum(qo),
-                    "ref_orig": _masked_mean(ro.logprobs, qo),
-                    "ref_var": _masked_mean(rv.logprobs, qv),
-                    "ref_orig_all": ro.mean,
-                    "ref_var_all": rv.mean,
+                    "n_diff_ref": r.n_diff_orig,
+                    "ref_orig": r.orig,
+                    "ref_var": r.var,
+                    "ref_orig_all": r.orig_all,
+                    "ref_var_all": r.var_all,
                 }
-            out.append(
-                PairedItem(
-                    f"pair/{o.id}",
-                    o.id,
-                    v.id,
-                    sum(mo),
-                    _masked_mean(so.logprobs, mo),
-                    _masked_mean(sv.logprobs, mv),
-                    so.mean,
-                    sv.mean,
-                    **extra,
-                )
-            )
+            out.append(PairedItem(f"pair/{o.id}", o.id, v.id, m.n_diff_orig, m.orig, m.var, m.orig_all, m.var_all, **extra))
         return out
 
     def analyze(self, records: Sequence[PairedItem], model: str = "", ref_model: str = "") -> PairedResult:
