@@ -130,7 +130,7 @@ def parse_block(
             if prefilter is not None:
                 cand, odd, ends, one_value_each, status = prefilter.candidates_jsonl(block, field=tf, max_line_bytes=MAX_RECORD_BYTES)
                 n_clean = int(np.count_nonzero(status == CLEAN))
-                if n_clean and n_clean + int(np.count_nonzero(status == BLANK)) == len(ends) and _lines_agree(block, ends, status):
+                if n_clean and n_clean + int(np.count_nonzero(status == BLANK)) == len(ends):
                     # Every line checked in the compiled pass (a JSON object whose text field is a
                     # string with something to scan; or blank): only the lines the exact scorer or
                     # the odd-line rule needs are parsed.
@@ -218,19 +218,6 @@ def parse_block(
         return ctx.document(key, texts[i], line_of[i])
 
     return texts, make, None, len(lines)
-
-
-def _lines_agree(block: bytes, ends: np.ndarray, status: np.ndarray) -> bool:
-    """Whether the compiled pass saw every line of ``block`` and every line it called blank is
-    blank. (It reads a backslash outside a string as an escape, so a line holding just ``\\``
-    swallowed its newline and vanished from the count.)"""
-    if block.count(b"\n") + (not block.endswith(b"\n")) != len(ends):
-        return False
-    for i in np.flatnonzero(status == BLANK):
-        start = int(ends[i - 1]) + 1 if i else 0
-        if block[start : int(ends[i])].strip():
-            return False
-    return True
 
 
 def _checked_lines(

@@ -63,7 +63,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from contam.data.jsonl_check import check_lines
+from contam.data.jsonl_check import UNSURE, check_lines
 from contam.data.normalize import CONFUSABLES, INVISIBLE, _composing, fold, fold_char
 from contam.data.swar import GATHER, H8, L1, zero_bytes
 from contam.scan.hashing import SEPARATORS
@@ -770,6 +770,13 @@ class Prefilter:
         status = None
         if field is not None:  # the block is still in the scratch words, zero-padded
             status = check_lines(ws.raw[: ((len(block) + 7) >> 3) + 1], ends, field, max_line_bytes)
+        if ws.n_ends != block.count(b"\n"):
+            # The cut reads a backslash as a string escape wherever it stands; outside a string
+            # (invalid JSON: a line holding just "\\") it swallowed a newline, so these line ends
+            # are not the block's. Vouch for nothing: the caller's exact reader names the bad line.
+            if status is not None:
+                status[:] = UNSURE
+            return JsonlCandidates(found, odd[odd < n_lines], ends, False, status)
         return JsonlCandidates(found, odd[odd < n_lines], ends, not ws.split, status)
 
     def candidates_of_odd(self, cand: np.ndarray, odd: np.ndarray, texts: list[str]) -> np.ndarray:
