@@ -23,6 +23,15 @@ regen_app = typer.Typer(
 )
 
 Domain = Annotated[str, typer.Option("--domain", "-d", help="retail, airline, or all.")]
+Benchmark = Annotated[str, typer.Option("--benchmark", help="taubench (default: --domain picks its domains) or bfcl (BFCL v4 multi-turn).")]
+
+
+def _bfcl(benchmark: str) -> bool:
+    from contam.errors import ConfigError
+
+    if benchmark not in ("taubench", "bfcl"):
+        raise ConfigError(f"--benchmark {benchmark!r}: choose taubench or bfcl")
+    return benchmark == "bfcl"
 
 
 @regen_app.callback()
@@ -33,13 +42,19 @@ def regen(
     tasks: Annotated[str | None, typer.Option("--tasks", help="Only these shipped task indices (A:B or a comma list).")] = None,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Output folder: instances.jsonl, audit.jsonl, summary.json.")] = None,
     json_out: JsonFlag = False,
+    benchmark: Benchmark = "taubench",
 ) -> None:
     """Generate fresh instances for every (task, seed), audit each one, write them; exit 2 if any is invalid.
 
     Example: contam regen --domain retail --seeds 0:1000 --out fresh/
+    Example: contam regen --benchmark bfcl --seeds 0:100 --out fresh-bfcl/
     """
     if ctx.invoked_subcommand is not None:
         return
+    if _bfcl(benchmark):
+        from contam.cli import regen_bfcl
+
+        return regen_bfcl.run(seeds, tasks, out, json_out)
     from contam.errors import ConfigError
     from contam.regen.job import InvalidInstances, domains_of, parse_range, run_regen
 
@@ -106,11 +121,19 @@ def equivariance(
     tau_seeds: Annotated[str, typer.Option("--tau-seeds", help="Regenerated τ-bench seeds (A:B), both domains.")] = "1:11",
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Folder for boundary.jsonl + summary.json.")] = None,
     json_out: JsonFlag = False,
+    benchmark: Benchmark = "taubench",
+    bfcl_seeds: Annotated[str, typer.Option("--bfcl-seeds", help="Held-out BFCL seeds (A:B).")] = "100:103",
+    tasks: Annotated[str | None, typer.Option("--tasks", help="BFCL: only these task positions (0..799).")] = None,
 ) -> None:
     """The boundary table: which leaked artifact survives regeneration, scored which way, against which adversary.
 
     Example: contam regen equivariance --sql-seeds 1:51 --tau-seeds 1:11
+    Example: contam regen equivariance --benchmark bfcl --bfcl-seeds 100:103
     """
+    if _bfcl(benchmark):
+        from contam.cli import regen_bfcl
+
+        return regen_bfcl.equivariance(bfcl_seeds, tasks, out, json_out)
     from contam.outputs import JsonlCheckpoint, ensure_dir, write_json
     from contam.regen.equivariance import sql_experiment, taubench_experiment
     from contam.regen.job import parse_range
