@@ -849,6 +849,6 @@ def generate(task_id: str, seed: int) -> Generated | Rejection:
             initial_hash=state_hash(run.initial),
             map_digest=d.lm.digest(),
         )
-        inst = BfclInstance.from_dict({**rec.to_dict(), "instance_hash": _instance_hash(rec.to_dict())})
+        inst = dataclasses.replace(rec, instance_hash=_instance_hash(rec.to_dict()))
         return Generated(inst, d, run, calls)
     return Rejection(key, t.id, t.category, seed, last[0], last[1])
