@@ -96,8 +96,14 @@ def _tree(node: dict[str, Any], out: list[tuple[str, str]], contents: list[tuple
             _tree(item.get("contents") or {}, out, contents, (*path, name))
 
 
+#: Words of role accounts ("Support Agent"), not people's names: never pooled as names.
+_ROLES = frozenset({"support", "agent", "admin", "team", "staff", "service", "customer", "system"})
+
+
 def _names(full: str, out: list[tuple[str, str]]) -> None:
     words = full.split()
+    if any(w.casefold() in _ROLES for w in words):
+        return
     if len(words) >= 2 and all(w[:1].isupper() and w.isalpha() for w in words):
         out.append(("first", words[0]))
         out.append(("last", words[-1]))
