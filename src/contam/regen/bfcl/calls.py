@@ -25,6 +25,7 @@ import ast
 import copy
 import inspect
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -83,7 +84,7 @@ def _literal(node: ast.AST, where: str) -> Any:
     if isinstance(node, ast.Dict):
         if any(k is None for k in node.keys):
             raise CallSyntaxError(f"{where}: ** inside a dict is not a literal")
-        return {_literal(k, where): _literal(v, where) for k, v in zip(node.keys, node.values, strict=True)}
+        return {_literal(k, where): _literal(v, where) for k, v in zip(node.keys, node.values, strict=True) if k is not None}
     raise CallSyntaxError(f"{where}: only literal arguments are allowed, found {type(node).__name__}")
 
 
@@ -183,7 +184,7 @@ class Replay:
         return self.states[-1] if self.states else self.initial
 
 
-def replay(config: dict[str, Any], involved: list[str], long_context: bool, turns: list[list[Call | str]]) -> Replay:
+def replay(config: dict[str, Any], involved: list[str], long_context: bool, turns: Sequence[Sequence[Call | str]]) -> Replay:
     """Load fresh instances from ``config`` and run each turn's calls in order (strings are parsed
     first; a string that is not a plain literal call raises :class:`CallSyntaxError`)."""
     from contam.regen.bfcl.world import instantiate, snapshot

@@ -19,7 +19,7 @@ over the *moved* ones (fresh goal differs from the shipped goal at some turn).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,7 +30,7 @@ from contam.regen.bfcl.world import load_tasks, state_hash
 from contam.stats import wilson_interval
 
 
-def bfcl_check(inst: BfclInstance, episode: list[list[Call | str]]) -> bool:
+def bfcl_check(inst: BfclInstance, episode: Sequence[Sequence[Call | str]]) -> bool:
     """Grade an episode (calls per turn) on ``inst`` with BFCL's multi-turn checker semantics."""
     gt = [[parse_call(c) for c in turn] for turn in inst.ground_truth]
     want = replay(inst.initial_config, inst.involved_classes, inst.long_context, gt)
