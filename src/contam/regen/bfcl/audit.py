@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from contam.regen.audit import CHECKS, AuditRow
 from contam.regen.bfcl.calls import parse_call, replay
-from contam.regen.bfcl.reseed import BfclInstance, Generated, _instance_hash, check_draw, generate, injective, leaks, plan
+from contam.regen.bfcl.reseed import Generated, _instance_hash, check_draw, generate, injective, leaks, plan
 from contam.regen.bfcl.world import state_hash
 
 
@@ -47,24 +47,3 @@ def audit(g: Generated, determinism: bool = True) -> AuditRow:
         problems.append("solvable: the goal equals the initial state after every turn")
     flags = {c: not any(x.split(":", 1)[0] == c for x in problems) for c in CHECKS}
     return AuditRow(inst.key, f"bfcl/{inst.category}", p.task.index, inst.seed, None, problems=problems, **flags)
-
-
-def audit_instance(inst: BfclInstance) -> AuditRow:
-    """Audit an instance read back from disk (the map is rebuilt by regenerating its seed)."""
-    g = generate(inst.task_id, inst.seed)
-    if not isinstance(g, Generated):
-        return AuditRow(
-            inst.key,
-            f"bfcl/{inst.category}",
-            0,
-            inst.seed,
-            None,
-            True,
-            True,
-            False,
-            True,
-            True,
-            ["deterministic: the task no longer regenerates"],
-        )
-    row = audit(Generated(inst, g.draw, g.run, g.calls), determinism=True)
-    return row
