@@ -23,7 +23,7 @@ API_PAGES: dict[str, tuple[str, list[str]]] = {
     "models": ("contam.models", ["contam.models"]),
     "probe": ("contam.probe", ["contam.probe"]),
     "perturb": ("contam.perturb", ["contam.perturb"]),
-    "regen": ("contam.regen", ["contam.regen"]),
+    "regen": ("contam.regen", ["contam.regen", "contam.regen.bfcl"]),
     "stats": ("contam.stats", ["contam.stats"]),
     "report": ("contam.report", ["contam.report"]),
 }
