@@ -23,6 +23,14 @@ regen_app = typer.Typer(
 )
 
 Domain = Annotated[str, typer.Option("--domain", "-d", help="retail, airline, or all.")]
+Semantics = Annotated[
+    str,
+    typer.Option(
+        "--semantics",
+        help="Tool behaviour: tau-bench (τ-bench's own, quirks included; the default) or fixed (its arguable bugs corrected; "
+        "see docs/fresh-instances.md). Recorded in every instance.",
+    ),
+]
 
 
 @regen_app.callback()
@@ -32,6 +40,7 @@ def regen(
     seeds: Annotated[str, typer.Option("--seeds", help="Seeds as A:B (B exclusive), a comma list, or one integer.")] = "0:10",
     tasks: Annotated[str | None, typer.Option("--tasks", help="Only these shipped task indices (A:B or a comma list).")] = None,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Output folder: instances.jsonl, audit.jsonl, summary.json.")] = None,
+    semantics: Semantics = "tau-bench",
     json_out: JsonFlag = False,
 ) -> None:
     """Generate fresh instances for every (task, seed), audit each one, write them; exit 2 if any is invalid.
@@ -46,7 +55,9 @@ def regen(
     if out is None:
         raise ConfigError("--out is required to generate instances (or use a subcommand: replay, equivariance)")
     try:
-        summary = run_regen(domains_of(domain), parse_range(seeds, "--seeds"), out, parse_range(tasks, "--tasks") if tasks else None)
+        summary = run_regen(
+            domains_of(domain), parse_range(seeds, "--seeds"), out, parse_range(tasks, "--tasks") if tasks else None, semantics
+        )
     except InvalidInstances:
         import json
 
@@ -65,6 +76,7 @@ def _print_audit(s: dict, out: Path, json_out: bool) -> None:
     for check, n in s["failures"].items():
         table.add_row(check, str(n))
     console.print(table)
+    console.print(f"semantics: {escape(s.get('semantics', 'tau-bench'))}")
     console.print(f"instances: {s['n']}  invalid: {s['n_invalid']}  (rate {s['invalid_rate']:.4f})  by domain: {s['by_domain']}")
     console.print(f"written: {escape(str(out))}/instances.jsonl, audit.jsonl, summary.json")
 
@@ -73,6 +85,7 @@ def _print_audit(s: dict, out: Path, json_out: bool) -> None:
 def replay(
     domain: Domain = "all",
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Folder for replay.jsonl (per task) + summary.json.")] = None,
+    semantics: Semantics = "tau-bench",
     json_out: JsonFlag = False,
 ) -> None:
     """Replay every shipped task's reference actions: how many run clean, and each tool error by position.
@@ -81,7 +94,7 @@ def replay(
     """
     from contam.regen.job import domains_of, replay_reports
 
-    reports = replay_reports(domains_of(domain), out)
+    reports = replay_reports(domains_of(domain), out, semantics)
     if json_out:
         emit_json(reports)
         return
