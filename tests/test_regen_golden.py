@@ -163,3 +163,13 @@ def test_cli_semantics_option(tmp_path, capsys):
     assert "semantics" in err and "Traceback" not in err
     assert main(["regen", "--domain", "airline", "--seeds", "3", "--tasks", "16", "--out", str(tmp_path / "d"), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["semantics"] == "tau-bench"
+
+
+def test_a_fourth_booking_overwrites_under_tau_bench_and_is_refused_when_fixed():
+    book = dict(load_tasks("airline")[0]["actions"][0])  # one booking (mia_li_3668, certificate + card)
+    kwargs = dict(book["kwargs"], payment_methods=[{"payment_id": "credit_card_4421486", "amount": 255}])
+    acts = [{"name": "book_reservation", "kwargs": kwargs}] * 4
+    tau = ReplayOracle("airline").replay(acts)
+    fixed = ReplayOracle("airline", semantics="fixed").replay(acts)
+    assert tau.errors == ("", "", "", "") and json.loads(tau.observations[3])["reservation_id"] == "HATHAV"
+    assert fixed.errors == ("", "", "", "invalid_argument")

@@ -167,7 +167,8 @@ def search_onestop_flight(st: State, /, origin: str, destination: str, date: str
 def _tau_onestop(st: State, origin: str, destination: str, date: str) -> str:
     """τ-bench's one-stop search, quirks included: the next day is ``2024-05-{day + 1}`` (no zero
     padding, no month end), the first leg must arrive (as text) no later than the second departs
-    even across midnight, and the second leg shows the *first* leg's seats, prices and status."""
+    even across midnight, and the second leg shows its seats, prices and status on the *first*
+    leg's date (a second leg without that date fails the whole search, as τ-bench's KeyError does)."""
     found = []
     for fn1 in st.world.index["by_origin"].get(origin, []):
         f1 = st.get("flights", st.to_fresh("flight", fn1))
@@ -180,7 +181,10 @@ def _tau_onestop(st: State, origin: str, destination: str, date: str) -> str:
             d1, d2 = f1["dates"].get(date), f2["dates"].get(day2)
             if d1 is None or d2 is None or d1["status"] != "available" or d2["status"] != "available":
                 continue
-            found.append([_leg(f1, d1, date), _leg(f2, d1, day2)])
+            shown = f2["dates"].get(date)
+            if shown is None:
+                raise InvalidArgument(repr(date))
+            found.append([_leg(f1, d1, date), _leg(f2, shown, day2)])
     return _dump(found)
 
 
@@ -203,7 +207,9 @@ def book_reservation(
     user = _user(st, user_id, edit=True)
     code = next((c for c in NEW_RESERVATION_CODES if not st.exists("reservations", c)), None)
     if code is None:
-        raise InvalidArgument("no reservation code left")
+        if st.fixed:
+            raise InvalidArgument("no reservation code left")
+        code = NEW_RESERVATION_CODES[-1]  # τ-bench's fourth booking overwrites HATHAV
     legs, total = [], 0  # an int total, as in τ-bench (it shows in the mismatch message)
     for leg in flights:
         flight, data = _flight_on(st, leg["flight_number"], leg["date"])
