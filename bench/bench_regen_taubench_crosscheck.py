@@ -67,6 +67,81 @@ def canon_output(x: Any) -> str:
         return "str:" + x
 
 
+def quirk_sequences() -> list[tuple[str, str, list[dict[str, Any]]]]:
+    """Tool calls beyond the gold actions, on the shipped world: where τ-bench's quirks show."""
+    from contam.regen.world import load_tasks, load_world
+
+    book = load_tasks("airline")[0]["actions"][0]["kwargs"]
+    book = dict(book, payment_methods=[{"payment_id": "credit_card_4421486", "amount": 255}])
+    airports = sorted({f["origin"] for f in load_world("airline").tables["flights"].values()})
+    searches = [
+        {"name": "search_onestop_flight", "kwargs": {"origin": o, "destination": d, "date": f"2024-05-{day:02d}"}}
+        for o in airports[:6]
+        for d in airports[-6:]
+        if o != d
+        for day in (1, 5, 9, 15, 30)
+    ]
+    searches += [
+        {"name": "search_direct_flight", "kwargs": {"origin": o, "destination": d, "date": "2024-05-16"}}
+        for o in airports[:8]
+        for d in airports
+        if o != d
+    ]
+    return [
+        ("airline", "four bookings in one episode", [{"name": "book_reservation", "kwargs": book}] * 4),
+        (
+            "airline",
+            "five certificates for one user",
+            [{"name": "send_certificate", "kwargs": {"user_id": "mia_li_3668", "amount": 50}}] * 5,
+        ),
+        (
+            "airline",
+            "cancel twice, a missing reservation",
+            [{"name": "cancel_reservation", "kwargs": {"reservation_id": "JG7FMM"}}] * 2
+            + [{"name": "get_reservation_details", "kwargs": {"reservation_id": "NOPE00"}}],
+        ),
+        ("airline", "flight searches, airport list", [*searches, {"name": "list_all_airports", "kwargs": {}}]),
+        (
+            "retail",
+            "lookups, a failed return, calculate",
+            [
+                {"name": "find_user_id_by_email", "kwargs": {"email": "Yusuf.Rossi7301@example.com"}},
+                {"name": "find_user_id_by_name_zip", "kwargs": {"first_name": "YUSUF", "last_name": "rossi", "zip": "19122"}},
+                {"name": "list_all_product_types", "kwargs": {}},
+                {
+                    "name": "return_delivered_order_items",
+                    "kwargs": {"order_id": "#W2378156", "item_ids": ["1"], "payment_method_id": "credit_card_9513926"},
+                },
+                {"name": "calculate", "kwargs": {"expression": "(1 + 2) * 3 / 7"}},
+            ],
+        ),
+    ]
+
+
+def check_quirks(root: Path) -> None:
+    """Run :func:`quirk_sequences` through both tool sets on the shipped world; print what differs."""
+    import orjson
+
+    from contam.regen.replay import run_actions
+    from contam.regen.world import State, load_world
+
+    for domain, label, acts in quirk_sequences():
+        tools = tau_tools(root, domain)
+        st = State(load_world(domain))
+        data = st.materialize()
+        tau = [tau_step(tools, data, a["name"], orjson.loads(orjson.dumps(a["kwargs"]))) for a in acts]
+        run = run_actions(domain, st, orjson.loads(orjson.dumps(acts)))
+        differ = [
+            (i, repr(x)[:60], repr(y)[:60])
+            for i, (x, y) in enumerate(zip(tau, run.observations, strict=True))
+            if canon_output(x) != canon_output(y)
+        ]
+        same_state = orjson.dumps(st.materialize(), option=orjson.OPT_SORT_KEYS) == orjson.dumps(data, option=orjson.OPT_SORT_KEYS)
+        print(
+            f"quirks, {domain}, {label}: outputs equal {len(acts) - len(differ)} / {len(acts)}, final state equal {same_state}; differ: {differ[:3]}"
+        )
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tau-bench", required=True, type=Path, help="a tau-bench checkout (sierra-research/tau-bench)")
@@ -74,6 +149,7 @@ def main() -> int:
     ap.add_argument("--domains", default="retail,airline")
     ap.add_argument("--semantics", default="tau-bench", help="contam's tool semantics for the instances (tau-bench or fixed)")
     ap.add_argument("--show", type=int, default=10, help="print this many disagreeing instances")
+    ap.add_argument("--quirks", action="store_true", help="also run tool sequences beyond the gold actions on the shipped world")
     args = ap.parse_args()
 
     import orjson
@@ -151,6 +227,8 @@ def main() -> int:
     print(f"graded the same by tau-bench's own tools: {counts['all_equal']} / {counts['instances']} ({time.time() - t0:.0f}s)")
     for f in fails:
         print(json.dumps(f))
+    if args.quirks:
+        check_quirks(args.tau_bench)
     return 0 if counts["all_equal"] == counts["instances"] else 1
 
 
