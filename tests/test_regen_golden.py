@@ -173,3 +173,14 @@ def test_a_fourth_booking_overwrites_under_tau_bench_and_is_refused_when_fixed()
     fixed = ReplayOracle("airline", semantics="fixed").replay(acts)
     assert tau.errors == ("", "", "", "") and json.loads(tau.observations[3])["reservation_id"] == "HATHAV"
     assert fixed.errors == ("", "", "", "invalid_argument")
+
+
+def test_fixed_instances_audit_clean_on_every_task():
+    auditor = Auditor()
+    bad = [
+        (d, i, row.problems[:2])
+        for d in ("retail", "airline")
+        for i in range(len(load_tasks(d)))
+        if not (row := auditor.audit(d, i, 9, semantics="fixed")).valid
+    ]
+    assert bad == []
