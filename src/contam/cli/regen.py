@@ -34,6 +34,16 @@ def _bfcl(benchmark: str) -> bool:
     return benchmark == "bfcl"
 
 
+Semantics = Annotated[
+    str,
+    typer.Option(
+        "--semantics",
+        help="Tool behaviour: tau-bench (τ-bench's own, quirks included; the default) or fixed (its arguable bugs corrected; "
+        "see docs/fresh-instances.md). Recorded in every instance.",
+    ),
+]
+
+
 @regen_app.callback()
 def regen(
     ctx: typer.Context,
@@ -41,6 +51,7 @@ def regen(
     seeds: Annotated[str, typer.Option("--seeds", help="Seeds as A:B (B exclusive), a comma list, or one integer.")] = "0:10",
     tasks: Annotated[str | None, typer.Option("--tasks", help="Only these shipped task indices (A:B or a comma list).")] = None,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Output folder: instances.jsonl, audit.jsonl, summary.json.")] = None,
+    semantics: Semantics = "tau-bench",
     json_out: JsonFlag = False,
     benchmark: Benchmark = "taubench",
 ) -> None:
@@ -53,6 +64,10 @@ def regen(
         return
     if _bfcl(benchmark):
         from contam.cli import regen_bfcl
+        from contam.errors import ConfigError
+
+        if semantics != "tau-bench":
+            raise ConfigError("--semantics chooses τ-bench's tool behaviour; BFCL instances always use BFCL's own classes")
 
         return regen_bfcl.run(seeds, tasks, out, json_out)
     from contam.errors import ConfigError
@@ -61,7 +76,9 @@ def regen(
     if out is None:
         raise ConfigError("--out is required to generate instances (or use a subcommand: replay, equivariance)")
     try:
-        summary = run_regen(domains_of(domain), parse_range(seeds, "--seeds"), out, parse_range(tasks, "--tasks") if tasks else None)
+        summary = run_regen(
+            domains_of(domain), parse_range(seeds, "--seeds"), out, parse_range(tasks, "--tasks") if tasks else None, semantics
+        )
     except InvalidInstances:
         import json
 
@@ -80,6 +97,7 @@ def _print_audit(s: dict, out: Path, json_out: bool) -> None:
     for check, n in s["failures"].items():
         table.add_row(check, str(n))
     console.print(table)
+    console.print(f"semantics: {escape(s.get('semantics', 'tau-bench'))}")
     console.print(f"instances: {s['n']}  invalid: {s['n_invalid']}  (rate {s['invalid_rate']:.4f})  by domain: {s['by_domain']}")
     console.print(f"written: {escape(str(out))}/instances.jsonl, audit.jsonl, summary.json")
 
@@ -88,6 +106,7 @@ def _print_audit(s: dict, out: Path, json_out: bool) -> None:
 def replay(
     domain: Domain = "all",
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Folder for replay.jsonl (per task) + summary.json.")] = None,
+    semantics: Semantics = "tau-bench",
     json_out: JsonFlag = False,
 ) -> None:
     """Replay every shipped task's reference actions: how many run clean, and each tool error by position.
@@ -96,7 +115,7 @@ def replay(
     """
     from contam.regen.job import domains_of, replay_reports
 
-    reports = replay_reports(domains_of(domain), out)
+    reports = replay_reports(domains_of(domain), out, semantics)
     if json_out:
         emit_json(reports)
         return

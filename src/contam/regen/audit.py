@@ -38,6 +38,7 @@ from contam.regen.generate import Instance, generate_full, task_plan, world_map
 from contam.regen.rekey import SUBSTRING_CLASSES, KeyMap, map_digest, originals
 from contam.regen.replay import run_actions
 from contam.regen.world import (
+    DEFAULT_SEMANTICS,
     DICT_KEY_CLASS,
     KEY_CLASS,
     TABLE_CLASS,
@@ -182,8 +183,8 @@ class Auditor:
     def __init__(self, determinism: bool = True) -> None:
         self.determinism = determinism
         self._seed: dict[tuple[str, int], tuple[list[str], KeyMap | None]] = {}
-        self._expected: dict[tuple[str, int, str], tuple[tuple[str, ...], list[tuple[str, str, str]], list[str]]] = {}
-        self._wants: dict[tuple[str, str, int, str], list[tuple[str, str, Template]]] = {}
+        self._expected: dict[tuple[str, int, str, str], tuple[tuple[str, ...], list[tuple[str, str, str]], list[str]]] = {}
+        self._wants: dict[tuple[str, str, int, str, str], list[tuple[str, str, Template]]] = {}
 
     # -- once per domain -------------------------------------------------------------------
     def domain_problems(self, domain: str) -> list[str]:
@@ -220,26 +221,30 @@ class Auditor:
         return self._seed[key]
 
     # -- once per (task, branch) -------------------------------------------------------------
-    def expected(self, domain: str, index: int, deriv: branch.Derivation) -> tuple[tuple[str, ...], list[tuple[str, str, str]], list[str]]:
-        key = (domain, index, deriv.patch_key)
+    def expected(
+        self, domain: str, index: int, deriv: branch.Derivation, semantics: str = DEFAULT_SEMANTICS
+    ) -> tuple[tuple[str, ...], list[tuple[str, str, str]], list[str]]:
+        key = (domain, index, deriv.patch_key, semantics)
         if key not in self._expected:
-            state = State(load_world(domain), None, deriv.patches(), deriv.patch_key)
+            state = State(load_world(domain), None, deriv.patches(), deriv.patch_key, semantics)
             run = run_actions(domain, state, deriv.actions)
             probs = [] if state.diff() == state.diff(full=True) else ["faithful: a tool changed an entity it did not declare"]
             self._expected[key] = (run.errors, state.diff(), probs)
         return self._expected[key]
 
-    def _want(self, domain: str, index: int, patch_key: str, exp_diff: list[tuple[str, str, str]]) -> list[tuple[str, str, Template]]:
-        key = ("want", domain, index, patch_key)
+    def _want(
+        self, domain: str, index: int, patch_key: str, exp_diff: list[tuple[str, str, str]], semantics: str = DEFAULT_SEMANTICS
+    ) -> list[tuple[str, str, Template]]:
+        key = ("want", domain, index, patch_key, semantics)
         if key not in self._wants:
             self._wants[key] = [(t, k, make_template(loads(x))) for t, k, x in exp_diff]
         return self._wants[key]
 
     # -- per instance ----------------------------------------------------------------------
-    def audit(self, domain: str, index: int, seed: int, km: KeyMap | None = None) -> AuditRow:
-        """Generate instance (domain, index, seed) and audit it."""
+    def audit(self, domain: str, index: int, seed: int, km: KeyMap | None = None, semantics: str = DEFAULT_SEMANTICS) -> AuditRow:
+        """Generate instance (domain, index, seed) under ``semantics`` and audit it."""
         km = km if km is not None else world_map(domain, seed)
-        inst, skm, deriv = generate_full(domain, index, seed, km)
+        inst, skm, deriv = generate_full(domain, index, seed, km, semantics)
         return self.check(inst, skm, deriv, km)
 
     def check(self, inst: Instance, skm: KeyMap, deriv: branch.Derivation, km: KeyMap) -> AuditRow:
@@ -284,12 +289,12 @@ class Auditor:
 
         # determinism
         if twin is not None:
-            again = generate_full(domain, index, seed, twin)[0]
+            again = generate_full(domain, index, seed, twin, inst.semantics)[0]
             if again != inst:
                 problems.append("deterministic: regenerating at the same seed gives a different instance")
 
         # faithfulness
-        exp_errors, exp_diff, exp_probs = self.expected(domain, index, deriv)
+        exp_errors, exp_diff, exp_probs = self.expected(domain, index, deriv, inst.semantics)
         problems += exp_probs
         if tuple(inst.errors) != exp_errors:
             problems.append(f"faithful: error pattern {inst.errors} != shipped {list(exp_errors)}")
@@ -298,7 +303,9 @@ class Auditor:
         # Fill the shipped goal's templates with this instance's ids, compare as data (key order and
         # the order of id-sorted lists aside).
         transport = _Transport(skm, orig.by_class)
-        want = {(t, transport.fwd(_table_cls(t), k)): tpl for t, k, tpl in self._want(domain, index, deriv.patch_key, exp_diff)}
+        want = {
+            (t, transport.fwd(_table_cls(t), k)): tpl for t, k, tpl in self._want(domain, index, deriv.patch_key, exp_diff, inst.semantics)
+        }
         got = {(t, k): x for t, k, x in inst.goal_delta}
         if set(want) != set(got) or any(not _same_entity(tpl.fill(transport), got[key]) for key, tpl in want.items()):
             problems.append("solvable: the fresh goal state is not the re-keyed shipped goal state")

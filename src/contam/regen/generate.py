@@ -29,7 +29,18 @@ from contam.regen import branch
 from contam.regen.rekey import KeyMap, map_digest
 from contam.regen.replay import Replay, run_actions
 from contam.regen.text import Span, find_spans, rewrite
-from contam.regen.world import KEY_CLASS, State, Template, load_tasks, load_world, loads, make_template, translate
+from contam.regen.world import (
+    DEFAULT_SEMANTICS,
+    KEY_CLASS,
+    State,
+    Template,
+    check_semantics,
+    load_tasks,
+    load_world,
+    loads,
+    make_template,
+    translate,
+)
 
 #: Free-text action arguments whose ids are renamed by span (the rest are typed fields).
 TEXT_ARGS = ("summary", "thought")
@@ -52,6 +63,9 @@ class Instance(Record):
     goal_hash: str
     goal_delta: list[list[str]]
     errors: list[str]
+    #: The tool semantics the goal was replayed under (``tau-bench`` or ``fixed``); grading
+    #: replays the agent under the same. Instances written before it existed read as the default.
+    semantics: str = DEFAULT_SEMANTICS
 
     @property
     def key(self) -> str:
@@ -158,13 +172,17 @@ def rekey_actions(
     return out
 
 
-def generate(domain: str, index: int, seed: int, km: KeyMap | None = None) -> Instance:
-    """Regenerate shipped task ``index`` of ``domain`` at ``seed`` (``km``: a prebuilt map of the seed)."""
-    return generate_full(domain, index, seed, km)[0]
+def generate(domain: str, index: int, seed: int, km: KeyMap | None = None, semantics: str = DEFAULT_SEMANTICS) -> Instance:
+    """Regenerate shipped task ``index`` of ``domain`` at ``seed`` (``km``: a prebuilt map of the seed;
+    ``semantics``: the tools' behaviour the goal is replayed under, see :data:`contam.regen.world.SEMANTICS`)."""
+    return generate_full(domain, index, seed, km, semantics)[0]
 
 
-def generate_full(domain: str, index: int, seed: int, km: KeyMap | None = None) -> tuple[Instance, KeyMap, branch.Derivation]:
+def generate_full(
+    domain: str, index: int, seed: int, km: KeyMap | None = None, semantics: str = DEFAULT_SEMANTICS
+) -> tuple[Instance, KeyMap, branch.Derivation]:
     """:func:`generate` plus the task-scoped map and the branch derivation (for the audit)."""
+    check_semantics(semantics)
     plan = task_plan(domain, index)
     task = plan.task
     base = km if km is not None else world_map(domain, seed)
@@ -174,7 +192,7 @@ def generate_full(domain: str, index: int, seed: int, km: KeyMap | None = None) 
     actions = rekey_actions(
         deriv.actions, skm, domain, plan.extra, plan.text_spans if shipped else None, plan.kwargs_templates if shipped else ()
     )
-    state = State(load_world(domain), skm, deriv.patches(), deriv.patch_key)
+    state = State(load_world(domain), skm, deriv.patches(), deriv.patch_key, semantics)
     run: Replay = run_actions(domain, state, actions)
     inst = Instance(
         domain=domain,
@@ -194,6 +212,7 @@ def generate_full(domain: str, index: int, seed: int, km: KeyMap | None = None) 
         goal_hash=run.goal_hash,
         goal_delta=[list(t) for t in state.diff()],
         errors=list(run.errors),
+        semantics=semantics,
     )
     return inst, skm, deriv
 
@@ -207,7 +226,7 @@ def world_state(inst: Instance, km: KeyMap | None = None) -> State:
     """A fresh, untouched state of the instance's world (what an agent under test starts from)."""
     base = km if km is not None else world_map(inst.domain, inst.seed)
     deriv = branch.derive(inst.domain, inst.task_index, inst.seed)
-    return State(load_world(inst.domain), base.scoped(f"task{inst.task_index}"), deriv.patches(), deriv.patch_key)
+    return State(load_world(inst.domain), base.scoped(f"task{inst.task_index}"), deriv.patches(), deriv.patch_key, inst.semantics)
 
 
 def dumps(inst: Instance) -> str:

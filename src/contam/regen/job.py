@@ -18,7 +18,7 @@ from contam.progress import track
 from contam.regen.audit import Auditor, AuditRow, RegenAuditReport
 from contam.regen.generate import generate_full, world_map
 from contam.regen.replay import ReplayOracle
-from contam.regen.world import DOMAINS, load_tasks
+from contam.regen.world import DEFAULT_SEMANTICS, DOMAINS, check_semantics, load_tasks
 
 
 class InvalidInstances(ContamError):
@@ -59,6 +59,23 @@ def _jobs(domains: tuple[str, ...], seeds: list[int], tasks: list[int] | None) -
                 yield d, i, seed
 
 
+def _same_semantics(path: Path, semantics: str) -> None:
+    """Refuse to resume into ``instances.jsonl`` written under other semantics (goals would mix)."""
+    import json
+
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            first = fh.readline()
+    except OSError:
+        return  # no instances yet
+    try:
+        had = json.loads(first).get("semantics", DEFAULT_SEMANTICS)
+    except (json.JSONDecodeError, AttributeError):
+        return  # a torn file: _keep_done trims it
+    if had != semantics:
+        raise ConfigError(f"{path} holds instances generated with --semantics {had}; write --semantics {semantics} to another --out")
+
+
 def _keep_done(path: Path, done: set[str]) -> None:
     """Drop instance lines whose audit row is missing (a run killed between the two writes)."""
     import json
@@ -77,17 +94,23 @@ def _keep_done(path: Path, done: set[str]) -> None:
                 dst.write(raw)
 
 
-def run_regen(domains: tuple[str, ...], seeds: list[int], out: str | Path, tasks: list[int] | None = None) -> dict[str, Any]:
+def run_regen(
+    domains: tuple[str, ...], seeds: list[int], out: str | Path, tasks: list[int] | None = None, semantics: str = DEFAULT_SEMANTICS
+) -> dict[str, Any]:
     """Generate and audit every (domain, task, seed); write ``instances.jsonl``, ``audit.jsonl``
     and ``summary.json`` under ``out`` (resumable); raise :class:`InvalidInstances` if any failed.
+    ``semantics`` (``tau-bench`` or ``fixed``) is recorded in every instance and the summary; a
+    folder holding instances of the other semantics is refused rather than mixed.
 
     Instances stream to disk and are not kept in memory (a 1,000-seed run is ~115,000 of them);
     the audit checkpoint (small rows) decides what is done on resume.
     """
+    check_semantics(semantics)
     out = ensure_dir(out)
     auditor = Auditor()
     jobs = list(_jobs(domains, seeds, tasks))
     inst_path = out / "instances.jsonl"
+    _same_semantics(inst_path, semantics)
     with JsonlCheckpoint(out / "audit.jsonl", key="key") as audit_ck:
         done = set(audit_ck.done)
         _keep_done(inst_path, done)
@@ -100,7 +123,7 @@ def run_regen(domains: tuple[str, ...], seeds: list[int], out: str | Path, tasks
                 if f"{d}/{i}/{seed}" in done:
                     continue
                 km = world_map(d, seed)
-                inst, skm, deriv = generate_full(d, i, seed, km)
+                inst, skm, deriv = generate_full(d, i, seed, km, semantics)
                 row = auditor.check(inst, skm, deriv, km)
                 rec = inst.to_dict()
                 rec["key"] = inst.key
@@ -117,6 +140,7 @@ def run_regen(domains: tuple[str, ...], seeds: list[int], out: str | Path, tasks
         "domains": list(domains),
         "seeds": [min(seeds), max(seeds)],
         "n_seeds": len(seeds),
+        "semantics": semantics,
         **report.to_dict(),
         "invalid_rate": report.invalid_rate,
         "instances": str(inst_path),
@@ -131,13 +155,13 @@ def run_regen(domains: tuple[str, ...], seeds: list[int], out: str | Path, tasks
     return summary
 
 
-def replay_report(domain: str) -> dict[str, Any]:
+def replay_report(domain: str, semantics: str = DEFAULT_SEMANTICS) -> dict[str, Any]:
     """Replay every shipped task's reference actions on a fresh copy of the shipped world.
 
     Reports how many run clean and, per task, the position and kind of every tool error —
     the faithfulness baseline that re-keyed instances must reproduce.
     """
-    oracle = ReplayOracle(domain)
+    oracle = ReplayOracle(domain, semantics=semantics)
     rows = []
     for t in load_tasks(domain):
         run = oracle.replay(t["actions"])
@@ -156,11 +180,11 @@ def replay_report(domain: str) -> dict[str, Any]:
             }
         )
     clean = sum(r["clean"] for r in rows)
-    return {"domain": domain, "tasks": len(rows), "clean": clean, "with_errors": len(rows) - clean, "rows": rows}
+    return {"domain": domain, "semantics": semantics, "tasks": len(rows), "clean": clean, "with_errors": len(rows) - clean, "rows": rows}
 
 
-def replay_reports(domains: tuple[str, ...], out: str | Path | None = None) -> list[dict[str, Any]]:
-    reports = [replay_report(d) for d in domains]
+def replay_reports(domains: tuple[str, ...], out: str | Path | None = None, semantics: str = DEFAULT_SEMANTICS) -> list[dict[str, Any]]:
+    reports = [replay_report(d, semantics) for d in domains]
     if out is not None:
         out = ensure_dir(out)
         with JsonlCheckpoint(out / "replay.jsonl", key="key", resume=False) as ck:
@@ -247,7 +271,7 @@ def _grade_one(ep: dict[str, Any], insts: dict[str, Any], instances: str | Path,
     from contam.errors import InputError
     from contam.regen.generate import world_state
     from contam.regen.rekey import map_digest
-    from contam.regen.replay import normalize_output, run_actions
+    from contam.regen.replay import outputs_found, run_actions
 
     if not isinstance(ep["key"], str):
         raise InputError(f"expected a string, found {type(ep['key']).__name__}", path=episodes, line=ep["_line"], field="key")
@@ -268,8 +292,7 @@ def _grade_one(ep: dict[str, Any], insts: dict[str, Any], instances: str | Path,
             field="world.map_digest",
         )
     run = run_actions(inst.domain, world_state(inst, km), acts)
-    said = normalize_output(" ".join(msgs))
-    found = [normalize_output(o) in said for o in inst.outputs]
+    found = list(outputs_found(inst.outputs, msgs, inst.semantics))
     match = run.goal_hash == inst.goal_hash
     return {
         "key": inst.key,

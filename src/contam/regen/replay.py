@@ -23,7 +23,7 @@ from typing import Any
 from contam.records import Record
 from contam.regen import tools_airline, tools_retail
 from contam.regen.tools_retail import ToolError
-from contam.regen.world import IdMap, Patch, State, World, load_world
+from contam.regen.world import DEFAULT_SEMANTICS, IdMap, Patch, State, World, check_semantics, load_world
 
 DOMAIN_TOOLS: dict[str, dict[str, Callable[..., str]]] = {"retail": tools_retail.TOOLS, "airline": tools_airline.TOOLS}
 
@@ -83,21 +83,44 @@ def run_actions(domain: str, state: State, actions: Sequence[dict[str, Any]]) ->
 
 
 def normalize_output(text: str) -> str:
-    """τ-bench's output match: case-insensitive, commas removed."""
+    """τ-bench's normalisation of what the agent said: lower case, commas removed."""
     return text.lower().replace(",", "")
+
+
+def outputs_found(outputs: Sequence[str], messages: Sequence[str], semantics: str = DEFAULT_SEMANTICS) -> tuple[bool, ...]:
+    """Which required outputs the agent said, as τ-bench decides it: an output counts when one
+    message contains it, case-insensitively, after the message's commas are removed. τ-bench
+    lower-cases the output but leaves its commas, so an output with a comma can never be found;
+    ``fixed`` removes them from the output too.
+
+    >>> outputs_found(["1,000", "Blue"], ["It costs 1,000 and is blue."])
+    (False, True)
+    >>> outputs_found(["1,000"], ["It costs 1,000."], "fixed")
+    (True,)
+    """
+    said = [normalize_output(m) for m in messages]
+    fixed = semantics == "fixed"
+    return tuple(any((normalize_output(o) if fixed else o.lower()) in m for m in said) for o in outputs)
 
 
 class ReplayOracle:
     """Goal states by replay, and τ-bench grading, for one domain.
 
     ``idmap`` and ``patches`` select a regenerated world (see :mod:`contam.regen.generate`);
-    without them it is the shipped world.
+    without them it is the shipped world. ``semantics``: ``tau-bench`` (τ-bench's tools, quirks
+    included) or ``fixed`` (see :data:`contam.regen.world.SEMANTICS`).
     """
 
     def __init__(
-        self, domain: str, idmap: IdMap | None = None, patches: dict[tuple[str, str], Patch] | None = None, patch_key: str = ""
+        self,
+        domain: str,
+        idmap: IdMap | None = None,
+        patches: dict[tuple[str, str], Patch] | None = None,
+        patch_key: str = "",
+        semantics: str = DEFAULT_SEMANTICS,
     ) -> None:
         self.domain = domain
+        self.semantics = check_semantics(semantics)
         self.world: World = load_world(domain)
         self.idmap = idmap
         self.patches = patches
@@ -105,7 +128,7 @@ class ReplayOracle:
 
     def fresh_state(self) -> State:
         """A fresh, untouched copy of this oracle's world."""
-        return State(self.world, self.idmap, self.patches, self.patch_key)
+        return State(self.world, self.idmap, self.patches, self.patch_key, self.semantics)
 
     def replay(self, actions: Sequence[dict[str, Any]]) -> Replay:
         """Replay ``actions`` on a fresh copy: goal hash, per-position errors, observations."""
@@ -114,6 +137,5 @@ class ReplayOracle:
     def grade(self, agent_actions: Sequence[dict[str, Any]], goal_hash: str, outputs: Sequence[str], messages: Sequence[str]) -> Grade:
         """Grade an agent episode (its tool calls and its messages) against a goal hash."""
         final = self.replay(agent_actions).goal_hash
-        said = normalize_output(" ".join(messages))
-        found = tuple(normalize_output(o) in said for o in outputs)
+        found = outputs_found(outputs, messages, self.semantics)
         return Grade(final == goal_hash and all(found), final == goal_hash, found)

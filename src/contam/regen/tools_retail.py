@@ -94,13 +94,14 @@ def _price_diff(st: State, order: dict[str, Any], item_ids: list[str], new_item_
             raise NotFound(f"new item {new_id} not found or available")
         diff += variant["price"] - item["price"]
         plan.append((item_id, variant))
-    return round(diff, 2), plan
+    return diff, plan  # the raw float sum; each caller rounds (or not) as τ-bench does
 
 
 # ----------------------------------------------------------------------------- read tools
 def find_user_id_by_email(st: State, /, email: str) -> str:
-    orig = st.to_orig("email", email)
-    uid = st.world.index["email"].get(orig) if orig else None
+    # τ-bench compares emails case-insensitively; every stored email (shipped or minted) is lower case.
+    orig = st.to_orig("email", email) or st.to_orig("email", email.lower())
+    uid = st.world.index["email"].get(orig.lower()) if orig else None
     if uid is None:
         raise NotFound("user not found")
     return st.to_fresh("user", uid)
@@ -223,6 +224,10 @@ def modify_pending_order_items(st: State, /, order_id: str, item_ids: list[str],
         raise WrongStatus("non-pending order cannot be modified")
     _check_items(order, item_ids)
     diff, plan = _price_diff(st, order, item_ids, new_item_ids)
+    if st.fixed:
+        # τ-bench records (and checks the gift card against) the raw float sum of the price
+        # differences, e.g. 0.04999999999999716 for a 5-cent difference; ``fixed`` rounds to cents.
+        diff = round(diff, 2)
     method = _payment(st, order["user_id"], payment_method_id, edit=True)
     if method["source"] == "gift_card" and method["balance"] < diff:
         raise InsufficientBalance("insufficient gift card balance to pay for the new item")
@@ -248,6 +253,7 @@ def exchange_delivered_order_items(
         raise WrongStatus("non-delivered order cannot be exchanged")
     _check_items(order, item_ids)
     diff, _ = _price_diff(st, order, item_ids, new_item_ids)
+    diff = round(diff, 2)  # an exchange rounds in τ-bench too
     method = _payment(st, order["user_id"], payment_method_id, edit=True)
     if method["source"] == "gift_card" and method["balance"] < diff:
         raise InsufficientBalance("insufficient gift card balance to pay for the price difference")
@@ -266,7 +272,9 @@ def return_delivered_order_items(st: State, /, order_id: str, item_ids: list[str
     method = _payment(st, order["user_id"], payment_method_id, edit=True)
     if method["source"] != "gift_card" and payment_method_id != order["payment_history"][0]["payment_method_id"]:
         raise InvalidArgument("payment method should be either the original payment method or a gift card")
-    _check_items(order, item_ids)
+    have = Counter(i["item_id"] for i in order["items"])
+    if any(have[i] < n for i, n in Counter(item_ids).items()):
+        raise NotFound("some item not found")  # τ-bench's message for a return (no item named)
     order["status"] = "return requested"
     order["return_items"] = sorted(item_ids)
     order["return_payment_method_id"] = payment_method_id
