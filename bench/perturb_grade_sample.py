@@ -10,7 +10,8 @@ the seed and the index, so a subset build gives the full build's variants) until
 a variant. That is a uniform random sample of ``n`` of the items the full build covers, one variant
 each. Each question is printed alone with its stated answer. ``--sheet`` writes (or extends, keeping
 rows already graded) a JSONL grading sheet: id, question, stated_answer, and ``my_answer``,
-``verdict`` (wrong / ill-posed / implausible / correct), ``reason`` for the grader to fill.
+``verdict`` (wrong / ill-posed / inherited / implausible / correct; "inherited" = the variant
+reproduces a flaw of the original item itself), ``reason`` for the grader to fill.
 ``--summary SHEET`` prints the verdict counts with exact 95 % Clopper-Pearson intervals.
 """
 
@@ -55,7 +56,7 @@ def summary(sheet: str) -> None:
     print(f"graded {n} of {len(rows)}")
     if not n:
         return
-    for k in ("wrong", "ill-posed", "implausible", "correct"):
+    for k in ("wrong", "ill-posed", "inherited", "implausible", "correct"):
         c = counts.get(k, 0)
         ci = binomtest(c, n).proportion_ci(0.95, method="exact")
         print(f"  {k:12s} {c:4d}  {c / n:6.1%}  95% CI {ci.low:.1%}-{ci.high:.1%}")
