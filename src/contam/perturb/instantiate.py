@@ -112,6 +112,9 @@ def check_constraints(template: Template, values: dict[str, Fraction], results: 
         elif k == "stmax":  # an age stays human, an angle an angle
             if results[int(c.target)] > Fraction(c.arg):
                 return k
+        elif k == "stmin":  # the age asked for stays near the original age
+            if results[int(c.target)] < Fraction(c.arg):
+                return k
         elif k == "stle":  # a step stays within the money at hand ("gave him $64")
             if results[int(c.target)] > values[c.arg]:
                 return k

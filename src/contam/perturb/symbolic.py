@@ -189,6 +189,16 @@ def _lift(item: Item, cfg: SymbolicConfig) -> Template:
                 raise Rejected(
                     "untraced_operand", f"step {i}: {lit.text} in {p.expr} is not in the question, an earlier result, or a known constant"
                 )
+        if (
+            isinstance(p.tree, arith.BinOp)
+            and p.tree.op in "/-"
+            and len(leaves) == 2
+            and leaves[0].kind != "const"
+            and (leaves[0].kind, leaves[0].ref, leaves[0].scale) == (leaves[1].kind, leaves[1].ref, leaves[1].scale)
+        ):
+            # "3/3" where both 3s read one earlier result: one of them is a count the prose made
+            # ("buy 2, get one free ... 3 scoops"), and the program would divide a result by itself.
+            raise Rejected("degenerate_step", f"step {i}: {p.expr} reads one value twice")
         steps.append(Step(p.expr, str(p.value), tuple(leaves), p.start, p.end, p.echo_start, p.echo_end, p.prose))
         results.append(p.value)
 
@@ -229,6 +239,7 @@ def _lift(item: Item, cfg: SymbolicConfig) -> Template:
     constraints += [c for c in guard_constraints if c.target in moving_ids]
     constraints += _answer_bounds(question, mentions, slots, answer, answer_step)
     constraints += _budget_bounds(question, mentions, slots, results)
+    constraints += _result_caps(question, solution, steps, results)
     # Ages stay human (at most 100 where the original's were) and angles stay angles (at most 90
     # degrees from the ground): "Bill saw the comet at 200", "227 degrees from the ground".
     low_q = question.lower()
@@ -298,8 +309,14 @@ def _guards(
             why = "denomination"  # "$10 bill"
         elif any(n in guards.NATURE_NOUNS for n in nouns):
             why = "fact_of_nature"  # 4 legs of a table
+        elif v.denominator == 1 and 1 < v <= 12 and _nature_in_solution(body, int(v), nouns):
+            why = "solution_fact"  # "A rectangle has 2 long sides" tied to "2 wood slats for every foot"
+        elif v == 50 and any(m.kind == "percent" and guards.is_reduction(question, m) for m in ms) and reads.get(Fraction(1, 2), 0) >= 1:
+            why = "half_off"  # "50% off" read as 0.5: the price paid or the amount taken off? 70% off then cost 0.7
         else:
             for m in ms:
+                if guards.hours_in_one_day(question, m):
+                    extra.append(Constraint("le", sid, "24"))  # "Last Tuesday, she worked 27 hours"
                 cap = guards.period_cap(question, m)
                 if cap is not None:
                     if cap[1]:
@@ -330,6 +347,27 @@ def _guards(
             if st.expr.count("+") == int(v) - 1 and not any(op in st.expr for op in "*/-") and len(st.leaves) == int(v):
                 freeze[sid] = "fixed_term_sum"
                 break
+    # "ten packets ... Six of the packets ... the other four packets": the parts of a partition
+    # sum to its whole. When "the other N" (or "the remaining N") cannot move, no other count of
+    # the same noun may move either, or the parts no longer add up to the whole the story states.
+    for v, idx in groups.items():
+        if freeze.get(gid[v]) != "definite_count":
+            continue
+        rest = [
+            i
+            for i in idx
+            if re.search(
+                r"\bthe\s+(?:other|remaining|rest\s+of\s+the)\s+$",
+                question[max(0, mentions[i].start - 25) : mentions[i].start],
+                re.IGNORECASE,
+            )
+        ]
+        if not rest:
+            continue
+        nouns = {guards.head_noun(question, mentions[i]) for i in rest} - {""}
+        for w, jdx in groups.items():
+            if gid[w] not in freeze and any(guards.head_noun(question, mentions[j]) in nouns for j in jdx):
+                freeze[gid[w]] = "partition"
     # A count of the noun an ordinal numbers ("for 11 months ... on the twelfth month", "5 days ...
     # the third day") is frozen: the ordinal may be within the count or the one after it.
     for om in re.finditer(r"\b(" + "|".join(ORDINALS) + r")\s+([a-z]+)", question, re.IGNORECASE):
@@ -338,6 +376,17 @@ def _guards(
             if gid[v] not in freeze and any(guards.head_noun(question, mentions[i]) == noun for i in idx):
                 freeze[gid[v]] = "ordinal"
     return freeze, extra
+
+
+def _nature_in_solution(body: str, v: int, nouns: list[str]) -> bool:
+    """Whether the solution's prose states ``v`` as a count fixed by nature ("A rectangle has 2
+    long sides", "a car has 4 wheels") of a noun the question's mentions of ``v`` do not count."""
+    prose = re.sub(r"<<[^<>]*>>", " ", body)
+    words = "|".join(n for n in guards.NATURE_NOUNS if n.isalpha() and not n.endswith("ed"))
+    for m in re.finditer(rf"(?<![\d.]){v}(?![\d.])\s+(?:[a-z]+\s+){{0,2}}?({words})s?\b", prose, re.IGNORECASE):
+        if guards._singular(m.group(1).lower()) not in nouns:
+            return True
+    return False
 
 
 _BUDGET = re.compile(
@@ -364,7 +413,9 @@ def _budget_bounds(question: str, mentions: list[Mention], slots: list[Slot], re
 def _answer_bounds(question: str, mentions: list[Mention], slots: list[Slot], answer: Fraction, answer_step: int) -> list[Constraint]:
     """The answer stays at most every question number of the thing it counts that it was at most in
     the original: "how many guests did not get a second" never exceeds the guests, the questions
-    still to answer never exceed the test's, the money spent never exceeds the money one has."""
+    still to answer never exceed the test's, the money spent never exceeds the money one has.
+    Two fixed numbers whose product holds the thing counted bound it too: "4 pizzas. Each pizza
+    had 8 slices" means no more than 32 slices are eaten."""
     noun = guards.asked_noun(question)
     if not noun:
         return []
@@ -372,19 +423,54 @@ def _answer_bounds(question: str, mentions: list[Mention], slots: list[Slot], an
     for s in slots:
         if any(guards.head_noun(question, mentions[i]) == noun for i in s.mentions) and answer <= Fraction(s.value):
             out.append(Constraint("ansle", str(answer_step), s.id))
+    fixed = [i for s in slots if s.role == "frozen" for i in s.mentions if mentions[i].kind in ("int", "word")]
+    for a, b in itertools.combinations(fixed, 2):
+        if noun in (guards.head_noun(question, mentions[a]), guards.head_noun(question, mentions[b])):
+            cap = Fraction(mentions[a].value) * Fraction(mentions[b].value)
+            if answer <= cap:
+                out.append(Constraint("stmax", str(answer_step), str(cap)))
     return out
 
 
-def _same_unit(question: str, solution: str, mentions: list[Mention], slot: Slot, step: Step) -> bool:
-    """Whether a step's result is stated in the unit its tied question number counts."""
+def _result_unit(solution: str, step: Step) -> str:
+    """The unit the solution states a step's result in ("498 pounds" -> "pound"; "$" for money)."""
     before = solution[max(0, step.start - 3) : step.start]
     end = step.echo_end if step.echo_end >= 0 else step.end
     words = re.findall(r"[A-Za-z$%]+", solution[end : end + 30])
     unit = "$" if "$" in before or (words[:1] == ["$"]) else (guards._singular(words[0].lower()) if words else "")
-    if unit in ("dollar", "dollars"):
-        unit = "$"
+    return "$" if unit in ("dollar", "dollars") else unit
+
+
+def _same_unit(question: str, solution: str, mentions: list[Mention], slot: Slot, step: Step) -> bool:
+    """Whether a step's result is stated in the unit its tied question number counts."""
+    unit = _result_unit(solution, step)
     nouns = {guards.head_noun(question, mentions[i]) for i in slot.mentions}
     return bool(unit) and unit in nouns
+
+
+#: Units in which a result is the size of one thing a reader can picture (a person's weight or
+#: age, a height): "Alex weighs 12 times what Grace weighs" made a 3,499-pound person, "five
+#: times as old" a sister 62 years older than her brother.
+_PICTURED_UNITS = ("pound", "lb", "kg", "kilogram", "year", "inch", "foot", "feet")
+
+
+def _result_caps(question: str, solution: str, steps: list[Step], results: list[Fraction]) -> list[Constraint]:
+    """Results stated in a pictured unit stay within what the benchmark writes for that unit (the
+    95th percentile of its question values, :func:`guards.unit_caps`) or 1.5 times the original
+    result, whichever is larger; the answer to "how old" stays within 1.5 times the original age."""
+    caps = guards.unit_caps()
+    out: list[Constraint] = []
+    for j, (st, r) in enumerate(zip(steps, results, strict=True)):
+        unit = _result_unit(solution, st)
+        if r > 0 and unit in _PICTURED_UNITS and unit in caps:
+            out.append(Constraint("stmax", str(j), str(max(caps[unit], r * 3 / 2))))
+    if re.search(r"\bhow\s+old\b", question, re.IGNORECASE) and results:
+        # The age asked for: the solution often writes it without a unit ("Angela is 42-4 = 38").
+        j = len(results) - 1
+        if results[j] > 0:
+            out.append(Constraint("stmax", str(j), str(results[j] * 3 / 2)))
+            out.append(Constraint("stmin", str(j), str(results[j] * 2 / 3)))
+    return out
 
 
 _HIDDEN = re.compile(
@@ -426,12 +512,14 @@ def _check_unused_totals(mentions: list[Mention], slots: list[Slot]) -> None:
     leave the stated total contradicting them."""
     role = {i: s.role for s in slots for i in s.mentions}
     unused = {i for s in slots if s.role == "frozen" and (s.source == "unused" or s.source.startswith("guard:")) for i in s.mentions}
-    parts = [(i, Fraction(m.value)) for i, m in enumerate(mentions) if m.kind in _NUMERIC and i not in unused]
-    if not unused or not any(role.get(i) in ("free", "derived") for i, _ in parts):
+    # A part the guards froze is still a part: "12 racquets. 3 of them ..., 5 of them ..., 4 of
+    # them ..." with the 3 frozen still sums to the 12 while the 5 and the 4 move.
+    every = [(i, Fraction(m.value)) for i, m in enumerate(mentions) if m.kind in _NUMERIC]
+    if not unused or not any(role.get(i) in ("free", "derived") for i, _ in every):
         return
-    parts = parts[:12]
     for u in unused:
         target = Fraction(mentions[u].value)
+        parts = [(i, v) for i, v in every if i != u][:12]
         for size in (2, 3, 4):
             for combo in itertools.combinations(parts, size):
                 if not any(role.get(i) in ("free", "derived") for i, _ in combo):
