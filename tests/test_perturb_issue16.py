@@ -400,3 +400,32 @@ def test_rectangle_sides_are_not_the_slats_per_foot() -> None:
     for v in _variants(item):
         length, width, per = _ints(r"(\d+) foot long, (\d+) foot wide.*needs (\d+) wood slats", v.question)
         assert int(v.answer) == 2 * (length + width) * per
+
+
+# Round 8 (build seed 77003, sample seed 11004, bench/data/perturb_grading_77003_11004.jsonl).
+
+
+def test_split_three_ways_with_two_parents_stays_three() -> None:
+    """Item 247: 'split the cost evenly seven ways with her two parents'."""
+    item = GSM[247]
+    assert "three ways with her two parents" in item.question
+    for v in _variants(item):
+        assert "three ways with her two parents" in v.question
+        costs = [int(x) for x in re.findall(r"\$(\d+)", v.question)]
+        assert Fraction(v.answer) == Fraction(sum(costs), 3)
+
+
+def test_days_that_make_a_week_are_not_resampled() -> None:
+    """Item 782: 'thrice a day for 9 days; but on two other days ... a week' (11 days)."""
+    item = GSM[782]
+    t = lift(item)
+    if isinstance(t, Rejection):
+        return
+    for v in instances(t, 6, seed=11):
+        assert "for 5 days" in v.question and "two other days" in v.question
+
+
+def test_whole_of_a_percent_is_not_a_step_result() -> None:
+    """Item 870: '100-60 = 40%' after '400/4 = 100': the variant read the 100 as 600/5 = 120."""
+    t = lift(GSM[870])
+    assert isinstance(t, Rejection) and t.reason == "result_equals_constant"

@@ -125,6 +125,9 @@ def _lift(item: Item, cfg: SymbolicConfig) -> Template:
                 reads[lit.value] = reads.get(lit.value, 0) + 1
         seen_results.add(p.value)
     strong = guards.constant_values(question, solution.rsplit("####", 1)[0], world=False)
+    if re.search(r"%|\bpercent", question, re.IGNORECASE):
+        # "100-60 = 40%" after a step that gave 100: the whole of a percent is a constant too.
+        strong = strong | {100}
     results: list[Fraction] = []
     steps: list[Step] = []
     # Ties collected while tracing, resolved after.
@@ -368,6 +371,25 @@ def _guards(
         for w, jdx in groups.items():
             if gid[w] not in freeze and any(guards.head_noun(question, mentions[j]) in nouns for j in jdx):
                 freeze[gid[w]] = "partition"
+    # "split the cost three ways with her two parents": the ways are the people the story lists.
+    for v, idx in groups.items():
+        if gid[v] not in freeze and any(
+            re.match(r"^\s*ways?\b", question[mentions[i].end : mentions[i].end + 8], re.IGNORECASE) for i in idx
+        ):
+            freeze[gid[v]] = "ways_count"
+    # "thrice a day for 5 days; but on two other days ... a week": day counts that together make
+    # the week (months the year) are a partition of a fixed whole; none of them may move.
+    for noun, whole, period in (("day", 7, "week"), ("month", 12, "year")):
+        if not re.search(rf"\b{period}\b", question, re.IGNORECASE):
+            continue
+        counted = [
+            v for v, idx in groups.items() if v.denominator == 1 and any(guards.head_noun(question, mentions[i]) == noun for i in idx)
+        ]
+        fixed = [Fraction(m.value) for m in mentions if not m.perturbable and guards.head_noun(question, m) == noun]
+        values = counted + fixed
+        if any(a + b == whole for a, b in itertools.combinations(values, 2)):
+            for v in counted:
+                freeze.setdefault(gid[v], "period_partition")
     # A count of the noun an ordinal numbers ("for 11 months ... on the twelfth month", "5 days ...
     # the third day") is frozen: the ordinal may be within the count or the one after it.
     for om in re.finditer(r"\b(" + "|".join(ORDINALS) + r")\s+([a-z]+)", question, re.IGNORECASE):
