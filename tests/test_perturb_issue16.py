@@ -429,3 +429,32 @@ def test_whole_of_a_percent_is_not_a_step_result() -> None:
     """Item 870: '100-60 = 40%' after '400/4 = 100': the variant read the 100 as 600/5 = 120."""
     t = lift(GSM[870])
     assert isinstance(t, Rejection) and t.reason == "result_equals_constant"
+
+
+# Round 9 (build seed 77004, sample seed 22005, bench/data/perturb_grading_77004_22005.jsonl).
+
+
+def test_albums_of_each_kind_stay_within_the_albums() -> None:
+    """Item 1017: 'into 6 albums. 5 of the albums ... and 4 of the albums' (9 of 6)."""
+    item = GSM[1017]
+    for v in _variants(item):
+        pics, albums, selfies, portraits = _ints(
+            r"uploaded (\d+) pictures.*into (\d+) albums\.\s+(\d+) of the albums.*?(\d+) of the albums", v.question
+        )
+        assert selfies + portraits <= albums
+        assert Fraction(v.answer) == Fraction(pics, albums) * (selfies + portraits)
+
+
+def test_cents_converted_in_the_prose_is_rejected() -> None:
+    """Item 358: 'Since 100 cents = $1' kept $1 a day for 12 lollipops at 66 cents."""
+    t = lift(GSM[358])
+    assert isinstance(t, Rejection) and t.reason == "hidden_computation"
+
+
+def test_share_and_its_stated_rest_move_together() -> None:
+    """Item 89: '.75 gift bags per invited guest, because 1/4 of attendees don't show up' became .40."""
+    item = GSM[89]
+    for v in _variants(item):
+        assert ".75 gift bags" in v.question and "1/4 of attendees" in v.question
+        guests, price = _ints(r"invited (\d+) friends\. Gift bags are \$(\d+)", v.question)
+        assert Fraction(v.answer) == Fraction(3, 4) * guests * price

@@ -205,6 +205,12 @@ def _lift(item: Item, cfg: SymbolicConfig) -> Template:
         steps.append(Step(p.expr, str(p.value), tuple(leaves), p.start, p.end, p.echo_start, p.echo_end, p.prose))
         results.append(p.value)
 
+    for cm in _PROSE_CONVERSION.finditer(re.sub(r"<<[^<>]*>>", " ", body)):
+        if _number(cm.group(1)) in results:
+            # "Since 100 cents = $1 she spends $1": a result converted in the prose; the later
+            # "$5 - $1" reads a 1 the program takes for a constant, and 12 lollipops at 66 cents
+            # still cost $1.
+            raise Rejected("hidden_computation", f"{cm.group(0).strip()!r} converts a result outside the annotations")
     answer_step = max((i for i, r in enumerate(results) if r == answer), default=-1)
     if answer_step < 0:
         raise Rejected("answer_not_computed", f"final answer {answer} is not the result of any annotation")
@@ -243,6 +249,7 @@ def _lift(item: Item, cfg: SymbolicConfig) -> Template:
     constraints += _answer_bounds(question, mentions, slots, answer, answer_step)
     constraints += _budget_bounds(question, mentions, slots, results)
     constraints += _result_caps(question, solution, steps, results)
+    constraints += _partition_bounds(question, mentions, slots)
     # Ages stay human (at most 100 where the original's were) and angles stay angles (at most 90
     # degrees from the ground): "Bill saw the comet at 200", "227 degrees from the ground".
     low_q = question.lower()
@@ -312,6 +319,8 @@ def _guards(
             why = "denomination"  # "$10 bill"
         elif any(n in guards.NATURE_NOUNS for n in nouns):
             why = "fact_of_nature"  # 4 legs of a table
+        elif _complement_stated(v, ms, mentions):
+            why = "complement"  # ".75 gift bags per guest, because 1/4 of attendees don't show up"
         elif v.denominator == 1 and 1 < v <= 12 and _nature_in_solution(body, int(v), nouns):
             why = "solution_fact"  # "A rectangle has 2 long sides" tied to "2 wood slats for every foot"
         elif v == 50 and any(m.kind == "percent" and guards.is_reduction(question, m) for m in ms) and reads.get(Fraction(1, 2), 0) >= 1:
@@ -400,6 +409,25 @@ def _guards(
     return freeze, extra
 
 
+def _as_share(m: Mention) -> Fraction | None:
+    """A mention as a share of a whole (75% -> 3/4, .75 -> 3/4, 1/4 -> 1/4); None if it is not one."""
+    v = Fraction(m.value)
+    if m.kind == "percent":
+        return v / 100 if 0 < v < 100 else None
+    return v if 0 < v < 1 else None
+
+
+def _complement_stated(v: Fraction, ms: list[Mention], mentions: list[Mention]) -> bool:
+    """Whether another question number is the rest of the whole this one is a share of: changing
+    one leaves the other ("needs .75 ... because 1/4 don't show up" became ".40 ... 1/4")."""
+    mine = [x for x in (_as_share(m) for m in ms) if x is not None]
+    if not mine:
+        return False
+    own = {(m.start, m.end) for m in ms}
+    others = [x for m in mentions if (m.start, m.end) not in own and (x := _as_share(m)) is not None]
+    return any(a + b == 1 for a in mine for b in others)
+
+
 def _nature_in_solution(body: str, v: int, nouns: list[str]) -> bool:
     """Whether the solution's prose states ``v`` as a count fixed by nature ("A rectangle has 2
     long sides", "a car has 4 wheels") of a noun the question's mentions of ``v`` do not count."""
@@ -454,6 +482,43 @@ def _answer_bounds(question: str, mentions: list[Mention], slots: list[Slot], an
     return out
 
 
+_PARTITIVE = re.compile(r"^\s+of\s+(?:the|them|these|those)\b", re.IGNORECASE)
+
+
+def _partition_bounds(question: str, mentions: list[Mention], slots: list[Slot]) -> list[Constraint]:
+    """ "into 8 albums. 3 of the albums ... and 2 of the albums ...": the parts ("N of the X",
+    "N of them") stay within the whole ("M X" stated before them) as they were in the original,
+    and equal to it where they were equal: 5 + 4 selfie and portrait albums out of 6 is what a
+    free draw made."""
+    ref = {i: s.id for s in slots for i in s.mentions}
+    wholes: dict[str, int] = {}  # noun -> index of the last plain count of it
+    last_noun = ""
+    parts: dict[int, list[int]] = {}  # whole mention -> its part mentions
+    for i, m in enumerate(mentions):
+        if m.kind not in ("int", "word"):
+            continue
+        if _PARTITIVE.match(question[m.end : m.end + 20]):
+            after = question[m.end : m.end + 40].lower()
+            noun = last_noun if re.match(r"^\s+of\s+them\b", after) else guards.head_noun(question, m)
+            if noun in wholes:
+                parts.setdefault(wholes[noun], []).append(i)
+            continue
+        noun = guards.head_noun(question, m)
+        if noun and noun not in ("$", "%"):
+            wholes[noun] = i
+            last_noun = noun
+    out: list[Constraint] = []
+    for w, ps in parts.items():
+        total = sum(Fraction(mentions[i].value) for i in ps)
+        whole = Fraction(mentions[w].value)
+        if total > whole:
+            continue  # not a partition in the original either
+        kind = "sumeq" if total == whole else "sumle"
+        refs = [ref.get(i, str(Fraction(mentions[i].value))) for i in ps]
+        out.append(Constraint(kind, ref.get(w, str(whole)), "+".join(refs)))
+    return out
+
+
 def _result_unit(solution: str, step: Step) -> str:
     """The unit the solution states a step's result in ("498 pounds" -> "pound"; "$" for money)."""
     before = solution[max(0, step.start - 3) : step.start]
@@ -498,6 +563,11 @@ def _result_caps(question: str, solution: str, steps: list[Step], results: list[
 _HIDDEN = re.compile(
     r"(?<![\w.,/])(\d+(?:\.\d+)?)\s*(?:[a-z]+\s*){0,2}([-+*x×−])\s*(\d+(?:\.\d+)?)\s*(?:[a-z]+\s*){0,2}"
     r"(?:for|is|makes|gives|equals|totals?|to\s+get|which\s+is)\s+(?:a\s+total\s+of\s+|an?\s+|of\s+)?\$?(\d+(?:\.\d+)?)(?![\d<])"
+)
+_PROSE_CONVERSION = re.compile(
+    r"(?<![\d.])(\d+(?:\.\d+)?)\s*(?:cents?|minutes?|seconds?|inches|ounces|months|centimeters|cm|grams|ml)\s*(?:=|is|are|equals?|makes?)\s*"
+    r"\$?\s*(\d+(?:\.\d+)?)\s*(?:dollars?|hours?|minutes?|feet|foot|pounds?|years?|meters?|m|kg|kilograms?|liters?|l)?\b",
+    re.IGNORECASE,
 )
 _COMPARE_Q = re.compile(
     r"\b(?:maximi[sz]e|minimi[sz]e|whichever|which\s+(?:one|option|plan|offer|deal|is\s+(?:cheaper|better|more|less))|better\s+(?:deal|option|choice|offer)|choice\s+of\s+purchase)\b",
