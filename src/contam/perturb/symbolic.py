@@ -202,6 +202,15 @@ def _lift(item: Item, cfg: SymbolicConfig) -> Template:
             # "3/3" where both 3s read one earlier result: one of them is a count the prose made
             # ("buy 2, get one free ... 3 scoops"), and the program would divide a result by itself.
             raise Rejected("degenerate_step", f"step {i}: {p.expr} reads one value twice")
+        if (
+            isinstance(p.tree, arith.BinOp)
+            and p.tree.op in "*/"
+            and len(leaves) == 2
+            and any(lf.kind == "const" and Fraction(lf.value) == 1 for lf in leaves)
+        ):
+            # "5 / 1 = 5 ... 25 + 5 + 1": the 1 is a count the prose made (5 empties make 1 pen);
+            # on new numbers it is not 1 any more (12 empties make 2).
+            raise Rejected("degenerate_step", f"step {i}: {p.expr} multiplies or divides by a 1 the question does not state")
         steps.append(Step(p.expr, str(p.value), tuple(leaves), p.start, p.end, p.echo_start, p.echo_end, p.prose))
         results.append(p.value)
 
