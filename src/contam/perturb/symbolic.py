@@ -196,7 +196,7 @@ def _lift(item: Item, cfg: SymbolicConfig) -> Template:
             isinstance(p.tree, arith.BinOp)
             and p.tree.op in "/-"
             and len(leaves) == 2
-            and leaves[0].kind != "const"
+            and leaves[0].kind == "step"
             and (leaves[0].kind, leaves[0].ref, leaves[0].scale) == (leaves[1].kind, leaves[1].ref, leaves[1].scale)
         ):
             # "3/3" where both 3s read one earlier result: one of them is a count the prose made
@@ -204,17 +204,18 @@ def _lift(item: Item, cfg: SymbolicConfig) -> Template:
             raise Rejected("degenerate_step", f"step {i}: {p.expr} reads one value twice")
         if (
             isinstance(p.tree, arith.BinOp)
-            and p.tree.op in "*/"
-            and len(leaves) == 2
-            and any(lf.kind == "const" and Fraction(lf.value) == 1 for lf in leaves)
+            and p.tree.op == "/"
+            and isinstance(p.tree.right, arith.Num)
+            and p.tree.right.value == 1
+            and not any(Fraction(m.value) == 1 for m in mentions)
         ):
-            # "5 / 1 = 5 ... 25 + 5 + 1": the 1 is a count the prose made (5 empties make 1 pen);
-            # on new numbers it is not 1 any more (12 empties make 2).
-            raise Rejected("degenerate_step", f"step {i}: {p.expr} multiplies or divides by a 1 the question does not state")
+            # "5 / 1 = 5 ... 25 + 5 + 1": a division by 1 computes nothing; the 1 is a count the
+            # prose made (5 empties make 1 pen), which on new numbers is not 1 any more.
+            raise Rejected("degenerate_step", f"step {i}: {p.expr} divides by 1")
         steps.append(Step(p.expr, str(p.value), tuple(leaves), p.start, p.end, p.echo_start, p.echo_end, p.prose))
         results.append(p.value)
 
-    for cm in _PROSE_CONVERSION.finditer(re.sub(r"<<[^<>]*>>", " ", body)):
+    for cm in _PROSE_CONVERSION.finditer(body):  # raw text: "x minutes = <<...>>y" is an annotation's echo
         if _number(cm.group(1)) in results:
             # "Since 100 cents = $1 she spends $1": a result converted in the prose; the later
             # "$5 - $1" reads a 1 the program takes for a constant, and 12 lollipops at 66 cents
@@ -249,7 +250,7 @@ def _lift(item: Item, cfg: SymbolicConfig) -> Template:
     slots, deps = _settle(slots, steps)
     if not deps[answer_step]:
         raise Rejected("answer_independent", "the answer does not depend on any number that can change")
-    _check_unused_totals(mentions, slots)
+    _check_unused_totals(question, mentions, slots)
     by_id = {s.id: s for s in slots}
     constraints = _constraints(slots, mentions, results, step_ties, by_id)
     constraints += [Constraint("eqstep", str(j), str(k)) for j, k in sorted(set(step_eqs))]
@@ -607,7 +608,7 @@ def seen_before(parsed: list, i: int) -> set[Fraction]:
     return {q.value for q in parsed[:i]}
 
 
-def _check_unused_totals(mentions: list[Mention], slots: list[Slot]) -> None:
+def _check_unused_totals(question: str, mentions: list[Mention], slots: list[Slot]) -> None:
     """Reject when a number the program never reads is a sum or product of numbers that move
     ("8 customers: the first 3 ..., the next 2 ..., the last 3 ..."): moving the parts would
     leave the stated total contradicting them."""
@@ -615,7 +616,13 @@ def _check_unused_totals(mentions: list[Mention], slots: list[Slot]) -> None:
     unused = {i for s in slots if s.role == "frozen" and (s.source == "unused" or s.source.startswith("guard:")) for i in s.mentions}
     # A part the guards froze is still a part: "12 racquets. 3 of them ..., 5 of them ..., 4 of
     # them ..." with the 3 frozen still sums to the 12 while the 5 and the 4 move.
-    every = [(i, Fraction(m.value)) for i, m in enumerate(mentions) if m.kind in _NUMERIC]
+    # Only a partitive part ("3 of them") counts frozen: a frozen number elsewhere ("2 times")
+    # summing with a moving one to an unused total is mostly a coincidence.
+    every = [
+        (i, Fraction(m.value))
+        for i, m in enumerate(mentions)
+        if m.kind in _NUMERIC and (i not in unused or _PARTITIVE.match(question[m.end : m.end + 20]))
+    ]
     if not unused or not any(role.get(i) in ("free", "derived") for i, _ in every):
         return
     for u in unused:
