@@ -458,3 +458,22 @@ def test_share_and_its_stated_rest_move_together() -> None:
         assert ".75 gift bags" in v.question and "1/4 of attendees" in v.question
         guests, price = _ints(r"invited (\d+) friends\. Gift bags are \$(\d+)", v.question)
         assert Fraction(v.answer) == Fraction(3, 4) * guests * price
+
+
+# Round 10, the final sample (build seed 77006, sample seed 44007, 200 variants).
+
+
+def test_pens_made_from_empties_are_not_a_constant_one() -> None:
+    """Item 236: '5 / 1 = 5 ... 25 + 5 + 1' (5 empties make 1 more pen) gave 42 + 6 + 1 for 42 pens
+    and 7 empties, where 6 new pens leave too few empties for another."""
+    t = lift(GSM[236])
+    assert isinstance(t, Rejection) and t.reason == "degenerate_step"
+
+
+def test_working_days_stay_within_a_week() -> None:
+    """Item 545: 'walks there and back each day he works ... work 11 times a week'."""
+    item = GSM[545]
+    for v in _variants(item):
+        miles, times = _ints(r"work is (\d+) miles away.*work (\d+) times a week", v.question)
+        assert times <= 7
+        assert int(v.answer) == 2 * miles * times

@@ -207,10 +207,11 @@ def _lift(item: Item, cfg: SymbolicConfig) -> Template:
             and p.tree.op == "/"
             and isinstance(p.tree.right, arith.Num)
             and p.tree.right.value == 1
-            and not any(Fraction(m.value) == 1 for m in mentions)
+            and leaves[0].kind == "step"
         ):
-            # "5 / 1 = 5 ... 25 + 5 + 1": a division by 1 computes nothing; the 1 is a count the
-            # prose made (5 empties make 1 pen), which on new numbers is not 1 any more.
+            # "25/5 = 5 ... 5 / 1 = 5 ... 25 + 5 + 1": an earlier result divided by 1 computes
+            # nothing; the 1 is a count the prose made (5 empties make 1 pen), which on new numbers
+            # is not 1 any more (42 pens, 7 empties: 6 new pens and none after, not 42 + 6 + 1).
             raise Rejected("degenerate_step", f"step {i}: {p.expr} divides by 1")
         steps.append(Step(p.expr, str(p.value), tuple(leaves), p.start, p.end, p.echo_start, p.echo_end, p.prose))
         results.append(p.value)
@@ -337,6 +338,10 @@ def _guards(
             why = "half_off"  # "50% off" read as 0.5: the price paid or the amount taken off? 70% off then cost 0.7
         else:
             for m in ms:
+                if re.match(r"^\s*times?\s+(?:a|per|each|every)\s+week\b", question[m.end : m.end + 20], re.IGNORECASE) and re.search(
+                    r"\b(?:each|every|per|a)\s+day\b", question, re.IGNORECASE
+                ):
+                    extra.append(Constraint("le", sid, "7"))  # "walks there and back each day he works ... 11 times a week"
                 if guards.hours_in_one_day(question, m):
                     extra.append(Constraint("le", sid, "24"))  # "Last Tuesday, she worked 27 hours"
                 cap = guards.period_cap(question, m)
