@@ -477,3 +477,15 @@ def test_working_days_stay_within_a_week() -> None:
         miles, times = _ints(r"work is (\d+) miles away.*work (\d+) times a week", v.question)
         assert times <= 7
         assert int(v.answer) == 2 * miles * times
+
+
+# Round 11 (build seed 77007, sample seed 55008, 120 variants).
+
+
+def test_a_dog_weighs_what_a_dog_weighs() -> None:
+    """Item 591: the Affenpinscher at 30 pounds made a 540-pound Mastiff (the original: 10 and 220)."""
+    item = GSM[591]
+    for v in _variants(item):
+        (affen,) = _ints(r"weighed only (\d+) pounds", v.question)
+        assert Fraction(20, 3) <= affen <= 15
+        assert int(v.answer) <= 330

@@ -457,6 +457,10 @@ _TIGHT_PERCENT = re.compile(r"(?:interest|fee|tax|tip|commission|rate|raise|mark
 def tight_range(text: str, m: Mention) -> tuple[Fraction, Fraction] | None:
     """(low, high) for an age, a speed or a rate-like percent; None for anything else."""
     v = Fraction(m.value)
+    if re.match(r"^\s*[- ]?(?:pounds?|lbs?|kg|kilograms?)\b", text[m.end : m.end + 15], re.IGNORECASE) and re.search(
+        r"\bweigh", text[max(0, m.start - 40) : m.start], re.IGNORECASE
+    ):
+        return v * 2 / 3, v * 3 / 2  # "the Affenpinscher, who weighed only 4 pounds"
     if _TIGHT_AFTER.match(text[m.end : m.end + 40]) or (
         m.kind == "percent" and _TIGHT_PERCENT.search(text[max(0, m.start - 40) : m.end + 40])
     ):

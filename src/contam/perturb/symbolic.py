@@ -565,7 +565,12 @@ def _result_caps(question: str, solution: str, steps: list[Step], results: list[
     for j, (st, r) in enumerate(zip(steps, results, strict=True)):
         unit = _result_unit(solution, st)
         if r > 0 and unit in _PICTURED_UNITS and unit in caps:
-            out.append(Constraint("stmax", str(j), str(max(caps[unit], r * 3 / 2))))
+            cap = max(caps[unit], r * 3 / 2)
+            if unit in ("pound", "lb", "kg", "kilogram") and re.search(r"\bweigh", question, re.IGNORECASE):
+                # What a person or an animal weighs stays within 1.5 times the original weight:
+                # the benchmark's pounds are mostly goods, and a 540-pound Mastiff is no dog.
+                cap = r * 3 / 2
+            out.append(Constraint("stmax", str(j), str(cap)))
     if re.search(r"\bhow\s+old\b", question, re.IGNORECASE) and results:
         # The age asked for: the solution often writes it without a unit ("Angela is 42-4 = 38").
         j = len(results) - 1
