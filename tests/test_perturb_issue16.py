@@ -489,3 +489,12 @@ def test_a_dog_weighs_what_a_dog_weighs() -> None:
         (affen,) = _ints(r"weighed only (\d+) pounds", v.question)
         assert Fraction(20, 3) <= affen <= 15
         assert int(v.answer) <= 330
+
+
+# Round 12 (build seed 77008, sample seed 66009, 120 variants).
+
+
+def test_numerator_of_a_stated_fraction_is_not_a_step_result() -> None:
+    """Item 840: '12 * 2/3' after 12 * 1/6 = 2 read the 2 as that result: 24 mm sticks had '4/3 left'."""
+    t = lift(GSM[840])
+    assert isinstance(t, Rejection) and t.reason == "result_equals_constant"

@@ -159,6 +159,20 @@ def _lift(item: Item, cfg: SymbolicConfig) -> Template:
                 # "7 * 10" for 7 dimes after a step that happened to give 10: the literal is the dime's
                 # 10 or that result, and no draw keeps both readings unless the result never moves.
                 raise Rejected("result_equals_constant", f"step {i}: {lit.text} is an earlier result and a constant the question names")
+            if (
+                from_steps
+                and v not in (0, 1)
+                and v not in groups
+                and any(
+                    not m.perturbable and m.kind == "fraction" and v in {Fraction(m.value) * Fraction(x) for x in m.scales[1:]}
+                    for m in mentions
+                )
+            ):
+                # "12 * 2/3" after 12 * 1/6 = 2: the 2 is the numerator the question states ("2/3
+                # left") or that result; the program read the result, and 24 sticks became "4/3 left".
+                raise Rejected(
+                    "result_equals_constant", f"step {i}: {lit.text} is an earlier result and part of a fraction the question states"
+                )
             if from_steps:
                 j = from_steps[0]
                 leaves.append(Leaf("step", str(j), "1", str(v), lit.text))
