@@ -498,3 +498,18 @@ def test_numerator_of_a_stated_fraction_is_not_a_step_result() -> None:
     """Item 840: '12 * 2/3' after 12 * 1/6 = 2 read the 2 as that result: 24 mm sticks had '4/3 left'."""
     t = lift(GSM[840])
     assert isinstance(t, Rejection) and t.reason == "result_equals_constant"
+
+
+# Round 13, the last sample (build seed 77009, sample seed 77010, 200 variants).
+
+
+def test_nobody_is_nine_feet_tall() -> None:
+    """Item 1157: 'If Isabel is 9 feet tall' (the original: 7 feet)."""
+    item = GSM[1157]
+    t = lift(item)
+    if isinstance(t, Rejection):
+        return
+    for v in instances(t, 6, seed=11):
+        (isabel,) = _ints(r"Isabel is (\d+) feet tall", v.question)
+        assert isabel <= 7
+        assert Fraction(v.answer) == Fraction(isabel - 2 + 1, 2)

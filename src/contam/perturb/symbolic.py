@@ -356,6 +356,13 @@ def _guards(
                     r"\b(?:each|every|per|a)\s+day\b", question, re.IGNORECASE
                 ):
                     extra.append(Constraint("le", sid, "7"))  # "walks there and back each day he works ... 11 times a week"
+                tall = re.match(
+                    r"^\s*[- ]?(feet|foot|ft|inches|inch|in|cm|centimeters?)\s+tall\b", question[m.end : m.end + 25], re.IGNORECASE
+                )
+                if tall:
+                    # "Isabel is 9 feet tall": nobody is; a height stays within a person's (or the original's).
+                    limit = {"f": 7, "i": 84, "c": 213}[tall.group(1)[0].lower()]
+                    extra.append(Constraint("le", sid, str(max(Fraction(limit), v))))
                 if guards.hours_in_one_day(question, m):
                     extra.append(Constraint("le", sid, "24"))  # "Last Tuesday, she worked 27 hours"
                 cap = guards.period_cap(question, m)
