@@ -513,3 +513,13 @@ def test_nobody_is_nine_feet_tall() -> None:
         (isabel,) = _ints(r"Isabel is (\d+) feet tall", v.question)
         assert isabel <= 7
         assert Fraction(v.answer) == Fraction(isabel - 2 + 1, 2)
+
+
+def test_weeks_in_april_are_not_resampled() -> None:
+    """Item 1192: 'there are exactly 4 weeks in April' became 5 and 7 weeks under a tried loosening."""
+    item = GSM[1192]
+    t = lift(item)
+    if isinstance(t, Rejection):
+        return
+    for v in instances(t, 6, seed=11):
+        assert "exactly 4 weeks in April" in v.question

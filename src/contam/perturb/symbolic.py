@@ -338,6 +338,15 @@ def _guards(
             why = "ordinal"  # "in four days ... on the fourth day"
         elif _unanchored_definite(question, ms, nouns):
             why = "definite_count"  # "the average size worn by the two": the story fixed that count
+        elif any(
+            re.match(
+                r"^\s*(?:weeks?|days?)\s+in\s+(?:a\s+month|the\s+month|a\s+year|" + "|".join(guards.MONTHS) + r")\b",
+                question[m.end : m.end + 30],
+                re.IGNORECASE,
+            )
+            for m in ms
+        ):
+            why = "world_fact"  # "there are exactly 4 weeks in April": how long a month is, as the story counts it
         elif any(guards.is_conversion(question, m) for m in ms):
             why = "conversion"  # "1 Mb has 1000 kb"
         elif any(guards.is_bill(question, m) for m in ms):
