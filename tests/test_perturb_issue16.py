@@ -523,3 +523,14 @@ def test_weeks_in_april_are_not_resampled() -> None:
         return
     for v in instances(t, 6, seed=11):
         assert "exactly 4 weeks in April" in v.question
+
+
+def test_facts_of_the_solar_system_are_not_resampled() -> None:
+    """Items 991 and 1126: 'Comet Halley orbits the sun every 29 years', 'the circumference of the
+    earth is 15,000 kilometers' (implausible, not wrong; a reader notices)."""
+    for k, text in ((991, "orbits the sun every 75 years"), (1126, "circumference of the earth is 40,000 kilometers")):
+        t = lift(GSM[k])
+        if isinstance(t, Rejection):
+            continue
+        for v in instances(t, 4, seed=11):
+            assert text in v.question

@@ -347,6 +347,15 @@ def _guards(
             for m in ms
         ):
             why = "world_fact"  # "there are exactly 4 weeks in April": how long a month is, as the story counts it
+        elif any(
+            re.search(
+                r"(?:(?:circumference|diameter|radius)\s+of\s+(?:the\s+)?(?:earth|moon|sun)\s+is|orbits\s+the\s+sun\s+every)\s+$",
+                question[max(0, m.start - 50) : m.start],
+                re.IGNORECASE,
+            )
+            for m in ms
+        ):
+            why = "world_fact"  # "Comet Halley orbits the sun every 75 years", "the circumference of the earth is 40,000 km"
         elif any(guards.is_conversion(question, m) for m in ms):
             why = "conversion"  # "1 Mb has 1000 kb"
         elif any(guards.is_bill(question, m) for m in ms):
