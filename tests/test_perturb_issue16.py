@@ -534,3 +534,28 @@ def test_facts_of_the_solar_system_are_not_resampled() -> None:
             continue
         for v in instances(t, 4, seed=11):
             assert text in v.question
+
+
+# Round 16 (build seed 77013, sample seed 77014).
+
+
+def test_a_price_and_a_count_sharing_a_value_do_not_move_as_one() -> None:
+    """Item 227: '$2.00 for extra meat ... 2 sauces' moved as one slot: '$2.50 ... 2.5 sauces'."""
+    item = GSM[227]
+    t = lift(item)
+    if isinstance(t, Rejection):
+        return
+    for v in instances(t, 6, seed=11):
+        assert "and 2 sauces for" in v.question
+
+
+def test_frozen_parts_of_an_unread_total_still_count() -> None:
+    """Item 1041: 'invited 16 people. 10 people want ... and 6 people want ...': with the 6 frozen by
+    a guard, the 10 must not move alone (70 + 6 people of 16)."""
+    t = lift(GSM[1041])
+    if isinstance(t, Rejection):
+        assert t.reason == "unused_number_is_a_total"
+        return
+    for v in instances(t, 6, seed=11):
+        total, a, b = _ints(r"invited (\d+) people\. (\d+) people.*?(\d+) people", v.question)
+        assert a + b == total

@@ -332,8 +332,11 @@ def _guards(
             why = "constant_word"  # "twice", "Monday to Friday", "Sunday and Wednesday", 7 days a week, 3 listed flavors
         elif frozen_values and v in frozen_values and reads.get(v, 0) >= 1:
             why = "frozen_mention"  # the 5 of "2/5" read as "Grade 5": a frozen fraction explains it too
-        elif len(ms) > 1 and len(set(nouns)) > 1 and reads.get(v, 0) < len(ms):
-            why = "one_number_two_things"  # "three cups ... three separate meals": which one the program reads is unknown
+        elif len(ms) > 1 and len(set(nouns)) > 1 and (reads.get(v, 0) < len(ms) or len({m.kind for m in ms}) > 1):
+            # "three cups ... three separate meals": which one the program reads is unknown; and a
+            # price and a count that share a value ("$2.00 meat ... 2 sauces") cannot move as one
+            # ($2.50 would make 2.5 sauces).
+            why = "one_number_two_things"
         elif v.denominator == 1 and int(v) in ordinals:
             why = "ordinal"  # "in four days ... on the fourth day"
         elif _unanchored_definite(question, ms, nouns):
@@ -664,19 +667,22 @@ def _check_unused_totals(question: str, mentions: list[Mention], slots: list[Slo
     role = {i: s.role for s in slots for i in s.mentions}
     unused = {i for s in slots if s.role == "frozen" and (s.source == "unused" or s.source.startswith("guard:")) for i in s.mentions}
     # A part the guards froze is still a part: "12 racquets. 3 of them ..., 5 of them ..., 4 of
-    # them ..." with the 3 frozen still sums to the 12 while the 5 and the 4 move.
-    # Only a partitive part ("3 of them") counts frozen: a frozen number elsewhere ("2 times")
-    # summing with a moving one to an unused total is mostly a coincidence.
-    every = [
-        (i, Fraction(m.value))
-        for i, m in enumerate(mentions)
-        if m.kind in _NUMERIC and (i not in unused or _PARTITIVE.match(question[m.end : m.end + 20]))
-    ]
+    # them ..." with the 3 frozen still sums to the 12 while the 5 and the 4 move; so is "6 people
+    # want the pasta salad" of "16 people" when a guard froze the 6. A frozen number that is
+    # neither partitive nor counts the total's noun ("2 times") is left out: summing with a moving
+    # one to an unused total, it is mostly a coincidence.
+    noun = {i: guards.head_noun(question, m) for i, m in enumerate(mentions)}
+    every = [(i, Fraction(m.value)) for i, m in enumerate(mentions) if m.kind in _NUMERIC]
     if not unused or not any(role.get(i) in ("free", "derived") for i, _ in every):
         return
     for u in unused:
         target = Fraction(mentions[u].value)
-        parts = [(i, v) for i, v in every if i != u][:12]
+        parts = [
+            (i, v)
+            for i, v in every
+            if i != u
+            and (i not in unused or _PARTITIVE.match(question[mentions[i].end : mentions[i].end + 20]) or (noun[i] and noun[i] == noun[u]))
+        ][:12]
         for size in (2, 3, 4):
             for combo in itertools.combinations(parts, size):
                 if not any(role.get(i) in ("free", "derived") for i, _ in combo):
