@@ -559,3 +559,14 @@ def test_frozen_parts_of_an_unread_total_still_count() -> None:
     for v in instances(t, 6, seed=11):
         total, a, b = _ints(r"invited (\d+) people\. (\d+) people.*?(\d+) people", v.question)
         assert a + b == total
+
+
+# Round 17 (build seed 77015, sample seed 77016).
+
+
+def test_nobody_spends_more_than_a_day_a_day() -> None:
+    """Item 32: '45 dogs ... .6 hours a day each' made 27 hours a day (189 hours a week)."""
+    for v in _variants(GSM[32]):
+        dogs = _ints(r"care of (\d+) dogs", v.question)[0]
+        per = Fraction(re.search(r"takes (\.\d+) hours", v.question).group(1))
+        assert dogs * per <= 24 and Fraction(v.answer) == dogs * per * 7

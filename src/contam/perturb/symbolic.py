@@ -613,6 +613,14 @@ def _result_caps(question: str, solution: str, steps: list[Step], results: list[
                 # the benchmark's pounds are mostly goods, and a 540-pound Mastiff is no dog.
                 cap = r * 3 / 2
             out.append(Constraint("stmax", str(j), str(cap)))
+    for j, (st, r) in enumerate(zip(steps, results, strict=True)):
+        # "He spends 10*.5 = 5 hours per day": no one spends 27 hours a day (or 189 a week).
+        end = st.echo_end if st.echo_end >= 0 else st.end
+        per = re.match(r"^\s*(?:hours?|hrs?)\s+(?:a|per|each|every)\s+(day|week)\b", solution[end : end + 30], re.IGNORECASE)
+        if per and r > 0:
+            limit = 24 if per.group(1).lower() == "day" else 168
+            if r <= limit:
+                out.append(Constraint("stmax", str(j), str(limit)))
     if re.search(r"\bhow\s+old\b", question, re.IGNORECASE) and results:
         # The age asked for: the solution often writes it without a unit ("Angela is 42-4 = 38").
         j = len(results) - 1
