@@ -252,4 +252,321 @@ def test_every_number_is_accounted_for(k: int, seed: int, index: int) -> None:
 def test_full_test_set_coverage_and_zero_readback_failures() -> None:
     ref = build_reference_set(GSM, variants=5, seed=0)
     assert ref.report.failures.get("readback", 0) <= 10
-    assert ref.report.covered / ref.report.items >= 0.55  # measured 60.4% (bench/RESULTS.md)
+    assert ref.report.covered / ref.report.items >= 0.55  # measured 57.6% at a6323c3 (bench/RESULTS.md)
+
+
+# Round 6 (build seed 77001, sample seed 88002, bench/data/perturb_grading_77001_88002.jsonl):
+# the five ill-posed classes a careful reader found, each now correct or rejected.
+
+
+def _num(word: str) -> int:
+    return int(word) if word.isdigit() else _WORDS[word.lower()]
+
+
+def test_first_two_kinds_of_beds_stay_two() -> None:
+    """Item 362: 'the first two kinds of beds' shared the chihuahua's 2 pounds and became 'six kinds'."""
+    item = GSM[362]
+    assert "first two kinds" in item.question
+    for v in _variants(item):
+        assert "between the first two kinds of beds" in v.question
+        rott, chi, n_chi, n_col = _ints(
+            r"Rottweiler takes (\d+) pounds.*chihuahua takes (\d+) pounds.*make (\d+) chihuahua beds and (\d+) collie", v.question
+        )
+        assert Fraction(v.answer) == n_chi * chi + n_col * Fraction(rott + chi, 2)
+
+
+def test_sister_age_stays_near_the_original() -> None:
+    """Item 496: 'five times as old' made a sister of 79 for a brother of 17 (the original: 38 and 14)."""
+    item = GSM[496]
+    assert item.question.startswith("Brett is 14")
+    t = lift(item)
+    if isinstance(t, Rejection):
+        return
+    for v in instances(t, 8, seed=11):
+        age = _ints(r"Brett is (\d+) years old", v.question)[0]
+        years = _num(re.search(r"In (\w+) years", v.question).group(1))
+        mult = _num(re.search(r"will be (\w+) times as old", v.question).group(1))
+        assert int(v.answer) == mult * age - years
+        assert Fraction(38 * 2, 3) <= int(v.answer) <= 57
+
+
+def test_no_three_thousand_pound_person() -> None:
+    """Item 82: 'Alex weighs 5 pounds less than 12 times what Grace weighs' gave Alex 3,499 pounds."""
+    item = GSM[82]
+    assert item.question.startswith("Grace weighs")
+    for v in _variants(item, n=8):
+        grace, less, times = _ints(r"Grace weighs (\d+) pounds\. Alex weighs (\d+) pounds less than (\d+) times", v.question)
+        alex = times * grace - less
+        assert int(v.answer) == grace + alex
+        assert int(v.answer) <= 623 * 3 // 2
+
+
+def test_parts_of_ten_packets_still_sum_to_ten() -> None:
+    """Item 449: 'ten packets ... Seven of the packets ... the other four packets' (7 + 4 is not 10)."""
+    item = GSM[449]
+    assert "the other four packets" in item.question
+    for v in _variants(item):
+        m = re.search(
+            r"bought (\w+) packets.*?(\w+) of the packets had (\w+) pieces.*the other (\w+) packets had ([\w-]+) pieces", v.question
+        )
+        assert m, v.question
+        whole, part, per, other = (_num(m.group(k)) for k in (1, 2, 3, 4))
+        assert part + other == whole
+        assert int(v.answer) == part * per + other * _word_num(m.group(5))
+
+
+def _word_num(text: str) -> int:
+    tens = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90}
+    teens = {"thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19}
+    if text.isdigit():
+        return int(text)
+    parts = text.lower().split("-")
+    if parts[0] in tens:
+        return tens[parts[0]] + (_WORDS[parts[1]] if len(parts) > 1 else 0)
+    return teens.get(parts[0], _WORDS.get(parts[0], -1))
+
+
+def test_legs_of_an_animal_are_not_resampled() -> None:
+    """Item 1267: '15 4-legged animals' became '26 12-legged animals' on a farm."""
+    item = GSM[1267]
+    assert "4-legged" in item.question
+    t = lift(item)
+    if isinstance(t, Rejection):
+        return
+    for v in instances(t, 6, seed=11):
+        assert "2-legged" in v.question and "4-legged" in v.question
+
+
+# Round 7 (build seed 77002, sample seed 99003, bench/data/perturb_grading_77002_99003.jsonl).
+
+
+def test_racquet_parts_still_sum_to_the_whole() -> None:
+    """Item 968: '12 racquets. 3 of them ..., 6 of them ..., and 2 of them' (11, not 12): a part the
+    guards froze was left out of the unused-total check."""
+    item = GSM[968]
+    assert "racquets that need restringing" in item.question
+    t = lift(item)
+    if isinstance(t, Rejection):
+        assert t.reason == "unused_number_is_a_total"
+        return
+    for v in instances(t, 6, seed=11):
+        whole, a, b, c = _ints(r"has (\d+) racquets.*?(\d+) of them.*?(\d+) of them.*?(\d+) of them", v.question)
+        assert a + b + c == whole
+
+
+def test_no_more_slices_eaten_than_the_pizzas_hold() -> None:
+    """Item 1060: 51 slices eaten from 4 pizzas of 8 slices."""
+    item = GSM[1060]
+    assert "shared 4 pizzas" in item.question
+    for v in _variants(item):
+        pizzas, slices, more, becky = _ints(
+            r"shared (\d+) pizzas\. Each pizza had (\d+) slices\. Becky ate (\d+) more.*Becky ate (\d+) slices", v.question
+        )
+        jake = becky - more
+        assert int(v.answer) == becky + jake + 2 * jake
+        assert int(v.answer) <= pizzas * slices
+
+
+def test_a_result_divided_by_itself_is_rejected() -> None:
+    """Item 711: '3/3' read one step result twice (one 3 was the prose's 2 bought + 1 free), so
+    'buy 4 get 1 free' was priced at $1 a scoop."""
+    t = lift(GSM[711])
+    assert isinstance(t, Rejection) and t.reason == "degenerate_step"
+
+
+def test_half_off_is_not_resampled() -> None:
+    """Item 1294: '50% off' read as 0.50 became '70% off' priced at 0.70 of the shirt."""
+    item = GSM[1294]
+    assert "50% off" in item.question
+    t = lift(item)
+    if isinstance(t, Rejection):
+        return
+    for v in instances(t, 6, seed=11):
+        assert "one 50% off" in v.question
+
+
+def test_hours_worked_in_one_day_stay_within_a_day() -> None:
+    """Item 793: 'Last Tuesday, she worked 27 hours'."""
+    item = GSM[793]
+    for v in _variants(item, n=10):
+        rate, regular, pct, worked = _ints(r"earns \$(\d+) per hour for (\d+) hours.*that is (\d+)% of.*worked (\d+) hours", v.question)
+        assert worked <= 24
+        assert Fraction(v.answer) == rate * regular + (worked - regular) * Fraction(rate * pct, 100)
+
+
+def test_rectangle_sides_are_not_the_slats_per_foot() -> None:
+    """Item 971: the solution's 'a rectangle has 2 long sides' was tied to '2 wood slats' and both became 9."""
+    item = GSM[971]
+    for v in _variants(item):
+        length, width, per = _ints(r"(\d+) foot long, (\d+) foot wide.*needs (\d+) wood slats", v.question)
+        assert int(v.answer) == 2 * (length + width) * per
+
+
+# Round 8 (build seed 77003, sample seed 11004, bench/data/perturb_grading_77003_11004.jsonl).
+
+
+def test_split_three_ways_with_two_parents_stays_three() -> None:
+    """Item 247: 'split the cost evenly seven ways with her two parents'."""
+    item = GSM[247]
+    assert "three ways with her two parents" in item.question
+    for v in _variants(item):
+        assert "three ways with her two parents" in v.question
+        costs = [int(x) for x in re.findall(r"\$(\d+)", v.question)]
+        assert Fraction(v.answer) == Fraction(sum(costs), 3)
+
+
+def test_days_that_make_a_week_are_not_resampled() -> None:
+    """Item 782: 'thrice a day for 9 days; but on two other days ... a week' (11 days)."""
+    item = GSM[782]
+    t = lift(item)
+    if isinstance(t, Rejection):
+        return
+    for v in instances(t, 6, seed=11):
+        assert "for 5 days" in v.question and "two other days" in v.question
+
+
+def test_whole_of_a_percent_is_not_a_step_result() -> None:
+    """Item 870: '100-60 = 40%' after '400/4 = 100': the variant read the 100 as 600/5 = 120."""
+    t = lift(GSM[870])
+    assert isinstance(t, Rejection) and t.reason == "result_equals_constant"
+
+
+# Round 9 (build seed 77004, sample seed 22005, bench/data/perturb_grading_77004_22005.jsonl).
+
+
+def test_albums_of_each_kind_stay_within_the_albums() -> None:
+    """Item 1017: 'into 6 albums. 5 of the albums ... and 4 of the albums' (9 of 6)."""
+    item = GSM[1017]
+    for v in _variants(item):
+        pics, albums, selfies, portraits = _ints(
+            r"uploaded (\d+) pictures.*into (\d+) albums\.\s+(\d+) of the albums.*?(\d+) of the albums", v.question
+        )
+        assert selfies + portraits <= albums
+        assert Fraction(v.answer) == Fraction(pics, albums) * (selfies + portraits)
+
+
+def test_cents_converted_in_the_prose_is_rejected() -> None:
+    """Item 358: 'Since 100 cents = $1' kept $1 a day for 12 lollipops at 66 cents."""
+    t = lift(GSM[358])
+    assert isinstance(t, Rejection) and t.reason == "hidden_computation"
+
+
+def test_share_and_its_stated_rest_move_together() -> None:
+    """Item 89: '.75 gift bags per invited guest, because 1/4 of attendees don't show up' became .40."""
+    item = GSM[89]
+    for v in _variants(item):
+        assert ".75 gift bags" in v.question and "1/4 of attendees" in v.question
+        guests, price = _ints(r"invited (\d+) friends\. Gift bags are \$(\d+)", v.question)
+        assert Fraction(v.answer) == Fraction(3, 4) * guests * price
+
+
+# Round 10, the final sample (build seed 77006, sample seed 44007, 200 variants).
+
+
+def test_pens_made_from_empties_are_not_a_constant_one() -> None:
+    """Item 236: '5 / 1 = 5 ... 25 + 5 + 1' (5 empties make 1 more pen) gave 42 + 6 + 1 for 42 pens
+    and 7 empties, where 6 new pens leave too few empties for another."""
+    t = lift(GSM[236])
+    assert isinstance(t, Rejection) and t.reason == "degenerate_step"
+
+
+def test_working_days_stay_within_a_week() -> None:
+    """Item 545: 'walks there and back each day he works ... work 11 times a week'."""
+    item = GSM[545]
+    for v in _variants(item):
+        miles, times = _ints(r"work is (\d+) miles away.*work (\d+) times a week", v.question)
+        assert times <= 7
+        assert int(v.answer) == 2 * miles * times
+
+
+# Round 11 (build seed 77007, sample seed 55008, 120 variants).
+
+
+def test_a_dog_weighs_what_a_dog_weighs() -> None:
+    """Item 591: the Affenpinscher at 30 pounds made a 540-pound Mastiff (the original: 10 and 220)."""
+    item = GSM[591]
+    for v in _variants(item):
+        (affen,) = _ints(r"weighed only (\d+) pounds", v.question)
+        assert Fraction(20, 3) <= affen <= 15
+        assert int(v.answer) <= 330
+
+
+# Round 12 (build seed 77008, sample seed 66009, 120 variants).
+
+
+def test_numerator_of_a_stated_fraction_is_not_a_step_result() -> None:
+    """Item 840: '12 * 2/3' after 12 * 1/6 = 2 read the 2 as that result: 24 mm sticks had '4/3 left'."""
+    t = lift(GSM[840])
+    assert isinstance(t, Rejection) and t.reason == "result_equals_constant"
+
+
+# Round 13, the last sample (build seed 77009, sample seed 77010, 200 variants).
+
+
+def test_nobody_is_nine_feet_tall() -> None:
+    """Item 1157: 'If Isabel is 9 feet tall' (the original: 7 feet)."""
+    item = GSM[1157]
+    t = lift(item)
+    if isinstance(t, Rejection):
+        return
+    for v in instances(t, 6, seed=11):
+        (isabel,) = _ints(r"Isabel is (\d+) feet tall", v.question)
+        assert isabel <= 7
+        assert Fraction(v.answer) == Fraction(isabel - 2 + 1, 2)
+
+
+def test_weeks_in_april_are_not_resampled() -> None:
+    """Item 1192: 'there are exactly 4 weeks in April' became 5 and 7 weeks under a tried loosening."""
+    item = GSM[1192]
+    t = lift(item)
+    if isinstance(t, Rejection):
+        return
+    for v in instances(t, 6, seed=11):
+        assert "exactly 4 weeks in April" in v.question
+
+
+def test_facts_of_the_solar_system_are_not_resampled() -> None:
+    """Items 991 and 1126: 'Comet Halley orbits the sun every 29 years', 'the circumference of the
+    earth is 15,000 kilometers' (implausible, not wrong; a reader notices)."""
+    for k, text in ((991, "orbits the sun every 75 years"), (1126, "circumference of the earth is 40,000 kilometers")):
+        t = lift(GSM[k])
+        if isinstance(t, Rejection):
+            continue
+        for v in instances(t, 4, seed=11):
+            assert text in v.question
+
+
+# Round 16 (build seed 77013, sample seed 77014).
+
+
+def test_a_price_and_a_count_sharing_a_value_do_not_move_as_one() -> None:
+    """Item 227: '$2.00 for extra meat ... 2 sauces' moved as one slot: '$2.50 ... 2.5 sauces'."""
+    item = GSM[227]
+    t = lift(item)
+    if isinstance(t, Rejection):
+        return
+    for v in instances(t, 6, seed=11):
+        assert "and 2 sauces for" in v.question
+
+
+def test_frozen_parts_of_an_unread_total_still_count() -> None:
+    """Item 1041: 'invited 16 people. 10 people want ... and 6 people want ...': with the 6 frozen by
+    a guard, the 10 must not move alone (70 + 6 people of 16)."""
+    t = lift(GSM[1041])
+    if isinstance(t, Rejection):
+        assert t.reason == "unused_number_is_a_total"
+        return
+    for v in instances(t, 6, seed=11):
+        total, a, b = _ints(r"invited (\d+) people\. (\d+) people.*?(\d+) people", v.question)
+        assert a + b == total
+
+
+# Round 17 (build seed 77015, sample seed 77016).
+
+
+def test_nobody_spends_more_than_a_day_a_day() -> None:
+    """Item 32: '45 dogs ... .6 hours a day each' made 27 hours a day (189 hours a week)."""
+    for v in _variants(GSM[32]):
+        dogs = _ints(r"care of (\d+) dogs", v.question)[0]
+        per = Fraction(re.search(r"takes (\.\d+) hours", v.question).group(1))
+        assert dogs * per <= 24 and Fraction(v.answer) == dogs * per * 7

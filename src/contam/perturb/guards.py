@@ -165,9 +165,17 @@ NATURE_NOUNS = (
     "season",
     "continent",
     "player",
+    # "15 4-legged animals", "a 3-wheeled cart": the count is the kind of thing, not a quantity.
+    "legged",
+    "wheeled",
+    "sided",
+    "winged",
+    "footed",
+    "eyed",
+    "headed",
 )
 _DEFINITE = re.compile(
-    r"(?:\b(?:the|all|these|those|both|each\s+of\s+the|any\s+of\s+the|of\s+the|among\s+the|for\s+the|by\s+the|across\s+the|between\s+the)\s+(?:other\s+|remaining\s+|last\s+)?)$",
+    r"(?:\b(?:the|all|these|those|both|each\s+of\s+the|any\s+of\s+the|of\s+the|among\s+the|for\s+the|by\s+the|across\s+the|between\s+the)\s+(?:(?:other|remaining|last|first|next|previous)\s+)?)$",
     re.IGNORECASE,
 )
 _BILL = re.compile(r"^\s*[- ]?(?:dollar\s+)?(?:bills?|notes?|coins?)\b", re.IGNORECASE)
@@ -346,6 +354,36 @@ def is_definite(text: str, m: Mention) -> bool:
     return bool(_DEFINITE.search(text[max(0, m.start - 30) : m.start]))
 
 
+_REDUCTION_AFTER = re.compile(
+    r"^\s*(?:%|percent)?\s*(?:off|less|fewer|cheaper|discount|decrease|reduction|lower|markdown)\b", re.IGNORECASE
+)
+_REDUCTION_BEFORE = re.compile(
+    r"(?:discount\s+of|reduced\s+by|decreased?\s+by|lowered\s+by|cut\s+by|off\s+by|drops?\s+by|fell\s+by)\s*$", re.IGNORECASE
+)
+
+
+def is_reduction(text: str, m: Mention) -> bool:
+    """ "50% off", "a discount of 20%": a percent taken away, whose complement may be what is paid."""
+    return bool(_REDUCTION_AFTER.match(text[m.end : m.end + 25]) or _REDUCTION_BEFORE.search(text[max(0, m.start - 20) : m.start]))
+
+
+_ONE_DAY = re.compile(
+    r"\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|today|yesterday|tomorrow|that\s+day|one\s+day|a\s+day|each\s+day|per\s+day|every\s+day|daily)\b",
+    re.IGNORECASE,
+)
+
+
+def hours_in_one_day(text: str, m: Mention) -> bool:
+    """ "Last Tuesday, she worked 11 hours": hours within one day (at most 24 of them)."""
+    if not re.match(r"^\s*[- ]?hours?\b", text[m.end : m.end + 10], re.IGNORECASE):
+        return False
+    start = max(text.rfind(".", 0, m.start), text.rfind("?", 0, m.start), text.rfind("!", 0, m.start)) + 1
+    stops = [k for k in (text.find(".", m.end), text.find("?", m.end), text.find("!", m.end)) if k >= 0]
+    end = min(stops) if stops else len(text)
+    sentence = text[start:end]
+    return bool(_ONE_DAY.search(sentence)) and not re.search(r"\b(?:week|month|year|days)\b", sentence, re.IGNORECASE)
+
+
 def is_bill(text: str, m: Mention) -> bool:
     """ "a $10 bill": banknotes and coins come in fixed denominations."""
     return bool(_BILL.match(text[m.end : m.end + 20]))
@@ -419,6 +457,10 @@ _TIGHT_PERCENT = re.compile(r"(?:interest|fee|tax|tip|commission|rate|raise|mark
 def tight_range(text: str, m: Mention) -> tuple[Fraction, Fraction] | None:
     """(low, high) for an age, a speed or a rate-like percent; None for anything else."""
     v = Fraction(m.value)
+    if re.match(r"^\s*[- ]?(?:pounds?|lbs?|kg|kilograms?)\b", text[m.end : m.end + 15], re.IGNORECASE) and re.search(
+        r"\bweigh", text[max(0, m.start - 40) : m.start], re.IGNORECASE
+    ):
+        return v * 2 / 3, v * 3 / 2  # "the Affenpinscher, who weighed only 4 pounds"
     if _TIGHT_AFTER.match(text[m.end : m.end + 40]) or (
         m.kind == "percent" and _TIGHT_PERCENT.search(text[max(0, m.start - 40) : m.end + 40])
     ):

@@ -112,6 +112,17 @@ def check_constraints(template: Template, values: dict[str, Fraction], results: 
         elif k == "stmax":  # an age stays human, an angle an angle
             if results[int(c.target)] > Fraction(c.arg):
                 return k
+        elif k in ("sumle", "sumeq"):  # parts of a whole ("3 of the albums ... 2 of the albums" of 8)
+
+            def ref(x: str) -> Fraction:
+                return values[x] if x in values else Fraction(x)
+
+            total = sum((ref(x) for x in c.arg.split("+")), Fraction(0))
+            if (k == "sumle" and total > ref(c.target)) or (k == "sumeq" and total != ref(c.target)):
+                return k
+        elif k == "stmin":  # the age asked for stays near the original age
+            if results[int(c.target)] < Fraction(c.arg):
+                return k
         elif k == "stle":  # a step stays within the money at hand ("gave him $64")
             if results[int(c.target)] > values[c.arg]:
                 return k

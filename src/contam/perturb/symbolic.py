@@ -125,6 +125,9 @@ def _lift(item: Item, cfg: SymbolicConfig) -> Template:
                 reads[lit.value] = reads.get(lit.value, 0) + 1
         seen_results.add(p.value)
     strong = guards.constant_values(question, solution.rsplit("####", 1)[0], world=False)
+    if re.search(r"%|\bpercent", question, re.IGNORECASE):
+        # "100-60 = 40%" after a step that gave 100: the whole of a percent is a constant too.
+        strong = strong | {100}
     results: list[Fraction] = []
     steps: list[Step] = []
     # Ties collected while tracing, resolved after.
@@ -156,6 +159,20 @@ def _lift(item: Item, cfg: SymbolicConfig) -> Template:
                 # "7 * 10" for 7 dimes after a step that happened to give 10: the literal is the dime's
                 # 10 or that result, and no draw keeps both readings unless the result never moves.
                 raise Rejected("result_equals_constant", f"step {i}: {lit.text} is an earlier result and a constant the question names")
+            if (
+                from_steps
+                and v not in (0, 1)
+                and v not in groups
+                and any(
+                    not m.perturbable and m.kind == "fraction" and v in {Fraction(m.value) * Fraction(x) for x in m.scales[1:]}
+                    for m in mentions
+                )
+            ):
+                # "12 * 2/3" after 12 * 1/6 = 2: the 2 is the numerator the question states ("2/3
+                # left") or that result; the program read the result, and 24 sticks became "4/3 left".
+                raise Rejected(
+                    "result_equals_constant", f"step {i}: {lit.text} is an earlier result and part of a fraction the question states"
+                )
             if from_steps:
                 j = from_steps[0]
                 leaves.append(Leaf("step", str(j), "1", str(v), lit.text))
@@ -189,9 +206,36 @@ def _lift(item: Item, cfg: SymbolicConfig) -> Template:
                 raise Rejected(
                     "untraced_operand", f"step {i}: {lit.text} in {p.expr} is not in the question, an earlier result, or a known constant"
                 )
+        if (
+            isinstance(p.tree, arith.BinOp)
+            and p.tree.op in "/-"
+            and len(leaves) == 2
+            and leaves[0].kind == "step"
+            and (leaves[0].kind, leaves[0].ref, leaves[0].scale) == (leaves[1].kind, leaves[1].ref, leaves[1].scale)
+        ):
+            # "3/3" where both 3s read one earlier result: one of them is a count the prose made
+            # ("buy 2, get one free ... 3 scoops"), and the program would divide a result by itself.
+            raise Rejected("degenerate_step", f"step {i}: {p.expr} reads one value twice")
+        if (
+            isinstance(p.tree, arith.BinOp)
+            and p.tree.op == "/"
+            and isinstance(p.tree.right, arith.Num)
+            and p.tree.right.value == 1
+            and leaves[0].kind == "step"
+        ):
+            # "25/5 = 5 ... 5 / 1 = 5 ... 25 + 5 + 1": an earlier result divided by 1 computes
+            # nothing; the 1 is a count the prose made (5 empties make 1 pen), which on new numbers
+            # is not 1 any more (42 pens, 7 empties: 6 new pens and none after, not 42 + 6 + 1).
+            raise Rejected("degenerate_step", f"step {i}: {p.expr} divides by 1")
         steps.append(Step(p.expr, str(p.value), tuple(leaves), p.start, p.end, p.echo_start, p.echo_end, p.prose))
         results.append(p.value)
 
+    for cm in _PROSE_CONVERSION.finditer(body):  # raw text: "x minutes = <<...>>y" is an annotation's echo
+        if _number(cm.group(1)) in results:
+            # "Since 100 cents = $1 she spends $1": a result converted in the prose; the later
+            # "$5 - $1" reads a 1 the program takes for a constant, and 12 lollipops at 66 cents
+            # still cost $1.
+            raise Rejected("hidden_computation", f"{cm.group(0).strip()!r} converts a result outside the annotations")
     answer_step = max((i for i, r in enumerate(results) if r == answer), default=-1)
     if answer_step < 0:
         raise Rejected("answer_not_computed", f"final answer {answer} is not the result of any annotation")
@@ -221,7 +265,7 @@ def _lift(item: Item, cfg: SymbolicConfig) -> Template:
     slots, deps = _settle(slots, steps)
     if not deps[answer_step]:
         raise Rejected("answer_independent", "the answer does not depend on any number that can change")
-    _check_unused_totals(mentions, slots)
+    _check_unused_totals(question, mentions, slots)
     by_id = {s.id: s for s in slots}
     constraints = _constraints(slots, mentions, results, step_ties, by_id)
     constraints += [Constraint("eqstep", str(j), str(k)) for j, k in sorted(set(step_eqs))]
@@ -229,6 +273,8 @@ def _lift(item: Item, cfg: SymbolicConfig) -> Template:
     constraints += [c for c in guard_constraints if c.target in moving_ids]
     constraints += _answer_bounds(question, mentions, slots, answer, answer_step)
     constraints += _budget_bounds(question, mentions, slots, results)
+    constraints += _result_caps(question, solution, steps, results)
+    constraints += _partition_bounds(question, mentions, slots)
     # Ages stay human (at most 100 where the original's were) and angles stay angles (at most 90
     # degrees from the ground): "Bill saw the comet at 200", "227 degrees from the ground".
     low_q = question.lower()
@@ -286,20 +332,60 @@ def _guards(
             why = "constant_word"  # "twice", "Monday to Friday", "Sunday and Wednesday", 7 days a week, 3 listed flavors
         elif frozen_values and v in frozen_values and reads.get(v, 0) >= 1:
             why = "frozen_mention"  # the 5 of "2/5" read as "Grade 5": a frozen fraction explains it too
-        elif len(ms) > 1 and len(set(nouns)) > 1 and reads.get(v, 0) < len(ms):
-            why = "one_number_two_things"  # "three cups ... three separate meals": which one the program reads is unknown
+        elif len(ms) > 1 and len(set(nouns)) > 1 and (reads.get(v, 0) < len(ms) or len({m.kind for m in ms}) > 1):
+            # "three cups ... three separate meals": which one the program reads is unknown; and a
+            # price and a count that share a value ("$2.00 meat ... 2 sauces") cannot move as one
+            # ($2.50 would make 2.5 sauces).
+            why = "one_number_two_things"
         elif v.denominator == 1 and int(v) in ordinals:
             why = "ordinal"  # "in four days ... on the fourth day"
         elif _unanchored_definite(question, ms, nouns):
             why = "definite_count"  # "the average size worn by the two": the story fixed that count
+        elif any(
+            re.match(
+                r"^\s*(?:weeks?|days?)\s+in\s+(?:a\s+month|the\s+month|a\s+year|" + "|".join(guards.MONTHS) + r")\b",
+                question[m.end : m.end + 30],
+                re.IGNORECASE,
+            )
+            for m in ms
+        ):
+            why = "world_fact"  # "there are exactly 4 weeks in April": how long a month is, as the story counts it
+        elif any(
+            re.search(
+                r"(?:(?:circumference|diameter|radius)\s+of\s+(?:the\s+)?(?:earth|moon|sun)\s+is|orbits\s+the\s+sun\s+every)\s+$",
+                question[max(0, m.start - 50) : m.start],
+                re.IGNORECASE,
+            )
+            for m in ms
+        ):
+            why = "world_fact"  # "Comet Halley orbits the sun every 75 years", "the circumference of the earth is 40,000 km"
         elif any(guards.is_conversion(question, m) for m in ms):
             why = "conversion"  # "1 Mb has 1000 kb"
         elif any(guards.is_bill(question, m) for m in ms):
             why = "denomination"  # "$10 bill"
         elif any(n in guards.NATURE_NOUNS for n in nouns):
             why = "fact_of_nature"  # 4 legs of a table
+        elif _complement_stated(v, ms, mentions):
+            why = "complement"  # ".75 gift bags per guest, because 1/4 of attendees don't show up"
+        elif v.denominator == 1 and 1 < v <= 12 and _nature_in_solution(body, int(v), nouns):
+            why = "solution_fact"  # "A rectangle has 2 long sides" tied to "2 wood slats for every foot"
+        elif v == 50 and any(m.kind == "percent" and guards.is_reduction(question, m) for m in ms) and reads.get(Fraction(1, 2), 0) >= 1:
+            why = "half_off"  # "50% off" read as 0.5: the price paid or the amount taken off? 70% off then cost 0.7
         else:
             for m in ms:
+                if re.match(r"^\s*times?\s+(?:a|per|each|every)\s+week\b", question[m.end : m.end + 20], re.IGNORECASE) and re.search(
+                    r"\b(?:each|every|per|a)\s+day\b", question, re.IGNORECASE
+                ):
+                    extra.append(Constraint("le", sid, "7"))  # "walks there and back each day he works ... 11 times a week"
+                tall = re.match(
+                    r"^\s*[- ]?(feet|foot|ft|inches|inch|in|cm|centimeters?)\s+tall\b", question[m.end : m.end + 25], re.IGNORECASE
+                )
+                if tall:
+                    # "Isabel is 9 feet tall": nobody is; a height stays within a person's (or the original's).
+                    limit = {"f": 7, "i": 84, "c": 213}[tall.group(1)[0].lower()]
+                    extra.append(Constraint("le", sid, str(max(Fraction(limit), v))))
+                if guards.hours_in_one_day(question, m):
+                    extra.append(Constraint("le", sid, "24"))  # "Last Tuesday, she worked 27 hours"
                 cap = guards.period_cap(question, m)
                 if cap is not None:
                     if cap[1]:
@@ -330,6 +416,46 @@ def _guards(
             if st.expr.count("+") == int(v) - 1 and not any(op in st.expr for op in "*/-") and len(st.leaves) == int(v):
                 freeze[sid] = "fixed_term_sum"
                 break
+    # "ten packets ... Six of the packets ... the other four packets": the parts of a partition
+    # sum to its whole. When "the other N" (or "the remaining N") cannot move, no other count of
+    # the same noun may move either, or the parts no longer add up to the whole the story states.
+    for v, idx in groups.items():
+        if freeze.get(gid[v]) != "definite_count":
+            continue
+        rest = [
+            i
+            for i in idx
+            if re.search(
+                r"\bthe\s+(?:other|remaining|rest\s+of\s+the)\s+$",
+                question[max(0, mentions[i].start - 25) : mentions[i].start],
+                re.IGNORECASE,
+            )
+        ]
+        if not rest:
+            continue
+        nouns = {guards.head_noun(question, mentions[i]) for i in rest} - {""}
+        for w, jdx in groups.items():
+            if gid[w] not in freeze and any(guards.head_noun(question, mentions[j]) in nouns for j in jdx):
+                freeze[gid[w]] = "partition"
+    # "split the cost three ways with her two parents": the ways are the people the story lists.
+    for v, idx in groups.items():
+        if gid[v] not in freeze and any(
+            re.match(r"^\s*ways?\b", question[mentions[i].end : mentions[i].end + 8], re.IGNORECASE) for i in idx
+        ):
+            freeze[gid[v]] = "ways_count"
+    # "thrice a day for 5 days; but on two other days ... a week": day counts that together make
+    # the week (months the year) are a partition of a fixed whole; none of them may move.
+    for noun, whole, period in (("day", 7, "week"), ("month", 12, "year")):
+        if not re.search(rf"\b{period}\b", question, re.IGNORECASE):
+            continue
+        counted = [
+            v for v, idx in groups.items() if v.denominator == 1 and any(guards.head_noun(question, mentions[i]) == noun for i in idx)
+        ]
+        fixed = [Fraction(m.value) for m in mentions if not m.perturbable and guards.head_noun(question, m) == noun]
+        values = counted + fixed
+        if any(a + b == whole for a, b in itertools.combinations(values, 2)):
+            for v in counted:
+                freeze.setdefault(gid[v], "period_partition")
     # A count of the noun an ordinal numbers ("for 11 months ... on the twelfth month", "5 days ...
     # the third day") is frozen: the ordinal may be within the count or the one after it.
     for om in re.finditer(r"\b(" + "|".join(ORDINALS) + r")\s+([a-z]+)", question, re.IGNORECASE):
@@ -338,6 +464,36 @@ def _guards(
             if gid[v] not in freeze and any(guards.head_noun(question, mentions[i]) == noun for i in idx):
                 freeze[gid[v]] = "ordinal"
     return freeze, extra
+
+
+def _as_share(m: Mention) -> Fraction | None:
+    """A mention as a share of a whole (75% -> 3/4, .75 -> 3/4, 1/4 -> 1/4); None if it is not one."""
+    v = Fraction(m.value)
+    if m.kind == "percent":
+        return v / 100 if 0 < v < 100 else None
+    return v if 0 < v < 1 else None
+
+
+def _complement_stated(v: Fraction, ms: list[Mention], mentions: list[Mention]) -> bool:
+    """Whether another question number is the rest of the whole this one is a share of: changing
+    one leaves the other ("needs .75 ... because 1/4 don't show up" became ".40 ... 1/4")."""
+    mine = [x for x in (_as_share(m) for m in ms) if x is not None]
+    if not mine:
+        return False
+    own = {(m.start, m.end) for m in ms}
+    others = [x for m in mentions if (m.start, m.end) not in own and (x := _as_share(m)) is not None]
+    return any(a + b == 1 for a in mine for b in others)
+
+
+def _nature_in_solution(body: str, v: int, nouns: list[str]) -> bool:
+    """Whether the solution's prose states ``v`` as a count fixed by nature ("A rectangle has 2
+    long sides", "a car has 4 wheels") of a noun the question's mentions of ``v`` do not count."""
+    prose = re.sub(r"<<[^<>]*>>", " ", body)
+    words = "|".join(n for n in guards.NATURE_NOUNS if n.isalpha() and not n.endswith("ed"))
+    for m in re.finditer(rf"(?<![\d.]){v}(?![\d.])\s+(?:[a-z]+\s+){{0,2}}?({words})s?\b", prose, re.IGNORECASE):
+        if guards._singular(m.group(1).lower()) not in nouns:
+            return True
+    return False
 
 
 _BUDGET = re.compile(
@@ -364,7 +520,9 @@ def _budget_bounds(question: str, mentions: list[Mention], slots: list[Slot], re
 def _answer_bounds(question: str, mentions: list[Mention], slots: list[Slot], answer: Fraction, answer_step: int) -> list[Constraint]:
     """The answer stays at most every question number of the thing it counts that it was at most in
     the original: "how many guests did not get a second" never exceeds the guests, the questions
-    still to answer never exceed the test's, the money spent never exceeds the money one has."""
+    still to answer never exceed the test's, the money spent never exceeds the money one has.
+    Two fixed numbers whose product holds the thing counted bound it too: "4 pizzas. Each pizza
+    had 8 slices" means no more than 32 slices are eaten."""
     noun = guards.asked_noun(question)
     if not noun:
         return []
@@ -372,24 +530,114 @@ def _answer_bounds(question: str, mentions: list[Mention], slots: list[Slot], an
     for s in slots:
         if any(guards.head_noun(question, mentions[i]) == noun for i in s.mentions) and answer <= Fraction(s.value):
             out.append(Constraint("ansle", str(answer_step), s.id))
+    fixed = [i for s in slots if s.role == "frozen" for i in s.mentions if mentions[i].kind in ("int", "word")]
+    for a, b in itertools.combinations(fixed, 2):
+        if noun in (guards.head_noun(question, mentions[a]), guards.head_noun(question, mentions[b])):
+            cap = Fraction(mentions[a].value) * Fraction(mentions[b].value)
+            if answer <= cap:
+                out.append(Constraint("stmax", str(answer_step), str(cap)))
     return out
 
 
-def _same_unit(question: str, solution: str, mentions: list[Mention], slot: Slot, step: Step) -> bool:
-    """Whether a step's result is stated in the unit its tied question number counts."""
+_PARTITIVE = re.compile(r"^\s+of\s+(?:the|them|these|those)\b", re.IGNORECASE)
+
+
+def _partition_bounds(question: str, mentions: list[Mention], slots: list[Slot]) -> list[Constraint]:
+    """ "into 8 albums. 3 of the albums ... and 2 of the albums ...": the parts ("N of the X",
+    "N of them") stay within the whole ("M X" stated before them) as they were in the original,
+    and equal to it where they were equal: 5 + 4 selfie and portrait albums out of 6 is what a
+    free draw made."""
+    ref = {i: s.id for s in slots for i in s.mentions}
+    wholes: dict[str, int] = {}  # noun -> index of the last plain count of it
+    last_noun = ""
+    parts: dict[int, list[int]] = {}  # whole mention -> its part mentions
+    for i, m in enumerate(mentions):
+        if m.kind not in ("int", "word"):
+            continue
+        if _PARTITIVE.match(question[m.end : m.end + 20]):
+            after = question[m.end : m.end + 40].lower()
+            noun = last_noun if re.match(r"^\s+of\s+them\b", after) else guards.head_noun(question, m)
+            if noun in wholes:
+                parts.setdefault(wholes[noun], []).append(i)
+            continue
+        noun = guards.head_noun(question, m)
+        if noun and noun not in ("$", "%"):
+            wholes[noun] = i
+            last_noun = noun
+    out: list[Constraint] = []
+    for w, ps in parts.items():
+        total = sum(Fraction(mentions[i].value) for i in ps)
+        whole = Fraction(mentions[w].value)
+        if total > whole:
+            continue  # not a partition in the original either
+        kind = "sumeq" if total == whole else "sumle"
+        refs = [ref.get(i, str(Fraction(mentions[i].value))) for i in ps]
+        out.append(Constraint(kind, ref.get(w, str(whole)), "+".join(refs)))
+    return out
+
+
+def _result_unit(solution: str, step: Step) -> str:
+    """The unit the solution states a step's result in ("498 pounds" -> "pound"; "$" for money)."""
     before = solution[max(0, step.start - 3) : step.start]
     end = step.echo_end if step.echo_end >= 0 else step.end
     words = re.findall(r"[A-Za-z$%]+", solution[end : end + 30])
     unit = "$" if "$" in before or (words[:1] == ["$"]) else (guards._singular(words[0].lower()) if words else "")
-    if unit in ("dollar", "dollars"):
-        unit = "$"
+    return "$" if unit in ("dollar", "dollars") else unit
+
+
+def _same_unit(question: str, solution: str, mentions: list[Mention], slot: Slot, step: Step) -> bool:
+    """Whether a step's result is stated in the unit its tied question number counts."""
+    unit = _result_unit(solution, step)
     nouns = {guards.head_noun(question, mentions[i]) for i in slot.mentions}
     return bool(unit) and unit in nouns
+
+
+#: Units in which a result is the size of one thing a reader can picture (a person's weight or
+#: age, a height): "Alex weighs 12 times what Grace weighs" made a 3,499-pound person, "five
+#: times as old" a sister 62 years older than her brother.
+_PICTURED_UNITS = ("pound", "lb", "kg", "kilogram", "year", "inch", "foot", "feet")
+
+
+def _result_caps(question: str, solution: str, steps: list[Step], results: list[Fraction]) -> list[Constraint]:
+    """Results stated in a pictured unit stay within what the benchmark writes for that unit (the
+    95th percentile of its question values, :func:`guards.unit_caps`) or 1.5 times the original
+    result, whichever is larger; the answer to "how old" stays within 1.5 times the original age."""
+    caps = guards.unit_caps()
+    out: list[Constraint] = []
+    for j, (st, r) in enumerate(zip(steps, results, strict=True)):
+        unit = _result_unit(solution, st)
+        if r > 0 and unit in _PICTURED_UNITS and unit in caps:
+            cap = max(caps[unit], r * 3 / 2)
+            if unit in ("pound", "lb", "kg", "kilogram") and re.search(r"\bweigh", question, re.IGNORECASE):
+                # What a person or an animal weighs stays within 1.5 times the original weight:
+                # the benchmark's pounds are mostly goods, and a 540-pound Mastiff is no dog.
+                cap = r * 3 / 2
+            out.append(Constraint("stmax", str(j), str(cap)))
+    for j, (st, r) in enumerate(zip(steps, results, strict=True)):
+        # "He spends 10*.5 = 5 hours per day": no one spends 27 hours a day (or 189 a week).
+        end = st.echo_end if st.echo_end >= 0 else st.end
+        per = re.match(r"^\s*(?:hours?|hrs?)\s+(?:a|per|each|every)\s+(day|week)\b", solution[end : end + 30], re.IGNORECASE)
+        if per and r > 0:
+            limit = 24 if per.group(1).lower() == "day" else 168
+            if r <= limit:
+                out.append(Constraint("stmax", str(j), str(limit)))
+    if re.search(r"\bhow\s+old\b", question, re.IGNORECASE) and results:
+        # The age asked for: the solution often writes it without a unit ("Angela is 42-4 = 38").
+        j = len(results) - 1
+        if results[j] > 0:
+            out.append(Constraint("stmax", str(j), str(results[j] * 3 / 2)))
+            out.append(Constraint("stmin", str(j), str(results[j] * 2 / 3)))
+    return out
 
 
 _HIDDEN = re.compile(
     r"(?<![\w.,/])(\d+(?:\.\d+)?)\s*(?:[a-z]+\s*){0,2}([-+*x×−])\s*(\d+(?:\.\d+)?)\s*(?:[a-z]+\s*){0,2}"
     r"(?:for|is|makes|gives|equals|totals?|to\s+get|which\s+is)\s+(?:a\s+total\s+of\s+|an?\s+|of\s+)?\$?(\d+(?:\.\d+)?)(?![\d<])"
+)
+_PROSE_CONVERSION = re.compile(
+    r"(?<![\d.])(\d+(?:\.\d+)?)\s*(?:cents?|minutes?|seconds?|inches|ounces|months|centimeters|cm|grams|ml)\s*(?:=|is|are|equals?|makes?)\s*"
+    r"\$?\s*(\d+(?:\.\d+)?)\s*(?:dollars?|hours?|minutes?|feet|foot|pounds?|years?|meters?|m|kg|kilograms?|liters?|l)?\b",
+    re.IGNORECASE,
 )
 _COMPARE_Q = re.compile(
     r"\b(?:maximi[sz]e|minimi[sz]e|whichever|which\s+(?:one|option|plan|offer|deal|is\s+(?:cheaper|better|more|less))|better\s+(?:deal|option|choice|offer)|choice\s+of\s+purchase)\b",
@@ -420,18 +668,29 @@ def seen_before(parsed: list, i: int) -> set[Fraction]:
     return {q.value for q in parsed[:i]}
 
 
-def _check_unused_totals(mentions: list[Mention], slots: list[Slot]) -> None:
+def _check_unused_totals(question: str, mentions: list[Mention], slots: list[Slot]) -> None:
     """Reject when a number the program never reads is a sum or product of numbers that move
     ("8 customers: the first 3 ..., the next 2 ..., the last 3 ..."): moving the parts would
     leave the stated total contradicting them."""
     role = {i: s.role for s in slots for i in s.mentions}
     unused = {i for s in slots if s.role == "frozen" and (s.source == "unused" or s.source.startswith("guard:")) for i in s.mentions}
-    parts = [(i, Fraction(m.value)) for i, m in enumerate(mentions) if m.kind in _NUMERIC and i not in unused]
-    if not unused or not any(role.get(i) in ("free", "derived") for i, _ in parts):
+    # A part the guards froze is still a part: "12 racquets. 3 of them ..., 5 of them ..., 4 of
+    # them ..." with the 3 frozen still sums to the 12 while the 5 and the 4 move; so is "6 people
+    # want the pasta salad" of "16 people" when a guard froze the 6. A frozen number that is
+    # neither partitive nor counts the total's noun ("2 times") is left out: summing with a moving
+    # one to an unused total, it is mostly a coincidence.
+    noun = {i: guards.head_noun(question, m) for i, m in enumerate(mentions)}
+    every = [(i, Fraction(m.value)) for i, m in enumerate(mentions) if m.kind in _NUMERIC]
+    if not unused or not any(role.get(i) in ("free", "derived") for i, _ in every):
         return
-    parts = parts[:12]
     for u in unused:
         target = Fraction(mentions[u].value)
+        parts = [
+            (i, v)
+            for i, v in every
+            if i != u
+            and (i not in unused or _PARTITIVE.match(question[mentions[i].end : mentions[i].end + 20]) or (noun[i] and noun[i] == noun[u]))
+        ][:12]
         for size in (2, 3, 4):
             for combo in itertools.combinations(parts, size):
                 if not any(role.get(i) in ("free", "derived") for i, _ in combo):
