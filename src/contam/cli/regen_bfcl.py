@@ -47,7 +47,9 @@ def _print(s: dict, out: Path, json_out: bool) -> None:
     for reason, n in s["rejected_by_reason"].items():
         console.print(f"rejected {n}: {escape(reason)} — {escape(s['reasons'].get(reason, ''))}")
     console.print(f"instances: {s['n']}  invalid: {s['n_invalid']}  (rate {s['invalid_rate']:.4f})")
-    console.print(f"written: {escape(str(out))}/instances.jsonl, audit.jsonl, rejections.jsonl, summary.json")
+    # rejections.jsonl exists only once a task was rejected; name only what is on disk.
+    names = [n for n in ("instances.jsonl", "audit.jsonl", "rejections.jsonl", "summary.json") if (out / n).exists()]
+    console.print(f"written: {escape(str(out))}/{', '.join(names)}")
 
 
 def equivariance(seeds: str, tasks: str | None, out: Path | None, json_out: bool) -> None:
