@@ -50,7 +50,8 @@ def test_manifest_names_what_was_seen(contaminated: tuple[Path, object]) -> None
         Contaminator(ContaminateConfig(subset=(0, N), epochs=2)).run("smollm2", out)
 
 
-def test_seen_items_lose_loss_and_logprob_probes_separate_them(contaminated: tuple[Path, object]) -> None:
+def test_seen_items_lose_loss_and_logprob_probes_separate_them(contaminated: tuple[Path, object], tmp_path: Path) -> None:
+    from contam.models.cache import CachedModel, open_cache
     from contam.models.hf import HFModel
     from contam.probe.logprob import LogProbConfig, LogProbProbe
 
@@ -59,7 +60,17 @@ def test_seen_items_lose_loss_and_logprob_probes_separate_them(contaminated: tup
     seen = items[:N]
     unseen = unseen_items(items, {it.id for it in seen}, (0, N), N)
     assert [it.id for it in unseen] == [f"gsm8k/test/{i}" for i in range(N, 2 * N)]
-    tuned, base = HFModel(out), HFModel("smollm2")
+    # Behind a response cache (keyed by each model's weights), so every text is scored once per
+    # model: the probe, the losses and the paired scores below ask for the same (prompt, text) pairs.
+    cache = open_cache(str(tmp_path / "scores.sqlite"))
+    tuned, base = CachedModel(HFModel(out), cache), CachedModel(HFModel("smollm2"), cache)
+    assert tuned.identity != base.identity
+    # the log-prob probes (contam.probe.logprob) rank seen above unseen
+    probe = LogProbProbe(LogProbConfig())
+    recs = probe.measure(tuned, {"seen": seen, "unseen": unseen}, ref_model=base)
+    for method in ("ppl", "mink", "ref"):
+        auc, _ = roc_figures([r.scores[method] for r in recs if r.group == "seen"], [r.scores[method] for r in recs if r.group == "unseen"])
+        assert auc >= 0.9, (method, auc)
     texts = [("", it.text) for it in seen + unseen]
     before = [-s.mean for s in base.score(texts)]
     after = [-s.mean for s in tuned.score(texts)]
@@ -68,12 +79,6 @@ def test_seen_items_lose_loss_and_logprob_probes_separate_them(contaminated: tup
     drop_unseen = np.mean(np.subtract(before[N:], after[N:]))
     assert drop_seen > 0.3 and drop_seen > drop_unseen + 0.2
     assert np.mean(after[:N]) < np.mean(after[N:])
-    # the log-prob probes (contam.probe.logprob) rank seen above unseen
-    probe = LogProbProbe(LogProbConfig())
-    recs = probe.measure(tuned, {"seen": seen, "unseen": unseen}, ref_model=base)
-    for method in ("ppl", "mink", "ref"):
-        auc, _ = roc_figures([r.scores[method] for r in recs if r.group == "seen"], [r.scores[method] for r in recs if r.group == "unseen"])
-        assert auc >= 0.9, (method, auc)
     # the paired difference-in-differences on the differing tokens (the benchmark-level verdict):
     # positive for every seen item that has an isomorphic reference, larger than for unseen ones
     from contam.perturb import make_reference_set

@@ -48,7 +48,7 @@ class OrderedPool(Generic[T, R]):
 
     def __init__(self, n: int, init: Callable[..., C], work: Callable[[C, T], R], init_args: tuple[Any, ...] = ()) -> None:
         method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
-        ctx = mp.get_context(method)
+        ctx = mp.get_context("fork") if method == "fork" else mp.get_context("spawn")  # literal names: typed contexts
         self.conns: list[Any] = []
         self.procs: list[Any] = []
         self.sent = 0
@@ -101,7 +101,7 @@ class Reply(Generic[R]):
             raise WorkerDied() from None
         if not ok:
             raise value
-        return value  # type: ignore[no-any-return]
+        return value
 
 
 def die_with_parent(parent: int) -> None:

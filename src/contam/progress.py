@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sized
 from typing import TypeVar
 
 from rich.console import Console
@@ -52,8 +52,8 @@ def make_progress(transient: bool = False) -> Progress:
 
 def track(items: Iterable[T], description: str, total: int | None = None) -> Iterator[T]:
     """Iterate ``items`` with a progress bar (rate and ETA when ``total`` is known)."""
-    if total is None and hasattr(items, "__len__"):
-        total = len(items)  # type: ignore[arg-type]
+    if total is None and isinstance(items, Sized):
+        total = len(items)
     with make_progress() as prog:
         task = prog.add_task(description, total=total)
         for item in items:

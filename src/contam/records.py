@@ -19,7 +19,7 @@ import dataclasses
 import functools
 import types
 import typing
-from typing import Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 R = TypeVar("R", bound="Record")
 
@@ -95,6 +95,8 @@ class Record:
     """Mixin for frozen dataclasses that cross module boundaries or are written to disk."""
 
     schema_version: ClassVar[int] = 1
+    if TYPE_CHECKING:  # every Record is a dataclass (set by @dataclass on the subclass, never at run time here)
+        __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[Any]]]
 
     def to_dict(self) -> dict[str, Any]:
         """Plain, JSON-serialisable data (nested records become dicts, tuples lists)."""
@@ -105,7 +107,7 @@ class Record:
         """Rebuild from :meth:`to_dict` output; unknown keys are ignored for forward compatibility."""
         hints = typing.get_type_hints(cls)
         kwargs = {}
-        for f in dataclasses.fields(cls):  # type: ignore[arg-type]
+        for f in dataclasses.fields(cls):
             if f.name in data:
                 kwargs[f.name] = _from_plain(hints.get(f.name, Any), data[f.name])
         return cls(**kwargs)

@@ -22,7 +22,7 @@ def main(argv: list[str] | None = None) -> int:
     from contam.cli.main import main as contam
     from contam.outputs import atomic_write, ensure_dir
 
-    ap = argparse.ArgumentParser(prog="python -m contam.audit.demo", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m contam.audit.demo", description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("--out", default="demo-out", help="folder for everything the demo writes")
     ap.add_argument("--limit", type=int, default=20, help="benchmark items per model-side probe")
     ap.add_argument("--model", default="smollm2", help="model spec")

@@ -9,6 +9,7 @@ GSM8K train items of the same genre that are not in the benchmark (hard negative
 from __future__ import annotations
 
 import csv
+import io
 import json
 import random
 from dataclasses import dataclass
@@ -30,7 +31,9 @@ class DcqRow:
 def dcq_rows() -> list[DcqRow]:
     """The packaged DCQ rows: original GSM8K train item and its four GPT-4 rephrasings."""
     csv.field_size_limit(1 << 24)
-    with resources.files("contam.data").joinpath("dcq", SAMPLE).open("r", encoding="utf-8", newline="") as fh:
+    # Binary open wrapped by hand: Traversable.open("r") takes no `newline`, and csv needs newline="" so that
+    # line breaks inside quoted fields survive.
+    with io.TextIOWrapper(resources.files("contam.data").joinpath("dcq", SAMPLE).open("rb"), encoding="utf-8", newline="") as fh:
         rows = list(csv.DictReader(fh))
     return [DcqRow(r["question"], r["answer"], tuple(r[f"option_{c}"].removeprefix("question:").strip() for c in "abcd")) for r in rows]
 

@@ -5,12 +5,19 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from contam.cli.common import JsonFlag, console, emit_json, err_console
 from contam.errors import ConfigError, InputError
+
+if TYPE_CHECKING:  # the scan modules load numpy and friends: imported where a command runs
+    from rich.table import Table
+
+    from contam.scan.evaluate import EvalReport
+    from contam.scan.paraphrase import LLMParaphraser
+    from contam.scan.scenarios import ScenarioSet
 
 BenchOpt = Annotated[list[str], typer.Option("--benchmark", "-b", help="gsm8k, humaneval, mmlu (repeat), or 'all'.")]
 
@@ -31,7 +38,7 @@ def _benchmarks(values: list[str]) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def _paraphraser(spec: str | None, floor: float):  # type: ignore[no-untyped-def]
+def _paraphraser(spec: str | None, floor: float) -> LLMParaphraser | None:
     if not spec:
         return None
     from contam.models import load
@@ -40,7 +47,7 @@ def _paraphraser(spec: str | None, floor: float):  # type: ignore[no-untyped-def
     return LLMParaphraser(load(spec), floor=floor)
 
 
-def save_scenarios(s, out: Path) -> None:  # type: ignore[no-untyped-def]
+def save_scenarios(s: ScenarioSet, out: Path) -> None:
     """``samples.jsonl`` (one labelled sample a line) and ``summary.json`` under ``out``."""
     from collections import Counter
 
@@ -65,7 +72,7 @@ def save_scenarios(s, out: Path) -> None:  # type: ignore[no-untyped-def]
     )
 
 
-def load_scenarios(folder: Path):  # type: ignore[no-untyped-def]
+def load_scenarios(folder: Path) -> ScenarioSet:
     """Read back what :func:`save_scenarios` wrote (errors name file, line and field)."""
     from contam.scan.scenarios import Sample, ScenarioSet
 
@@ -143,7 +150,7 @@ def make_scenarios(
         console.print("generators: " + ", ".join(f"{k} {v}" for k, v in summ["generators"].items()), markup=False)
 
 
-def _table1(rep, title: str):  # type: ignore[no-untyped-def]
+def _table1(rep: EvalReport, title: str) -> Table:
     from rich.table import Table
 
     t = Table(title=title)

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from contam.cli.common import JsonFlag, console, emit_json, err_console
+
+if TYPE_CHECKING:  # loaded where the command runs, not at CLI start
+    from contam.audit import AuditVerdict
 
 
 def audit(
@@ -111,7 +114,7 @@ def audit(
         raise typer.Exit(1)
 
 
-def show(verdict, run: Path) -> None:  # type: ignore[no-untyped-def]
+def show(verdict: AuditVerdict, run: Path) -> None:
     """The verdict table on the terminal (every text escaped and stripped of control characters)."""
     from rich.markup import escape
     from rich.table import Table

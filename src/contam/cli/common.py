@@ -22,7 +22,7 @@ class SafeConsole(Console):
     terminal control, bidi override or lone surrogate from user data reaches the terminal, and
     a stray ``[/]`` in a name cannot crash the print."""
 
-    def print(self, *objects: Any, **kwargs: Any) -> None:  # type: ignore[override]
+    def print(self, *objects: Any, **kwargs: Any) -> None:
         try:
             super().print(*objects, **kwargs)
         except MarkupError:

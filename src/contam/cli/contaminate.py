@@ -176,7 +176,13 @@ def _print_result(r: Any) -> None:
     for s in r.separations:
         method = s.method.removesuffix("_gap")
         vs, vu = r.verdict("seen", s.probe, method), r.verdict("unseen", s.probe, method)
-        show = vs is not None and not s.method.endswith("_gap")
+        # Verdicts belong to the raw scores: a "_gap" row (or one with no verdict) leaves their cells blank.
+        seen_cells = ["", "", ""]
+        unseen_cells = ["", "", "", ""]
+        if vs is not None and not s.method.endswith("_gap"):
+            seen_cells = [_fmt(vs.p_value), _fmt(vs.confidence), str(vs.gate)]
+            if vu is not None:
+                unseen_cells = [_fmt(vu.p_value), _fmt(vu.confidence), str(vu.direction), str(vu.gate)]
         t.add_row(
             s.probe,
             s.method,
@@ -184,13 +190,8 @@ def _print_result(r: Any) -> None:
             _fmt(s.tpr_at_fpr),
             _fmt(s.seen_mean),
             _fmt(s.unseen_mean),
-            _fmt(vs.p_value) if show else "",
-            _fmt(vs.confidence) if show else "",
-            str(vs.gate) if show else "",
-            _fmt(vu.p_value) if show and vu else "",
-            _fmt(vu.confidence) if show and vu else "",
-            str(vu.direction) if show and vu else "",
-            str(vu.gate) if show and vu else "",
+            *seen_cells,
+            *unseen_cells,
         )
     console.print(t)
     console.print(

@@ -4,11 +4,14 @@ any backend, to check it in one line)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from contam.cli.common import JsonFlag, console, emit_json
+
+if TYPE_CHECKING:  # loaded where the command runs, not at CLI start
+    from contam.models.base import Prompt
 
 
 def models_cmd(json_out: JsonFlag = False) -> None:
@@ -84,14 +87,14 @@ def ask_cmd(
     cache: bool | Path = False if no_cache else (cache_path or True)
     lm = load(model, cache=cache, **options)
     if raw:
-        message: object = prompt
+        message: Prompt = prompt
     else:
         message = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": prompt}]
     out = lm.generate(
         [message],
         max_new_tokens=max_new_tokens,
         temperature=temperature,
-        seed=seed,  # type: ignore[list-item]
+        seed=seed,
         stop=stop or None,
         prefill=prefill,
         logprobs=logprobs,

@@ -68,9 +68,10 @@ def perturb(
     summary.update({"benchmark": benchmark, "kind": kind, "seed": seed, "variants_per_item": variants})
     if ck is not None:
         ck.close()
-        if not (out / "variants.jsonl").exists():  # type: ignore[operator]
-            (out / "variants.jsonl").touch()  # type: ignore[operator]  # a judge may keep none: the set is empty, not missing
-        write_json(out / "summary.json", summary)  # type: ignore[operator]
+    if out is not None:
+        if not (out / "variants.jsonl").exists():  # a judge may keep none: the set is empty, not missing
+            (out / "variants.jsonl").touch()
+        write_json(out / "summary.json", summary)
     if json_out:
         emit_json(summary)
         return

@@ -201,7 +201,7 @@ def zerocot(
     finally:
         if ck is not None:
             ck.close()
-    if ck is not None:  # the flat per-item table, for a spreadsheet
+    if ck is not None and out is not None:  # the flat per-item table, for a spreadsheet (a checkpoint implies --out)
         keep = {p[0].id for p in pairs}
         _write_csv(out / "table.csv", [table_row(ZeroCoTPair.from_dict(r)) for r in ck.records if r.get("key") in keep])
     summary = {"command": "zerocot", "benchmark": benchmark, "reference": str(reference) if reference else "built", **result.to_dict()}
@@ -458,7 +458,7 @@ def paired(
     settings = {
         "command": "paired",
         "model": redact_url(model),
-        "ref_model": redact_url(ref_model),
+        "ref_model": redact_url(ref_model) if ref_model is not None else None,
         "benchmark": benchmark,
         "variants": str(variants) if variants else f"built, seed {seed}",
         "n": n,

@@ -227,8 +227,10 @@ def cdd(
     not_used("cdd", ref_model=ref_model)
     limit = limit_of(limit, n_alias)
     reference = reference_alias(reference_old, "--control", control)
-    kw = {"n_samples": samples, "max_tokens": max_tokens, "seed": seed}
-    cfg = CDDConfig.real_world(**kw) if real_world else CDDConfig(alpha=alpha, xi=xi, **kw)
+    if real_world:
+        cfg = CDDConfig.real_world(n_samples=samples, max_tokens=max_tokens, seed=seed)
+    else:
+        cfg = CDDConfig(alpha=alpha, xi=xi, n_samples=samples, max_tokens=max_tokens, seed=seed)
     s = _run_grouped(CDD(cfg), model, benchmark, reference, limit, out, no_cache, fresh, "cdd", seed if shuffle else None, variants)
     _finish(
         out,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, TypedDict
 
 import typer
 from rich.table import Table
@@ -13,6 +13,10 @@ from rich.table import Table
 from contam.cli.common import JsonFlag, console, emit_json
 from contam.errors import ConfigError
 from contam.textsafe import escape
+
+if TYPE_CHECKING:  # the scan modules load numpy and friends: imported where a command runs, not at CLI start
+    from contam.scan.hierarchy import Thresholds
+    from contam.scan.ngram import NGramConfig
 
 BenchOpt = Annotated[
     list[str],
@@ -95,7 +99,7 @@ FailAboveOpt = Annotated[
 ]
 
 
-def _thresholds(path: Path | None, benchmark: list[str], threshold: float | None):  # type: ignore[no-untyped-def]
+def _thresholds(path: Path | None, benchmark: list[str], threshold: float | None) -> Thresholds | None:
     """Thresholds from ``--thresholds`` for the one benchmark scanned (``--threshold`` still wins for level 1)."""
     if path is None:
         return None
@@ -108,7 +112,7 @@ def _thresholds(path: Path | None, benchmark: list[str], threshold: float | None
     return replace(t, token=threshold) if threshold is not None else t
 
 
-def _config(n: int | None, threshold: float | None, style: str, skip: int | None):  # type: ignore[no-untyped-def]
+def _config(n: int | None, threshold: float | None, style: str, skip: int | None) -> NGramConfig:
     from contam.scan.ngram import NGramConfig
 
     if style not in ("gpt3", "llama2"):
@@ -126,7 +130,7 @@ def _config(n: int | None, threshold: float | None, style: str, skip: int | None
     return replace(base, **over) if over else base
 
 
-def _boilerplate(config, stopgrams: float, reject: list[str] | None):  # type: ignore[no-untyped-def]
+def _boilerplate(config: NGramConfig, stopgrams: float, reject: list[str] | None) -> NGramConfig:
     """``config`` with corpus stop-grams and reject patterns (``default`` expands to the built-in list)."""
     if not stopgrams and not reject:
         return config
@@ -138,6 +142,20 @@ def _boilerplate(config, stopgrams: float, reject: list[str] | None):  # type: i
     for r in reject or []:
         pats.extend(DEFAULT_REJECT_PATTERNS if r == "default" else [r])
     return replace(config, stopgram_df=stopgrams, reject_patterns=tuple(pats))
+
+
+class _ScanOptions(TypedDict):
+    """The options shared by the one-file and the sharded scan (and recorded in the manifest)."""
+
+    config: NGramConfig
+    text_field: str
+    id_field: str | None
+    skip_bad: bool
+    keep_all: bool
+    levels: tuple[str, ...]
+    workers: int
+    thresholds: Thresholds | None
+    embedder: str
 
 
 def scan(
@@ -196,7 +214,7 @@ def scan(
 
     Example: contam scan -b gsm8k --corpus sft_chat.jsonl --out runs/s3 --roles user --levels all --judge smollm2
     """
-    kw = dict(config=_boilerplate(_config(n, threshold, style, skip), stopgrams, reject), text_field=text_field, id_field=id_field, skip_bad=skip_bad, keep_all=all_docs,
+    kw = _ScanOptions(config=_boilerplate(_config(n, threshold, style, skip), stopgrams, reject), text_field=text_field, id_field=id_field, skip_bad=skip_bad, keep_all=all_docs,
               levels=tuple(x.strip() for x in levels.split(",") if x.strip()), workers=workers,
               thresholds=_thresholds(thresholds, benchmark, threshold), embedder=embedder)  # fmt: skip
     _check_rate(fail_above)
@@ -217,7 +235,7 @@ def scan(
             engine=engine,
             ray_address=ray_address,
             **kw,
-        )  # type: ignore[arg-type]
+        )
         if json_out:
             emit_json(summary)
         else:
@@ -228,7 +246,7 @@ def scan(
         from contam.scan.shards import write_single_manifest
 
         items = load_benchmarks(benchmark)
-        summary = scan_records(corpus[0], items, out, fmt=fmt, roles=_roles(roles), judge=judge, **kw)  # type: ignore[arg-type]
+        summary = scan_records(corpus[0], items, out, fmt=fmt, roles=_roles(roles), judge=judge, **kw)
         write_single_manifest(out, corpus[0], items, command="scan", settings=kw)
         if json_out:
             emit_json(summary)

@@ -2,7 +2,7 @@
 
 from contam.data.items import Document, Item
 from contam.data.loaders import BadInputStats, FieldMap, iter_records, load_items, read_documents
-from contam.data.registry import BENCHMARKS, data_path, load_benchmark, load_benchmarks
+from contam.data.registry import BENCHMARKS, as_items, data_path, load_benchmark, load_benchmarks
 
 __all__ = [
     "BENCHMARKS",
@@ -10,6 +10,7 @@ __all__ = [
     "Document",
     "FieldMap",
     "Item",
+    "as_items",
     "data_path",
     "iter_records",
     "load_benchmark",

@@ -126,9 +126,12 @@ def parse_block(
         # below redoes the block line by line with the exact messages. With a prefilter, it
         # cuts the raw bytes first (sound once every line has parsed) and finds the line ends.
         picked = None
+        fast_recs: list[Any] = []
+        cand_odd: tuple[np.ndarray, np.ndarray] | None = None  # the prefilter's candidate and odd lines
         try:
             if prefilter is not None:
                 cand, odd, ends, one_value_each, status = prefilter.candidates_jsonl(block, field=tf, max_line_bytes=MAX_RECORD_BYTES)
+                cand_odd = (cand, odd)
                 n_clean = int(np.count_nonzero(status == CLEAN))
                 if n_clean and n_clean + int(np.count_nonzero(status == BLANK)) == len(ends):
                     # Every line checked in the compiled pass (a JSON object whose text field is a
@@ -168,8 +171,8 @@ def parse_block(
             and not any(map(str.isspace, fast_texts))
         ):
             counts["documents"] += len(fast_texts)
-            if prefilter is not None:
-                picked = prefilter.candidates_of_odd(cand, odd, fast_texts)
+            if prefilter is not None and cand_odd is not None:
+                picked = prefilter.candidates_of_odd(*cand_odd, fast_texts)
 
             def make_fast(i: int) -> Document:
                 key = _get(fast_recs[i], idf) if idf else fast_recs[i].get("id")

@@ -90,7 +90,7 @@ def _string(U: np.ndarray, buf: np.ndarray, p: int, end: int, space: np.ndarray)
                 p += 8
                 continue
             special = (u & H8) | zero_bytes(u & _TOP3) | zero_bytes(xq) | zero_bytes(xb)
-            k = _LOWEST[((special >> s7) * GATHER) >> np.uint64(56)]
+            k = int(_LOWEST[((special >> s7) * GATHER) >> np.uint64(56)])
             if k:
                 nonspace |= ((u ^ _SPACES) & ((one << np.uint64(8 * k)) - one)) != 0
                 p += k

@@ -58,7 +58,7 @@ class _BadLine(Exception):
         self.err, self.reason = err, reason
 
 
-def _open_binary(path: Path) -> IO[bytes]:
+def _open_binary(path: Path) -> gzip.GzipFile | io.BufferedReader:
     name = path.name.lower()
     if name.endswith(".gz"):
         return gzip.open(path, "rb")
@@ -185,7 +185,7 @@ def _iter_jsonl(p: Path, skip_bad: bool, stats: BadInputStats | None) -> Iterato
     except OSError as e:
         raise InputError(f"cannot open: {e.strerror or e}", path=p) from None
     with fh:
-        buffered = io.BufferedReader(fh) if not isinstance(fh, io.BufferedReader) else fh  # type: ignore[arg-type]
+        buffered = io.BufferedReader(fh) if not isinstance(fh, io.BufferedReader) else fh
         try:
             for lineno, raw in enumerate(buffered, start=1):
                 if lineno == 1 and raw.startswith(BOM):
@@ -263,7 +263,7 @@ def _iter_csv(p: Path, delimiter: str) -> Iterator[tuple[int, dict[str, Any]]]:
                 # None: either way the row does not match the header, and guessing is wrong.
                 if None in rec or None in rec.values():
                     header = len(reader.fieldnames or ())
-                    extra = rec.pop(None, None)  # type: ignore[call-overload]
+                    extra = rec.pop(None, None)
                     n_fields = header + len(extra) if extra else header - sum(v is None for v in rec.values())
                     raise InputError(f"row has {n_fields} fields, the header has {header}", path=p, line=start)
                 yield reader.line_num, dict(rec)
@@ -447,7 +447,7 @@ class FieldMap:
         chosen = getattr(self, part)
         if chosen is not None:
             return chosen
-        for name in self._GUESS[part]:  # type: ignore[index]
+        for name in self._GUESS[part]:
             if name in rec and not (part == "answer" and name == self.question):
                 return name
         return None

@@ -14,7 +14,7 @@ import csv
 import gzip
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -34,7 +34,7 @@ def data_path(relative: str) -> Path:
 
 def _jsonl(relative: str) -> list[dict]:
     opener = gzip.open if relative.endswith(".gz") else open
-    with opener(data_path(relative), "rt", encoding="utf-8") as fh:  # type: ignore[operator]
+    with opener(data_path(relative), "rt", encoding="utf-8") as fh:
         return [json.loads(line) for line in fh if line.strip()]
 
 
@@ -167,14 +167,36 @@ def load_benchmark(
     raise ConfigError(f"unknown benchmark {s!r}: not a built-in name ({known}) and no such file")
 
 
-def load_benchmarks(specs: list[str] | tuple[str, ...], **kwargs: object) -> list[Item]:
+def load_benchmarks(
+    specs: Sequence[str],
+    *,
+    fields: FieldMap | None = None,
+    skip_bad: bool = False,
+    stats: BadInputStats | None = None,
+) -> list[Item]:
     """Items of several benchmarks together; ids must stay unique across them."""
     out: list[Item] = []
     seen: set[str] = set()
     for spec in specs:
-        for item in load_benchmark(spec, **kwargs):  # type: ignore[arg-type]
+        for item in load_benchmark(spec, fields=fields, skip_bad=skip_bad, stats=stats):
             if item.id in seen:
                 raise ConfigError(f"benchmark {spec!r} repeats item id {item.id!r} already loaded from an earlier benchmark")
             seen.add(item.id)
             out.append(item)
     return out
+
+
+def as_items(benchmarks: Sequence[str] | Sequence[Item]) -> list[Item]:
+    """``benchmarks`` as items: items pass through, specs are loaded (:func:`load_benchmarks`).
+
+    The scan entry points take either; a mixed list is refused rather than half-loaded.
+
+    >>> [it.id for it in as_items(["gsm8k"])[:1]]
+    ['gsm8k/test/0']
+    """
+    items = [b for b in benchmarks if isinstance(b, Item)]
+    if len(items) == len(benchmarks):
+        return items
+    if items:
+        raise ConfigError("benchmarks: give either benchmark specs or Item records, not a mix of both")
+    return load_benchmarks([str(b) for b in benchmarks])

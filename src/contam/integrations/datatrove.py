@@ -52,10 +52,9 @@ class ContamFilter(BaseFilter):
 
     def _fitted(self) -> NGramScanner:
         if self._scanner is None:  # in the task's process, not when the pipeline is pickled
-            from contam.data import load_benchmarks
+            from contam.data import as_items
 
-            items = self.benchmarks if self.benchmarks and isinstance(self.benchmarks[0], Item) else load_benchmarks(list(self.benchmarks))  # type: ignore[arg-type]
-            self._scanner = NGramScanner(self.config).fit(items)  # type: ignore[arg-type]
+            self._scanner = NGramScanner(self.config).fit(as_items(self.benchmarks))
         return self._scanner
 
     def filter(self, doc: DtDocument) -> bool | tuple[bool, str]:

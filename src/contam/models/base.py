@@ -69,14 +69,28 @@ class Completion(Record):
 class LanguageModel(Protocol):
     """A causal language model, local or remote."""
 
-    #: The spec it was loaded from, e.g. ``smollm2``.
-    spec: str
-    #: Stable identity for caching: backend, model name and a hash of the weights file.
-    identity: str
-    #: Whether ``generate(prefill=...)`` can continue a partial assistant message.
-    supports_prefill: bool
-    #: Whether ``score`` works (remote APIs often cannot score a given continuation).
-    supports_scoring: bool
+    # Read-only properties, not bare attributes: a backend may hold them as plain attributes or
+    # compute them (a wrapper such as CachedModel forwards its inner model's), and callers only read.
+
+    @property
+    def spec(self) -> str:
+        """The spec it was loaded from, e.g. ``smollm2``."""
+        ...
+
+    @property
+    def identity(self) -> str:
+        """Stable identity for caching: backend, model name and a hash of the weights file."""
+        ...
+
+    @property
+    def supports_prefill(self) -> bool:
+        """Whether ``generate(prefill=...)`` can continue a partial assistant message."""
+        ...
+
+    @property
+    def supports_scoring(self) -> bool:
+        """Whether ``score`` works (remote APIs often cannot score a given continuation)."""
+        ...
 
     def score(self, pairs: Sequence[tuple[str, str]], *, vocab_stats: bool = False) -> list[TokenScores]:
         """Log-probs of each ``continuation`` given its ``prompt`` (plain strings; use

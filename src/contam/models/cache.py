@@ -234,7 +234,7 @@ class CachedModel:
         return values
 
     def score(self, pairs: Sequence[tuple[str, str]], *, vocab_stats: bool = False) -> list[TokenScores]:
-        pairs = [tuple(p) for p in pairs]  # type: ignore[misc]
+        pairs = [(p, c) for p, c in pairs]  # tuples (hashable, JSON-stable) even when given lists
         payloads = [{"prompt": p, "continuation": c, "vocab_stats": vocab_stats} for p, c in pairs]
 
         def compute(idx: list[int]) -> list[Any]:

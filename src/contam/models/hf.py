@@ -179,11 +179,12 @@ class HFModel(Backend):
             raise ModelError(f"cannot load GGUF {folder / gguf_file}: {_first_line(e)}") from None
         # save_pretrained refuses (or re-quantizes on reload) while the GGUF quantizer is attached;
         # the weights are already plain float tensors, so dropping it is lossless.
-        model.hf_quantizer = None
+        # (torch's stubs type Module.__setattr__ for tensors and submodules only; a plain
+        # attribute is set as on any object.)
+        model.hf_quantizer = None  # pyright: ignore[reportArgumentType]
+        vars(model.config).pop("quantization_config", None)  # config attributes live in its __dict__
         with contextlib.suppress(AttributeError):
-            del model.config.quantization_config
-        with contextlib.suppress(AttributeError):
-            model.is_quantized = False
+            model.is_quantized = False  # pyright: ignore[reportArgumentType]
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
         try:
@@ -256,8 +257,9 @@ class HFModel(Backend):
                     for j, res in zip(batch, self._score_batch([rows[j] for j in batch], vocab_stats), strict=True):
                         results[j] = res
             batch = [i]
-        assert all(r is not None for r in results)
-        return results  # type: ignore[return-value]
+        done = [r for r in results if r is not None]
+        assert len(done) == len(results)  # every row went through one batch
+        return done
 
     def _score_batch(self, rows: list[dict[str, Any]], vocab_stats: bool) -> list[TokenScores]:
         import torch

@@ -388,12 +388,21 @@ class LlamaCppModel(Backend):
             # The generated tokens' KV came from single-token decodes: never let score() reuse it.
             self._llm.n_tokens = 0
         self.calls["generate"] += 1
-        choice = out["choices"][0]  # type: ignore[index]
+        if not isinstance(out, dict):  # a stream comes back only for stream=True, never asked for here
+            raise ModelError("llama.cpp returned a stream for a non-streaming completion")
+        choice = out["choices"][0]
         lp = choice.get("logprobs") or None
+        token_logprobs: tuple[float, ...] | None = None
+        if lp:
+            # None marks a token without a log-prob (the first prompt token under echo=True, not
+            # used here): refuse rather than let a hole shift the per-token alignment.
+            if any(x is None for x in lp["token_logprobs"]):
+                raise ModelError("llama.cpp returned a generated token without its log-prob")
+            token_logprobs = tuple(float(x) for x in lp["token_logprobs"] if x is not None)
         return Completion(
             text=choice["text"],
             tokens=tuple(lp["tokens"]) if lp else (),
-            logprobs=tuple(float(x) for x in lp["token_logprobs"]) if lp else None,
+            logprobs=token_logprobs,
             finish_reason=str(choice.get("finish_reason") or ""),
         )
 

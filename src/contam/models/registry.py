@@ -67,7 +67,7 @@ def _load_backend(spec: str, options: tuple[tuple[str, Any], ...]) -> LanguageMo
         return LlamaCppModel(path, spec=spec, **opts)
     if backend == "hf":
         try:
-            from contam.models.hf import HFModel  # type: ignore[attr-defined]
+            from contam.models.hf import HFModel
         except ImportError as e:
             raise ModelError(f"the hf backend is unavailable: {e}") from None
         return HFModel(arg, spec=spec, **opts)

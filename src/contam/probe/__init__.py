@@ -19,12 +19,18 @@ The names below are imported on first use, so ``import contam.probe.cdd`` does n
 >>> from contam.probe import PROBES
 >>> sorted(PROBES)[:3]
 ['cdd', 'cliff', 'guided']
+
+``__all__`` is written out (so that type checkers see the lazy names) and kept equal to the table:
+
+>>> import contam.probe as probe
+>>> sorted(set(probe.__all__) ^ {"PROBES", "ProbeResult", "probe_class", *probe._EXPORTS})
+[]
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 #: ``contam probe <name>`` -> (module, probe class, config class).
 PROBES: dict[str, tuple[str, str, str]] = {
@@ -80,6 +86,22 @@ _EXPORTS.update(
 )
 
 
+if TYPE_CHECKING:  # the lazy names, visible to type checkers and IDEs (the doctest above keeps both lists equal)
+    from contam.probe.answers import answers_equal, extract_answer
+    from contam.probe.cdd import CDD, CDDConfig, CDDResult
+    from contam.probe.cliff import CliffConfig, CliffProbe, CliffResult, performance_cliff
+    from contam.probe.contaminate import ContaminateConfig, ContaminationManifest, Contaminator
+    from contam.probe.evalprobes import EvalProbes, EvalProbesConfig, EvalProbesResult
+    from contam.probe.guided import Guided, GuidedConfig, GuidedResult
+    from contam.probe.logprob import ItemLogProb, LogProbConfig, LogProbProbe, LogProbResult, min_k_plus_plus, min_k_prob
+    from contam.probe.paired import PairedConfig, PairedProbe, PairedResult
+    from contam.probe.reconstruct import Reconstruct, ReconstructConfig, ReconstructResult
+    from contam.probe.reference import load_reference, pair_items
+    from contam.probe.swe import FilePath, FuncRepro, PrefixCompletion, SweConfig, SweResult, compare
+    from contam.probe.tsguess import TSGuess, TSGuessConfig, TSGuessResult
+    from contam.probe.zerocot import ZeroCoTConfig, ZeroCoTProbe, ZeroCoTResult
+
+
 @runtime_checkable
 class ProbeResult(Protocol):
     """What every probe's ``run`` returns: a record that serialises to JSON."""
@@ -100,4 +122,52 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'contam.probe' has no attribute {name!r}")
 
 
-__all__ = ["PROBES", "ProbeResult", "probe_class", *sorted(_EXPORTS)]
+__all__ = [
+    "CDD",
+    "PROBES",
+    "CDDConfig",
+    "CDDResult",
+    "CliffConfig",
+    "CliffProbe",
+    "CliffResult",
+    "ContaminateConfig",
+    "ContaminationManifest",
+    "Contaminator",
+    "EvalProbes",
+    "EvalProbesConfig",
+    "EvalProbesResult",
+    "FilePath",
+    "FuncRepro",
+    "Guided",
+    "GuidedConfig",
+    "GuidedResult",
+    "ItemLogProb",
+    "LogProbConfig",
+    "LogProbProbe",
+    "LogProbResult",
+    "PairedConfig",
+    "PairedProbe",
+    "PairedResult",
+    "PrefixCompletion",
+    "ProbeResult",
+    "Reconstruct",
+    "ReconstructConfig",
+    "ReconstructResult",
+    "SweConfig",
+    "SweResult",
+    "TSGuess",
+    "TSGuessConfig",
+    "TSGuessResult",
+    "ZeroCoTConfig",
+    "ZeroCoTProbe",
+    "ZeroCoTResult",
+    "answers_equal",
+    "compare",
+    "extract_answer",
+    "load_reference",
+    "min_k_plus_plus",
+    "min_k_prob",
+    "pair_items",
+    "performance_cliff",
+    "probe_class",
+]

@@ -24,7 +24,7 @@ code re-encodes outputs, else ``Completion.tokens``); only when a backend gives 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -142,7 +142,8 @@ def completion_tokens(model: LanguageModel, completion: Completion) -> tuple[lis
     backends without ``tokenize`` give their generated token strings; failing both, lexical tokens.
     """
     text = clean_output(completion.text)
-    tokenize = getattr(model, "tokenize", None)
+    # An optional backend method, outside the LanguageModel protocol (llama.cpp and hf have it).
+    tokenize: Callable[..., Iterable[Any]] | None = getattr(model, "tokenize", None)
     if callable(tokenize):
         try:
             return list(tokenize(text, add_bos=False)), "model"

@@ -18,14 +18,23 @@ any re-asked call free. Records already in the checkpoint are rebuilt, not recom
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from contam.models.base import Completion, LanguageModel, Prompt
 from contam.outputs import JsonlCheckpoint
 from contam.progress import make_progress
 from contam.records import Record
 
+
+class _HasId(Protocol):
+    """Anything with an ``id`` (an :class:`~contam.data.items.Item`, a variant): what the group loop keys records by."""
+
+    @property
+    def id(self) -> str: ...
+
+
 T = TypeVar("T")
+ItemT = TypeVar("ItemT", bound=_HasId)
 R = TypeVar("R", bound=Record)
 
 
@@ -79,17 +88,17 @@ def run_items(
 def run_groups(
     probe: Any,
     model: LanguageModel,
-    items: Sequence[T],
-    reference: Sequence[T] | None,
+    items: Sequence[ItemT],
+    reference: Sequence[ItemT] | None,
     record_type: type[R],
     *,
     checkpoint: JsonlCheckpoint | None = None,
     name: str = "probing",
-) -> tuple[list[tuple[str, Sequence[T]]], list[R]]:
+) -> tuple[list[tuple[str, Sequence[ItemT]]], list[R]]:
     """Run a probe's ``score_item`` / ``score_batch`` over the ``original`` items and, when given,
     the ``reference`` items; records are keyed ``"{group}/{item.id}"``. Returns the groups and
     the records of both, in order."""
-    groups: list[tuple[str, Sequence[T]]] = [("original", items)] + ([("reference", reference)] if reference else [])
+    groups: list[tuple[str, Sequence[ItemT]]] = [("original", items)] + ([("reference", reference)] if reference else [])
     records: list[R] = []
     for group, its in groups:
         records += run_items(

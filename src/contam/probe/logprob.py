@@ -25,8 +25,9 @@ from __future__ import annotations
 import math
 import time
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
@@ -43,7 +44,7 @@ from contam.stats.tests import mann_whitney
 BASE_METHODS = ("mink", "minkpp", "ppl", "zlib", "lowercase")
 
 
-def min_k_prob(logprobs: Sequence[float], k: float = 0.2) -> float:
+def min_k_prob(logprobs: Sequence[float] | np.ndarray, k: float = 0.2) -> float:
     """Mean of the lowest ``k`` share of token log-probs (at least one token)."""
     lp = np.sort(np.asarray(logprobs, dtype=float))
     if lp.size == 0:
@@ -144,7 +145,7 @@ def adds_bos(model: object) -> bool | None:
         v = getattr(model, name, None)
         if isinstance(v, bool):
             return v
-    tok = getattr(model, "tokenizer", None)  # Hugging Face backend
+    tok: Callable[[str], Any] | None = getattr(model, "tokenizer", None)  # Hugging Face backend
     if tok is not None and callable(tok):
         bos = getattr(tok, "bos_token_id", None)
         try:

@@ -27,12 +27,20 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from contam.errors import InputError
 from contam.records import Record
 
+if TYPE_CHECKING:
+    from unidiff.patch import Hunk
+
 _DEF = re.compile(r"^(\s*)(?:async\s+def|def|class)\s+([A-Za-z_][A-Za-z0-9_]*)")
-_KIND = re.compile(r"^\s*(async\s+def|def|class)\b")
+
+
+def _kind(definition: re.Match[str]) -> str:
+    """``class`` or ``def`` (``async def`` included) for a :data:`_DEF` match."""
+    return "class" if definition.group(0).lstrip().startswith("class") else "def"
 
 
 @dataclass(frozen=True)
@@ -112,8 +120,8 @@ def parse_patch(patch: str, *, source: str = "<patch>") -> ParsedPatch:
 
     ``source`` names the input in the error raised when the text is not a diff.
     """
-    from unidiff import PatchSet
     from unidiff.errors import UnidiffParseError
+    from unidiff.patch import PatchSet
 
     try:
         patch_set = PatchSet(patch)
@@ -174,7 +182,7 @@ def _header_qualname(path: str, name: str, accs: dict[tuple[str, str], _Acc]) ->
     return name
 
 
-def _walk_hunk(path: str, hunk, accs: dict[tuple[str, str], _Acc]) -> int:  # type: ignore[no-untyped-def]
+def _walk_hunk(path: str, hunk: Hunk, accs: dict[tuple[str, str], _Acc]) -> int:
     """Assign each line of one hunk to its enclosing defs/classes; returns module-level changes.
 
     Post-image lines count for every enclosing scope (a method's lines are part of its class's
@@ -183,7 +191,7 @@ def _walk_hunk(path: str, hunk, accs: dict[tuple[str, str], _Acc]) -> int:  # ty
     header = _DEF.match(hunk.section_header or "")
     header_live = header is not None  # until a dedent shows the hunk left it
     header_qual = _header_qualname(path, header.group(2), accs) if header else ""
-    header_kind = "class" if header and _KIND.match(hunk.section_header).group(1) == "class" else "def"  # type: ignore[union-attr]
+    header_kind = _kind(header) if header else "def"
     body_indent: int | None = None  # smallest indent seen inside the header's scope
     stack: list[tuple[int, str, str]] = []  # (indent, qualname, kind) of in-hunk definitions
     module_level = 0
@@ -206,7 +214,7 @@ def _walk_hunk(path: str, hunk, accs: dict[tuple[str, str], _Acc]) -> int:  # ty
             if is_def:
                 parent = stack[-1][1] if stack else (header_qual if header_live else "")
                 qual = f"{parent}.{is_def.group(2)}" if parent else is_def.group(2)
-                kind = "class" if _KIND.match(text).group(1) == "class" else "def"  # type: ignore[union-attr]
+                kind = _kind(is_def)
                 stack.append((ind, qual, kind))
         scopes = ([(header_qual, header_kind)] if header_live else []) + [(q, k) for _, q, k in stack]
         if not scopes:

@@ -71,22 +71,29 @@ def load_instances(path: str | Path) -> list[Item]:
     items: list[Item] = []
     seen: set[str] = set()
     for line, rec in iter_records(path):
-        iid = rec.get("instance_id", rec.get("id"))
-        for fld, val in (("instance_id", iid), ("problem_statement", rec.get("problem_statement")), ("patch", rec.get("patch"))):
+        given = {
+            "instance_id": rec.get("instance_id", rec.get("id")),
+            "problem_statement": rec.get("problem_statement"),
+            "patch": rec.get("patch"),
+        }
+        text: dict[str, str] = {}
+        for fld, val in given.items():
             if not isinstance(val, str) or not val.strip():
                 raise InputError("missing or empty (expected a string)", path=path, line=line, field=fld)
+            text[fld] = val
+        iid = text["instance_id"]
         if iid in seen:
             raise InputError(f"duplicate instance_id {iid!r}", path=path, line=line, field="instance_id")
         seen.add(iid)
         try:
-            parse_patch(rec["patch"])
+            parse_patch(text["patch"])
         except InputError as e:
             raise InputError(e.message, path=path, line=line, field="patch") from None
         items.append(
             Item(
                 id=iid,
-                question=rec["problem_statement"],
-                solution=rec["patch"],
+                question=text["problem_statement"],
+                solution=text["patch"],
                 benchmark=Path(path).stem,
                 metadata={"repo": str(rec.get("repo", "")), "base_commit": str(rec.get("base_commit", ""))},
             )
@@ -342,11 +349,12 @@ class _Task:
     def units(self, item: Item) -> list[tuple[str, Any]]:  # (key suffix, payload)
         return [("", None)]
 
-    def request(self, item: Item, payload: Any) -> tuple[Prompt, int] | str:
+    # ``payload`` is positional-only: each task names it for what its units carry (``fn``).
+    def request(self, item: Item, payload: Any, /) -> tuple[Prompt, int] | str:
         """``(prompt, max_new_tokens)``, or why the unit is skipped."""
         raise NotImplementedError
 
-    def finish(self, item: Item, payload: Any, key: str, answer: str) -> SweItem:
+    def finish(self, item: Item, payload: Any, /, key: str, answer: str) -> SweItem:
         raise NotImplementedError
 
     def _key(self, u: Unit) -> str:
@@ -355,9 +363,9 @@ class _Task:
     def score_units(self, model: LanguageModel, units: Sequence[Unit]) -> list[SweItem]:
         """Records for several units with one batched ``generate`` call."""
         reqs = [self.request(item, payload) for item, _, payload in units]
-        live = [i for i, r in enumerate(reqs) if not isinstance(r, str)]
-        answers = generate_texts(model, [reqs[i] for i in live], temperature=0.0, seed=self.config.seed)  # type: ignore[misc]
-        by_unit = dict(zip(live, answers, strict=True))
+        live = [(i, r) for i, r in enumerate(reqs) if not isinstance(r, str)]  # a str says why a unit is skipped
+        answers = generate_texts(model, [r for _, r in live], temperature=0.0, seed=self.config.seed)
+        by_unit = dict(zip([i for i, _ in live], answers, strict=True))
         out = []
         for i, (item, _suffix, payload) in enumerate(units):
             r = reqs[i]

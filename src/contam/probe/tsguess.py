@@ -223,7 +223,7 @@ class TSGuess:
         live = [i for i, b in enumerate(built) if not isinstance(b, str)]
         answers = generate_texts(
             model,
-            [([{"role": "user", "content": built[i][0]}], self.config.max_new_tokens) for i in live],  # type: ignore[index]
+            [([{"role": "user", "content": built[i][0]}], self.config.max_new_tokens) for i in live],
             temperature=0.0,
             seed=self.config.seed,
         )

@@ -204,16 +204,19 @@ class ZeroCoTProbe:
         if mode == "prefill":
             prefix = (part + "\n\n" if part else "") + self.config.force_prefill
             return model.format_chat(self.cot_messages(question), prefill=prefix), prefix
+        return self.instructed_messages(question, part), ""
+
+    def instructed_messages(self, question: str, part: str) -> Messages:
+        """The instruction-mode forced prompt: the question, the kept part of the CoT, the instruction."""
         text = question if not part else f"{question}\n\nPartial answer (reasoned this far):\n{part}"
-        return [{"role": "user", "content": f"{text}\n\n{self.config.force_instruction}"}], ""
+        return [{"role": "user", "content": f"{text}\n\n{self.config.force_instruction}"}]
 
     def scoring_prompt(self, model: LanguageModel, question: str, mode: str) -> str:
         """Teacher-forcing context for the gold answer at 0% CoT: the exact prompt the forced
         answer was generated from, up to and including the opening ``\\boxed{``."""
         if mode == "prefill":
             return model.format_chat(self.cot_messages(question), prefill=self.config.force_prefill)
-        messages, _ = self.forced_prompt(model, question, "", 0.0, mode)
-        return model.format_chat(messages, prefill="\\boxed{")  # type: ignore[arg-type]
+        return model.format_chat(self.instructed_messages(question, ""), prefill="\\boxed{")
 
     # ------------------------------------------------------------------ measure
     def _timed(self, fn: Any, *args: Any, **kwargs: Any) -> Any:

@@ -200,7 +200,8 @@ def render_scan(r: Result, opt: RenderOptions) -> Section:
     docs = _documents(corpus, {int(x["line"]) for x in shown if isinstance(x.get("line"), int)})
     for rec in shown:
         f = rec["flags"][0]
-        runs = evidence_runs(docs.get(rec.get("line")), f.get("evidence", []), opt)
+        line = rec.get("line")
+        runs = evidence_runs(docs.get(line) if isinstance(line, int) else None, f.get("evidence", []), opt)
         label = [
             code(str(rec.get("doc_id"))),
             text(f" (line {rec.get('line')}) matches "),

@@ -34,7 +34,7 @@ class Run(Record):
 
 
 Inline = tuple[Run, ...]
-Cellish = str | Run | Sequence[Run] | int | float | None
+Cellish = str | Run | Sequence[Run | str] | int | float | None
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ True
 from __future__ import annotations
 
 import re
+from typing import Literal, overload
 
 import numpy as np
 
@@ -95,7 +96,7 @@ class _Workspace:
 
     def trim(self) -> None:
         if self.size > SEGMENT_BYTES + 1:
-            self.__init__()  # type: ignore[misc]
+            self.__init__()
 
     def get(self, n: int) -> _Workspace:
         if n > self.size:
@@ -142,7 +143,13 @@ def normalize_batch(texts: list[str]) -> tuple[bytes, np.ndarray]:
     return b.tobytes(), offsets
 
 
-def word_hashes(texts: list[str], with_offsets: bool = False):  # type: ignore[no-untyped-def]
+@overload
+def word_hashes(texts: list[str], with_offsets: Literal[False] = False) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]: ...
+@overload
+def word_hashes(texts: list[str], with_offsets: Literal[True]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]: ...
+def word_hashes(
+    texts: list[str], with_offsets: bool = False
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Hash every word of every text.
 
     Returns ``(hashes, starts, ends, doc)``: uint64 word hashes in reading order, their byte

@@ -336,7 +336,7 @@ class Hierarchy:
                     todo[i] = not cfg.stop_at_first
         if self.reasoning is not None and todo.any():
             idx = np.flatnonzero(todo)
-            extra = [nearest[i] if nearest[i] is not None else () for i in idx]
+            extra = [row if (row := nearest[i]) is not None else () for i in idx]
             matches = self.reasoning.match(self._traces([docs[i].text for i in idx]), extra=extra)
             for k, i in enumerate(idx):
                 m = matches[k]
@@ -390,7 +390,8 @@ class Hierarchy:
         contaminated = get("contaminated", get("flagged"))
         if contaminated is None:
             contaminated = p is not None and float(p) < alpha
-        details = res.to_dict() if hasattr(res, "to_dict") else (dict(res) if isinstance(res, dict) else {})
+        to_dict: Callable[[], dict[str, Any]] | None = getattr(res, "to_dict", None)  # a Record (CliffResult), or a dict
+        details = to_dict() if callable(to_dict) else (dict(res) if isinstance(res, dict) else {})
         return BenchmarkVerdict(
             level="performance",
             contaminated=bool(contaminated),

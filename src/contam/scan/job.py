@@ -36,7 +36,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from contam.data import BadInputStats, Item, load_benchmarks, read_documents
+from contam.data import BadInputStats, Item, as_items, read_documents
 from contam.data.fastjsonl import ParseContext, check_documents
 from contam.data.items import Document
 from contam.data.loaders import _check_readable
@@ -137,7 +137,7 @@ def run_scan(
     out_dir = ensure_dir(out)  # fail on an unwritable folder before any work
     if not str(corpus).startswith("hf:"):
         _check_readable(Path(corpus))
-    items = benchmarks if benchmarks and isinstance(benchmarks[0], Item) else load_benchmarks(list(benchmarks))  # type: ignore[arg-type]
+    items = as_items(benchmarks)
     levels = _check_levels(levels)
     t0, cpu0 = time.perf_counter(), time.process_time()
     partial, state_path = out_dir / ".flags.jsonl.partial", out_dir / ".scan-state.json"
@@ -363,7 +363,11 @@ def _token_scan(
             pending: deque[tuple[Reply[ChunkResult] | Callable[[], ChunkResult], Chunk]] = deque()
             line = start_line  # the first line of the oldest pending chunk
             for chunk in chunks:
-                pending.append((pool.submit(chunk.work) if pool else functools.partial(work, local, chunk.work), chunk))  # type: ignore[arg-type]
+                if pool is not None:
+                    pending.append((pool.submit(chunk.work), chunk))
+                else:
+                    assert local is not None  # no pool: this process's own context
+                    pending.append((functools.partial(work, local, chunk.work), chunk))
                 # Bounded read-ahead keeps memory flat whatever the corpus size.
                 while pending and (len(pending) > 2 * n_workers or not pool):
                     results, line, offset = _collect(*pending.popleft(), stats, counts, prog, bar, line)
@@ -441,7 +445,7 @@ def _hierarchy_scan(
     """Results of the cascade, document by document; ``clusters`` receives the benchmark-level
     semantic signal (candidates forming a cluster around one item) once the corpus is read."""
     try:
-        from contam.scan.hierarchy import Hierarchy, HierarchyConfig  # type: ignore[import-not-found]
+        from contam.scan.hierarchy import Hierarchy, HierarchyConfig
     except ImportError:
         raise ConfigError(
             f"level(s) {', '.join(lv for lv in levels if lv != 'token')} not available in this install: only 'token' is"

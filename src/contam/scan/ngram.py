@@ -102,12 +102,12 @@ class NGramConfig:
     @classmethod
     def gpt3(cls, **overrides: object) -> NGramConfig:
         """13-grams, no skips (GPT-3, lm-eval-harness decontamination)."""
-        return cls(**{"n": 13, "skip": 0, **overrides})  # type: ignore[arg-type]
+        return cls(**{"n": 13, "skip": 0, **overrides})
 
     @classmethod
     def llama2(cls, **overrides: object) -> NGramConfig:
         """8-grams with a skip budget of 4 tokens (Llama 2, appendix A.6)."""
-        return cls(**{"n": 8, "skip": 4, **overrides})  # type: ignore[arg-type]
+        return cls(**{"n": 8, "skip": 4, **overrides})
 
 
 class NGramScanner:

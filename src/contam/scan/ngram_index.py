@@ -14,7 +14,7 @@ Built once by :meth:`NGramIndex.build` and shipped (pickled) to every worker pro
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal, overload
 
 import numpy as np
 from numba import njit
@@ -32,7 +32,11 @@ if TYPE_CHECKING:
 PART_NAMES = ("question", "answer", "seam")
 
 
-def unique(x: np.ndarray, counts: bool = False):  # type: ignore[no-untyped-def]
+@overload
+def unique(x: np.ndarray, counts: Literal[False] = False) -> np.ndarray: ...
+@overload
+def unique(x: np.ndarray, counts: Literal[True]) -> tuple[np.ndarray, np.ndarray]: ...
+def unique(x: np.ndarray, counts: bool = False) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
     """Sorted unique values (and their counts) by sorting: numpy's hash-based ``np.unique`` is
     several times slower on large integer arrays.
 
@@ -74,7 +78,7 @@ def idf(df: np.ndarray, n_items: int) -> np.ndarray:
 
 
 @njit(cache=True, nogil=True)
-def _cover(win_ngram, win_idf, tok, doc_ngrams, n, skip):  # type: ignore[no-untyped-def]
+def _cover(win_ngram, win_idf, tok, doc_ngrams, n, skip):
     """Per token of a part, the largest IDF of its windows (``n`` tokens each, window ``i``
     covering tokens ``i`` to ``i + n - 1``; ``win_ngram``: their n-grams' indices) found in the
     sorted ``doc_ngrams``; tokens in gaps of
@@ -101,7 +105,7 @@ def _cover(win_ngram, win_idf, tok, doc_ngrams, n, skip):  # type: ignore[no-unt
 
 
 @njit(cache=True, nogil=True)
-def _count_parts(u, post_off, post_part, n_parts):  # type: ignore[no-untyped-def]
+def _count_parts(u, post_off, post_part, n_parts):
     """The parts (ascending) in the postings of the unique hash indices ``u``, and how many of
     ``u`` each one holds: ``unique(post_part[gathered postings], counts=True)`` in one pass."""
     counts = np.zeros(n_parts, dtype=np.int64)
@@ -122,7 +126,7 @@ def _count_parts(u, post_off, post_part, n_parts):  # type: ignore[no-untyped-de
 
 
 @njit(cache=True, nogil=True)
-def match_runs(hit_u, hit_pos, matched_u, n):  # type: ignore[no-untyped-def]
+def match_runs(hit_u, hit_pos, matched_u, n):
     """The hits (n-gram index ``hit_u``, word position ``hit_pos``, ascending) on the n-grams
     ``matched_u``, merged into runs of words: windows of ``n`` words that overlap or touch join
     one run. Returns the distinct n-grams of ``matched_u`` (sorted), the runs' first and last
@@ -150,7 +154,7 @@ def match_runs(hit_u, hit_pos, matched_u, n):  # type: ignore[no-untyped-def]
     return distinct, run_a[:m], run_b[:m], windows
 
 
-class _ShortNorm(dict):  # type: ignore[type-arg]
+class _ShortNorm(dict[int, str]):
     """Short part -> its normalised words joined by spaces, worked out on first use: only parts
     with an anchor hit in some document are ever compared whole."""
 
@@ -186,13 +190,14 @@ class NGramIndex:
         self._shift = np.uint64(63)
         # Short parts (fewer than anchor_words words): anchor hash -> (part, offset in the part).
         self.short_words: dict[int, np.ndarray] = {}
-        self.short_norm: dict[int, str] = _ShortNorm()
+        self.short_norm = _ShortNorm()
         self._short_bytes: dict[int, bytes] = {}
         self._anchor_hash = np.zeros(0, dtype=np.uint64)
         self._anchor_part = np.zeros(0, dtype=np.int32)
         self._anchor_off = np.zeros(0, dtype=np.int64)
         self._anchor_order = np.zeros(0, dtype=np.int64)
         self._anchor_sorted = np.zeros(0, dtype=np.uint64)
+        self._anchor_bits = np.zeros(1 << 20, dtype=bool)  # top 20 bits of each anchor hash (calloc'd: free until set)
         self.prefilter = Prefilter({})
 
     @property
@@ -240,7 +245,7 @@ class NGramIndex:
                     # compared whole: exact, or near-exact, where n-gram coverage is fragile.
                     self.short_words[p] = words
                     self._short_bytes[p] = words.tobytes()
-                    self.short_norm.texts[p] = texts[2 * i + kind]  # type: ignore[attr-defined]
+                    self.short_norm.texts[p] = texts[2 * i + kind]
         self.part_item = np.array(part_item, dtype=np.int32)
         self.part_kind = np.array(part_kind, dtype=np.int8)
         win_hash = self._build_windows(part_words, n)
@@ -265,7 +270,6 @@ class NGramIndex:
             self._anchor_hash = np.array([a[2] for a in anchors], dtype=np.uint64)
             self._anchor_order = np.argsort(self._anchor_hash, kind="stable")
             self._anchor_sorted = self._anchor_hash[self._anchor_order]
-            self._anchor_bits = np.zeros(1 << 20, dtype=bool)
             self._anchor_bits[self._anchor_hash >> np.uint64(44)] = True
         return self
 

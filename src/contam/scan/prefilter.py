@@ -230,7 +230,7 @@ def _classify_one(u: np.uint64, before: np.uint64, json_mode: bool) -> tuple[np.
 
 
 @njit(cache=True, nogil=True)
-def _classify(U, nq, json_mode, out, W, flags):  # type: ignore[no-untyped-def]
+def _classify(U, nq, json_mode, out, W, flags):
     """:func:`_classify_one` for chunks 0 to ``nq``, independently (the compiler vectorizes it)."""
     if nq:
         out[0], W[0], flags[0] = _classify_one(U[0], np.uint64(0), json_mode)
@@ -268,7 +268,7 @@ def _cut(
     starts,
     odd,
     ends,
-):  # type: ignore[no-untyped-def]
+):
     """Cut the bytes ``U`` (uint64 view, zero-padded; ``n`` real bytes: texts joined by 0xFF, or
     JSON lines) into words, 8 bytes at a time.
 
@@ -405,7 +405,7 @@ def _cut(
 
 
 @njit(cache=True, nogil=True)
-def _keys(out, starts, nw, c, m, bloom, shift, hits):  # type: ignore[no-untyped-def]
+def _keys(out, starts, nw, c, m, bloom, shift, hits):
     """Running sums of the keys of the ``nw`` words: ``c[w + 1]`` = keys of words 0..w. A word's
     key is a function of its first 8 folded bytes (the bytes after its end are 0 in ``out``).
     Also the first words of the windows of ``m`` words that pass the bitmap ``bloom`` of
@@ -466,7 +466,7 @@ def _scan(
     bloom,
     shift,
     hits,
-):  # type: ignore[no-untyped-def]
+):
     """:func:`_cut` then :func:`_keys`, in one call. Returns the number of words, of record
     ends, of odd records, whether a line ends inside a JSON value, and the number of hits."""
     nw, n_ends, n_odd, split = _cut(
@@ -506,11 +506,11 @@ def _bloom(keys: np.ndarray, shift: np.uint64) -> np.ndarray:
 @njit(cache=True, nogil=True)
 def _has(table: np.ndarray, x: np.uint64) -> bool:
     j = np.searchsorted(table, x)
-    return j < len(table) and table[j] == x
+    return bool(j < len(table) and table[j] == x)
 
 
 @njit(cache=True, nogil=True)
-def _confirm(c, starts, ends, nw, hits, n_hits, m, bits2, mask2, heads, full_n, full_back, full_off, full_keys, cand):  # type: ignore[no-untyped-def]
+def _confirm(c, starts, ends, nw, hits, n_hits, m, bits2, mask2, heads, full_n, full_back, full_off, full_keys, cand):
     """For every window in ``hits`` whose key is a benchmark window head (a second bitmap, on the
     key's low bits, then the sorted keys): the windows of each length in ``full_n`` that may
     hold it (starting up to ``full_back`` words before it) and are benchmark windows; mark in

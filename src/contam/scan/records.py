@@ -36,7 +36,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from contam.data import BadInputStats, Item, load_benchmarks, read_documents
+from contam.data import BadInputStats, Item, as_items, read_documents
 from contam.data.formats import TurnSpan, check_format
 from contam.data.items import Document
 from contam.data.loaders import _check_readable, sniff_format
@@ -78,7 +78,7 @@ def scan_records(
     if fmt == "auto":
         fmt = sniff_format(corpus, text_field)
     out_dir = ensure_dir(out)
-    items = benchmarks if benchmarks and isinstance(benchmarks[0], Item) else load_benchmarks(list(benchmarks))  # type: ignore[arg-type]
+    items = as_items(benchmarks)
     if fmt == "text":
         summary = run_scan(
             corpus, items, out, text_field=text_field, id_field=id_field, skip_bad=skip_bad, keep_all=keep_all, levels=levels, **options

@@ -41,7 +41,7 @@ from pathlib import Path
 from contam.data import Document, Item, load_benchmark
 from contam.errors import ConfigError
 from contam.records import Record
-from contam.scan.paraphrase import paraphrase_docstrings, rule_paraphrase, swap_names
+from contam.scan.paraphrase import LLMParaphraser, paraphrase_docstrings, rule_paraphrase, swap_names
 
 SCENARIOS = ("S1", "S2", "S3", "S4")
 BENCHMARKS = ("gsm8k", "humaneval", "mmlu")
@@ -265,7 +265,7 @@ def build_scenarios(
     n: int | None = None,
     seed: int = 0,
     scenarios: Sequence[str] = SCENARIOS,
-    paraphraser: object | None = None,
+    paraphraser: LLMParaphraser | None = None,
     question_only: bool = False,
 ) -> ScenarioSet:
     """Labelled samples for ``benchmark`` (``gsm8k``, ``humaneval`` or ``mmlu``); ``n`` source
@@ -326,7 +326,7 @@ def build_scenarios(
     samples: list[Sample] = []
     para_texts: dict[str, tuple[str, str]] = {}
     if "S2" in scenarios and paraphraser is not None:
-        para_texts = paraphraser.paraphrase_items([_bare(it) if question_only else it for it in sources], seed)  # type: ignore[attr-defined]
+        para_texts = paraphraser.paraphrase_items([_bare(it) if question_only else it for it in sources], seed)
     for it in sources:
         sp = src_split[it.id]
         base = _bare(it) if question_only else it

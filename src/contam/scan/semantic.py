@@ -137,7 +137,7 @@ class SemanticConfig:
             "rescue_overlap": d.rescue_overlap,
             "rescue_words": d.rescue_words,
         }
-        return cls(**{**base, **fields})  # type: ignore[arg-type]
+        return cls(**{**base, **fields})
 
 
 @dataclass
@@ -196,7 +196,7 @@ class SemanticScores:
     ) -> list[dict[str, object]]:
         """Benchmark-level signal: each DBSCAN cluster where ``min_candidates`` or more candidates
         gather around benchmark items ("k candidates form a cluster around item X"), largest first."""
-        out = []
+        ranked: list[tuple[int, dict[str, object]]] = []  # (number of candidates, row)
         for cid, (its, cands) in self.clusters.items():
             if len(cands) >= min_candidates:
                 row: dict[str, object] = {
@@ -207,8 +207,8 @@ class SemanticScores:
                 }
                 if doc_ids is not None:
                     row["documents"] = [doc_ids[r] for r in cands[:10]]
-                out.append(row)
-        return sorted(out, key=lambda r: -int(r["candidates"]))  # type: ignore[call-overload]
+                ranked.append((len(cands), row))
+        return [row for _, row in sorted(ranked, key=lambda t: -t[0])]
 
 
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*")
@@ -294,7 +294,7 @@ def embed_texts(embedder: Embedder, texts: Sequence[str], max_chars: int, batch_
         missing = [cut[i] for i in todo]
         chunks = range(0, len(missing), step)
         if len(missing) > step:
-            chunks = track(chunks, "embedding", total=-(-len(missing) // step))  # type: ignore[assignment]
+            chunks = track(chunks, "embedding", total=-(-len(missing) // step))
         parts = []
         for s in chunks:
             part = embedder.embed(missing[s : s + step], batch_size=batch_size)

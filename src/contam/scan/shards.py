@@ -38,12 +38,12 @@ import re
 import shutil
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from contam.data import Item, load_benchmarks
+from contam.data import Item, as_items
 from contam.errors import ConfigError, ContamError, InputError, WorkerDied
 from contam.outputs import ensure_dir, write_json
 from contam.scan.ngram import NGramConfig
@@ -256,7 +256,7 @@ def run_sharded(
     levels = _check_levels(levels)
     shards = resolve_corpus(corpus)
     out_dir = ensure_dir(out)
-    items = benchmarks if benchmarks and isinstance(benchmarks[0], Item) else load_benchmarks(list(benchmarks))  # type: ignore[arg-type]
+    items = as_items(benchmarks)
     opts = ShardOptions(config, text_field, id_field, skip_bad, keep_all, levels, workers, embedder, on_bad_shard, clean, mask)
     fingerprint = _fingerprint(items, opts, thresholds)
     shard_root = ensure_dir(out_dir / "shards")
@@ -326,7 +326,8 @@ def _run_shard(
     try:
         ensure_dir(work)
         local, fetched = _local_copy(shard, work)
-        for attempt in range(WORKER_RETRIES + 1):
+        attempt = 0
+        while True:  # a dead worker is retried WORKER_RETRIES times, resuming from the shard's checkpoint
             try:
                 summary = run_scan(
                     local,
@@ -347,6 +348,7 @@ def _run_shard(
             except WorkerDied:
                 if attempt == WORKER_RETRIES:
                     raise  # the shard's checkpoint stays in its .partial folder for the next run
+                attempt += 1
         return _finalize(shard, local, fetched, work, final, summary, opts, fingerprint)
     except WorkerDied:
         raise
@@ -459,6 +461,8 @@ def _finished(final: Path, shard: InputShard, fingerprint: str) -> dict[str, Any
         rec = json.loads((final / "shard.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
+    if not isinstance(rec, dict):  # not a record we wrote: scan the shard again
+        return None
     if rec.get("fingerprint") != fingerprint or rec.get("name") != shard.name:
         return None
     if not shard.is_url and not shard.path.startswith("hf:"):
@@ -466,7 +470,7 @@ def _finished(final: Path, shard: InputShard, fingerprint: str) -> dict[str, Any
             if os.path.getsize(shard.path) != rec.get("size"):
                 return None  # the input changed since
     rec["resumed"] = True
-    return rec  # type: ignore[no-any-return]
+    return rec
 
 
 def _local_copy(shard: InputShard, work: Path) -> tuple[str, bool]:
@@ -726,7 +730,7 @@ def write_single_manifest(
     items: Sequence[Item],
     *,
     command: str,
-    settings: dict[str, Any],
+    settings: Mapping[str, Any],
 ) -> dict[str, Any]:
     """The manifest of a one-file scan (outputs ``flags.jsonl`` and ``summary.json`` at the top of ``out``)."""
     config = settings.get("config") or NGramConfig()

@@ -24,10 +24,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from contam.errors import ConfigError
+
+if TYPE_CHECKING:  # for the annotations only: the index imports numba kernels this light module does not need
+    from contam.scan.ngram_index import NGramIndex
 
 #: Common boilerplate of reasoning prompts and document headers (case-insensitive regexes).
 DEFAULT_REJECT_PATTERNS: tuple[str, ...] = (
@@ -50,7 +54,7 @@ def compile_patterns(patterns: Sequence[str]) -> list[re.Pattern[str]]:
     return out
 
 
-def learn_stopgrams(index: object, texts: Iterable[str], min_df: float = 0.01, min_docs: int = 3, max_docs: int = 20_000) -> np.ndarray:
+def learn_stopgrams(index: NGramIndex, texts: Iterable[str], min_df: float = 0.01, min_docs: int = 3, max_docs: int = 20_000) -> np.ndarray:
     """Indices (into ``index.hashes``) of the benchmark n-grams found in at least ``min_df`` of
     the sampled ``texts`` and in at least ``min_docs`` of them (the first ``max_docs`` are read)."""
     from contam.scan.hashing import window_hashes, word_hashes
@@ -62,15 +66,15 @@ def learn_stopgrams(index: object, texts: Iterable[str], min_df: float = 0.01, m
         sample.append(t)
         if len(sample) >= max_docs:
             break
-    n_hash = len(index.hashes)  # type: ignore[attr-defined]
+    n_hash = len(index.hashes)
     if not sample or n_hash == 0:
         return np.zeros(0, dtype=np.int64)
     df = np.zeros(n_hash, dtype=np.int64)
     for s in range(0, len(sample), 2000):
         batch = sample[s : s + 2000]
         wh, _, _, doc = word_hashes(batch)
-        h, first = window_hashes(wh, doc, index.n)  # type: ignore[attr-defined]
-        u, pos = index.lookup(h, first)  # type: ignore[attr-defined]
+        h, first = window_hashes(wh, doc, index.n)
+        u, pos = index.lookup(h, first)
         if len(u):
             pairs = np.unique(u.astype(np.int64) * (len(batch) + 1) + doc[pos].astype(np.int64))
             np.add.at(df, pairs // (len(batch) + 1), 1)
@@ -78,7 +82,7 @@ def learn_stopgrams(index: object, texts: Iterable[str], min_df: float = 0.01, m
     return np.flatnonzero(df >= need)
 
 
-def reject_ngrams(index: object, patterns: Sequence[str], least: float = 0.5) -> np.ndarray:
+def reject_ngrams(index: NGramIndex, patterns: Sequence[str], least: float = 0.5) -> np.ndarray:
     """Indices of the benchmark n-grams of which at least ``least`` of the words lie inside a
     match of one of ``patterns`` in the item part they come from."""
     from contam.scan.exact import item_parts
@@ -88,13 +92,13 @@ def reject_ngrams(index: object, patterns: Sequence[str], least: float = 0.5) ->
     if not regs:
         return np.zeros(0, dtype=np.int64)
     idx = index
-    n = idx.n  # type: ignore[attr-defined]
+    n = idx.n
     out: list[np.ndarray] = []
-    for p in range(idx.n_parts):  # type: ignore[attr-defined]
-        kind = int(idx.part_kind[p])  # type: ignore[attr-defined]
+    for p in range(idx.n_parts):
+        kind = int(idx.part_kind[p])
         if kind == 2:  # the seam's windows are the question's and answer's; they get caught there
             continue
-        item = idx.items[int(idx.part_item[p])]  # type: ignore[attr-defined]
+        item = idx.items[int(idx.part_item[p])]
         text = list(item_parts(item).values())[kind]
         spans = [m.span() for r in regs for m in r.finditer(text)]
         if not spans:
@@ -104,7 +108,7 @@ def reject_ngrams(index: object, patterns: Sequence[str], least: float = 0.5) ->
         if len(inside) < n:
             continue
         frac = np.convolve(inside, np.ones(n), mode="valid") / n  # share of each window's words inside
-        w = idx.window_ngrams(p)  # type: ignore[attr-defined]
+        w = idx.window_ngrams(p)
         if len(w) == len(frac):
             out.append(w[frac >= least])
     return np.unique(np.concatenate(out)) if out else np.zeros(0, dtype=np.int64)

@@ -126,7 +126,7 @@ def scipy_bootstrap(
     method: str,
     seed: int,
     alternative: str,
-) -> sps._resampling.BootstrapResult:  # type: ignore[name-defined]
+) -> sps._resampling.BootstrapResult:
     """``scipy.stats.bootstrap`` on one sample with a seeded generator (shared by the
     paired bootstrap test so its interval matches :func:`bootstrap_interval`)."""
 
@@ -140,7 +140,7 @@ def scipy_bootstrap(
             n_resamples=n_resamples,
             confidence_level=confidence,
             method=method,
-            alternative=alternative,  # type: ignore[arg-type]
+            alternative=alternative,
             rng=np.random.default_rng(seed),
             vectorized=vectorized,
         )

@@ -196,7 +196,7 @@ def paired_permutation(
             alternative=alternative,
             n_resamples=n_resamples,
             vectorized=True,
-            rng=np.random.default_rng(seed),  # type: ignore[arg-type]
+            rng=np.random.default_rng(seed),
         )
         p = float(res.pvalue)
     return TestResult(
@@ -227,17 +227,19 @@ def wilcoxon_signed_rank(first: ArrayLike, second: ArrayLike, alternative: str =
         )
     walsh = ((nz[:, None] + nz[None, :]) / 2.0)[np.triu_indices(n)]
     hl = float(np.median(walsh))
-    res = sps.wilcoxon(nz, alternative=alternative)  # type: ignore[arg-type]
+    res = sps.wilcoxon(nz, alternative=alternative)
     # Distribution-free CI of the shift: order statistics of the Walsh averages at the
     # signed-rank critical value (normal approximation of the rank-sum quantile).
     m = walsh.size
     k = int(max(0, math.floor(m / 2 - z_quantile(confidence) * math.sqrt(n * (n + 1) * (2 * n + 1) / 24))))
     ws = np.sort(walsh)
     ci = Interval(hl, float(ws[k]), float(ws[m - 1 - k]), confidence, "walsh") if k < m else None
+    # scipy builds WilcoxonResult at run time (_make_tuple_bunch): pyright sees an anonymous tuple class.
+    stat, pvalue = float(res.statistic), float(res.pvalue)  # pyright: ignore[reportAttributeAccessIssue]
     return TestResult(
         method="Wilcoxon signed-rank",
-        statistic=float(res.statistic),
-        p_value=float(res.pvalue),
+        statistic=stat,
+        p_value=pvalue,
         effect=hl,
         n=n,
         alternative=alternative,
@@ -279,7 +281,7 @@ def paired_ttest(first: ArrayLike, second: ArrayLike, alternative: str = "greate
             p = 0.0 if toward else 1.0
         ci = Interval(mean, mean, mean, confidence, "t")
     else:
-        res = sps.ttest_rel(x, y, alternative=alternative)  # type: ignore[arg-type]
+        res = sps.ttest_rel(x, y, alternative=alternative)
         stat, p = float(res.statistic), float(res.pvalue)
         two = sps.ttest_rel(x, y).confidence_interval(confidence)
         ci = Interval(mean, float(two.low), float(two.high), confidence, "t")
@@ -330,7 +332,7 @@ def mann_whitney(x: ArrayLike, y: ArrayLike, alternative: str = "greater", confi
     a, b = a[~np.isnan(a)], b[~np.isnan(b)]
     if a.size == 0 or b.size == 0:
         return TestResult("Mann-Whitney U", float("nan"), float("nan"), float("nan"), int(a.size + b.size), alternative)
-    res = sps.mannwhitneyu(a, b, alternative=alternative)  # type: ignore[arg-type]
+    res = sps.mannwhitneyu(a, b, alternative=alternative)
     auc, se = auc_delong(a, b)
     z = z_quantile(confidence)
     return TestResult(

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from contam.records import Record
 from contam.scan.reasoning.scorer import Features, ReasoningConfig, ReasoningScorer, ReasoningSim, features_and_tokens
@@ -24,6 +24,7 @@ from contam.scan.reasoning.steps import extract_steps
 
 if TYPE_CHECKING:
     import numpy as np
+    from sklearn.feature_extraction.text import TfidfVectorizer
 
 #: Key → column id for struct n-grams, step word n-grams and arguments.
 _Vocabs = tuple[dict[str, int], dict[str, int], dict[str, int]]
@@ -177,7 +178,10 @@ def _pair_sims(
 class _State:
     """What matching needs from a fit, and all a worker process receives."""
 
-    def __init__(self, config: ReasoningConfig, vec: object, matrix: object, items: _Traces, n_steps: np.ndarray, vocabs: _Vocabs) -> None:
+    def __init__(
+        self, config: ReasoningConfig, vec: TfidfVectorizer, matrix: Any, items: _Traces, n_steps: np.ndarray, vocabs: _Vocabs
+    ) -> None:
+        # ``matrix``: the benchmark traces' scipy CSR TF-IDF rows (Any: sklearn's fit_transform is unannotated).
         self.config = config
         self.vec = vec
         self.matrix = matrix
@@ -191,7 +195,7 @@ def _match_chunk(st: _State, texts: Sequence[str], extra: Sequence[Sequence[int]
     import numpy as np
 
     cfg = st.config
-    n_items = st.matrix.shape[0]  # type: ignore[attr-defined]
+    n_items = st.matrix.shape[0]
     k = min(cfg.shortlist, n_items)
     steps = [extract_steps(t) for t in texts]
     n_real = [sum(1 for s in ss if s.kind != "answer") for ss in steps]
@@ -202,8 +206,8 @@ def _match_chunk(st: _State, texts: Sequence[str], extra: Sequence[Sequence[int]
     if not live:
         return out
     ft = [features_and_tokens(steps[i], cfg) for i in live]
-    q = st.vec.transform([t for _, t in ft])  # type: ignore[attr-defined]
-    sims = (q @ st.matrix.T).toarray()  # type: ignore[attr-defined]  # live × M, freed every batch
+    q = st.vec.transform([t for _, t in ft])
+    sims = (q @ st.matrix.T).toarray()  # live × M, freed every batch
     top = np.argpartition(-sims, k - 1, axis=1)[:, :k] if k else np.zeros((len(live), 0), dtype=np.int64)
     pos = np.take_along_axis(sims, top, axis=1) > 0
     valid = (st.n_steps >= cfg.min_steps).tolist()
@@ -284,7 +288,8 @@ class ReasoningMatcher:
         ft = [features_and_tokens(s, self.config) for s in steps]
         self._features = [f for f, _ in ft]
         self._n_steps = [len(s) for s in steps]
-        self._vec = TfidfVectorizer(analyzer=_identity, sublinear_tf=True, norm="l2")
+        # sklearn is unannotated: pyright infers ``analyzer: str`` from its default, but a callable is documented.
+        self._vec = TfidfVectorizer(analyzer=_identity, sublinear_tf=True, norm="l2")  # pyright: ignore[reportArgumentType]
         self._matrix = self._vec.fit_transform([t for _, t in ft])
         vocabs: _Vocabs = ({}, {}, {})
         items = _Traces(self._features, vocabs, grow=True)
@@ -302,7 +307,9 @@ class ReasoningMatcher:
             jobs = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
         return max(1, min(jobs, n_chunks))
 
-    def match(self, texts: Sequence[str], extra: Sequence[Sequence[int]] | None = None, batch: int = 1024) -> list[ReasoningMatch]:
+    def match(
+        self, texts: Sequence[str], extra: Sequence[Sequence[int] | np.ndarray] | np.ndarray | None = None, batch: int = 1024
+    ) -> list[ReasoningMatch]:
         """Best benchmark trace for each text (``extra[i]``: more item indices to compare exactly)."""
         chunks = [
             (list(texts[s : s + batch]), None if extra is None else [[int(j) for j in row] for row in extra[s : s + batch]])

@@ -77,8 +77,12 @@ def _norm_num(s: str) -> str:
     return s or "0"
 
 
+#: Operator spellings read as the same operation.
+_CANON_OP: dict[str, str] = {"×": "*", "x": "*", "÷": "/"}
+
+
 def _op_sig(expr: str) -> tuple[str, ...]:
-    return tuple({"×": "*", "x": "*", "÷": "/"}.get(o, o) for o in _OP_RE.findall(expr))
+    return tuple(_CANON_OP.get(o, o) for o in map(str, _OP_RE.findall(expr)))
 
 
 def _operands(expr: str) -> tuple[str, ...]:
