@@ -285,16 +285,20 @@ def draw(
             violations, why = 1 << 20, "arithmetic"
         if violations <= current:
             ks, current = trial, violations
-        if why is None:
-            chosen = {sid: _exact(fvals[sid], ranges[sid]) for sid, _ in plan.free}
-            try:
-                values, results = program.run(chosen)
-            except arith.ArithError:
-                why = "arithmetic"
-        if why is None:
-            why = check_constraints(template, values, results)
-            if why is None and results[template.answer_step] == Fraction(template.answer):
-                why = "answer_unchanged"
+        if why is not None:
+            if stats is not None:
+                stats.add(why)
+            continue
+        chosen = {sid: _exact(fvals[sid], ranges[sid]) for sid, _ in plan.free}
+        try:
+            values, results = program.run(chosen)
+        except arith.ArithError:
+            if stats is not None:
+                stats.add("arithmetic")
+            continue
+        why = check_constraints(template, values, results)
+        if why is None and results[template.answer_step] == Fraction(template.answer):
+            why = "answer_unchanged"
         if why is not None:
             if stats is not None:
                 stats.add(why)

@@ -128,10 +128,11 @@ class _Plan:
 
 @cache
 def _plan(cls: str, values: tuple[str, ...]) -> _Plan:
-    parsed = [_parse(cls, v) for v in values]
+    # Only values with a recipe: every position below comes from pos(), so it is a key here.
+    parsed = {i: p for i, v in enumerate(values) if (p := _parse(cls, v)) is not None}
 
     def pos(kind: str) -> list[int]:
-        return [i for i, p in enumerate(parsed) if p is not None and p[0] == kind]
+        return [i for i, p in parsed.items() if p[0] == kind]
 
     d = pos("digits")
     groups: dict[tuple[str, int, bool], list[int]] = {}

@@ -131,10 +131,18 @@ def _leg(flight: dict[str, Any], data: dict[str, Any], day: str | None = None) -
     return out
 
 
+def _indexed_flight(st: State, orig_fn: str) -> dict[str, Any]:
+    """The live flight behind a number from the world's route index (shipped, so always present)."""
+    flight = st.get("flights", st.to_fresh("flight", orig_fn))
+    if flight is None:  # the index is built from the shipped flights table: a broken world
+        raise RuntimeError(f"indexed flight {orig_fn} is missing from the state")
+    return flight
+
+
 def search_direct_flight(st: State, /, origin: str, destination: str, date: str) -> str:
     found = []
     for orig_fn in st.world.index["route"].get((origin, destination), []):
-        flight = st.get("flights", st.to_fresh("flight", orig_fn))
+        flight = _indexed_flight(st, orig_fn)
         data = flight["dates"].get(date)
         if data is not None and data["status"] == "available":
             found.append(_leg(flight, data))
@@ -146,7 +154,7 @@ def search_onestop_flight(st: State, /, origin: str, destination: str, date: str
         return _tau_onestop(st, origin, destination, date)
     found = []
     for fn1 in st.world.index["by_origin"].get(origin, []):
-        f1 = st.get("flights", st.to_fresh("flight", fn1))
+        f1 = _indexed_flight(st, fn1)
         d1 = f1["dates"].get(date)
         if d1 is None or d1["status"] != "available" or f1["destination"] == destination:
             continue
@@ -154,7 +162,7 @@ def search_onestop_flight(st: State, /, origin: str, destination: str, date: str
         if "+1" in f1["scheduled_arrival_time_est"]:
             day2 = (_date.fromisoformat(date) + timedelta(days=1)).isoformat()
         for fn2 in st.world.index["route"].get((f1["destination"], destination), []):
-            f2 = st.get("flights", st.to_fresh("flight", fn2))
+            f2 = _indexed_flight(st, fn2)
             d2 = f2["dates"].get(day2)
             if d2 is None or d2["status"] != "available":
                 continue
@@ -171,11 +179,11 @@ def _tau_onestop(st: State, origin: str, destination: str, date: str) -> str:
     leg's date (a second leg without that date fails the whole search, as τ-bench's KeyError does)."""
     found = []
     for fn1 in st.world.index["by_origin"].get(origin, []):
-        f1 = st.get("flights", st.to_fresh("flight", fn1))
+        f1 = _indexed_flight(st, fn1)
         arrival = f1["scheduled_arrival_time_est"]
         day2 = f"2024-05-{int(date[-2:]) + 1}" if "+1" in arrival else date
         for fn2 in st.world.index["route"].get((f1["destination"], destination), []):
-            f2 = st.get("flights", st.to_fresh("flight", fn2))
+            f2 = _indexed_flight(st, fn2)
             if arrival > f2["scheduled_departure_time_est"]:
                 continue
             d1, d2 = f1["dates"].get(date), f2["dates"].get(day2)

@@ -104,7 +104,8 @@ DICT_KEY_CLASS: dict[str, str] = {"variants": "item", "payment_methods": "paymen
 class IdMap(Protocol):
     """What a :class:`State` needs from a re-keying map (see :class:`contam.regen.rekey.KeyMap`)."""
 
-    key: str
+    @property
+    def key(self) -> str: ...  # read-only: KeyMap derives it from the seed
 
     def fwd(self, cls: str, value: str) -> str: ...
 
@@ -348,8 +349,7 @@ class State:
         if text is not None or slot in self._initial:
             return text
         orig = self.to_orig(TABLE_CLASS[table], key) if isinstance(key, str) else None
-        base = self.world.tables[table].get(orig) if orig is not None else None
-        if base is None:
+        if orig is None or self.world.tables[table].get(orig) is None:
             return None
         # Fill the entity's precomputed JSON template with this map's fresh ids.
         text = template(self.world, table, orig).fill(self.idmap)
@@ -452,7 +452,14 @@ class State:
 
         Each entity is parsed afresh from its current JSON text (a deep copy, without touching
         the state: nothing is loaded into it), which is several times faster than deep-copying."""
-        return {t: {k: loads(self.text(t, k)) for k in self.keys(t)} for t in self.world.tables}
+        return {t: {k: loads(self._live_text(t, k)) for k in self.keys(t)} for t in self.world.tables}
+
+    def _live_text(self, table: str, key: str) -> str:
+        """:meth:`text` of a key that :meth:`keys` listed (so the entity exists)."""
+        text = self.text(table, key)
+        if text is None:  # keys() yields only shipped or live entities
+            raise RuntimeError(f"{table} {key} was listed but has no entity")
+        return text
 
 
 # -- τ-bench's own view of a database ------------------------------------------------------
