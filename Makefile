@@ -51,6 +51,7 @@ chromium:
 test: $(VENV)/.installed chromium
 	$(VENV)/bin/ruff check src tests bench tools conftest.py
 	$(VENV)/bin/ruff format --check src tests bench tools conftest.py
+	$(VENV)/bin/pyright
 	$(PY) -m pytest -q --durations=10
 
 test-slow: $(VENV)/.installed

@@ -14,6 +14,7 @@ distributions cheaply, so ``vocab_mean``/``vocab_std`` (Min-K%++) stay ``None`` 
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections import Counter
 from collections.abc import Sequence
@@ -28,7 +29,9 @@ from contam.models.embedded import file_identity
 
 def _require_vllm() -> Any:
     try:
-        import vllm
+        # Imported by name: the GPU-only `vllm` extra is absent on CPU machines, and a static import
+        # would make the type check depend on which machine runs it.
+        vllm = importlib.import_module("vllm")
     except ImportError:
         raise ModelError("the vllm backend needs vLLM and a CUDA GPU: pip install 'contam[vllm]'") from None
     try:
