@@ -146,6 +146,14 @@ def run_regen(
         "instances": str(inst_path),
         "audit": str(out / "audit.jsonl"),
     }
+    return finish_run(out, report, summary)
+
+
+def finish_run(out: Path, report: RegenAuditReport, summary: dict[str, Any]) -> dict[str, Any]:
+    """Write ``summary.json`` atomically, then raise :class:`InvalidInstances` if any instance failed.
+
+    The summary is written first so that a failed run still says what failed (both benchmarks' jobs end here).
+    """
     write_json(out / "summary.json", summary)
     if report.n_invalid:
         raise InvalidInstances(

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from contam.errors import ConfigError, OutputError
-from contam.outputs import JsonlCheckpoint, dumps_line, ensure_dir, write_json
+from contam.outputs import JsonlCheckpoint, dumps_line, ensure_dir
 from contam.progress import track
 from contam.regen.audit import AuditRow, RegenAuditReport
 from contam.regen.bfcl.audit import audit
@@ -62,7 +62,7 @@ def run_bfcl(seeds: list[int], out: str | Path, tasks: list[int] | None = None, 
 
     Raises :class:`contam.regen.job.InvalidInstances` if a written instance fails its audit
     (a rejection is not a failure: nothing is written for it but its reason)."""
-    from contam.regen.job import InvalidInstances
+    from contam.regen.job import finish_run
 
     out = ensure_dir(out)
     ids = select_tasks(tasks, category)
@@ -110,10 +110,4 @@ def run_bfcl(seeds: list[int], out: str | Path, tasks: list[int] | None = None, 
         "audit": str(out / "audit.jsonl"),
         "rejections": str(out / "rejections.jsonl"),
     }
-    write_json(out / "summary.json", summary)
-    if report.n_invalid:
-        raise InvalidInstances(
-            f"{report.n_invalid} of {report.n} instances failed the audit "
-            f"({', '.join(f'{k}: {v}' for k, v in report.failures.items() if v)}); see {out / 'audit.jsonl'}"
-        )
-    return summary
+    return finish_run(out, report, summary)
