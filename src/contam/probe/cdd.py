@@ -26,10 +26,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
+from contam.constraints import Constraints, Interval, validate
 from contam.data.items import Item
-from contam.errors import ConfigError
 from contam.models.base import Completion, LanguageModel, Messages
 from contam.outputs import JsonlCheckpoint
 from contam.probe.itemloop import comparison_set, run_groups
@@ -63,15 +63,18 @@ class CDDConfig:
         """The paper's real-world setting: exact agreement only (α = 0), verdict at ξ = 0.2."""
         return cls(alpha=0.0, xi=0.2, **kw)
 
+    _constraints: ClassVar[Constraints] = {
+        "n_samples": Interval(int, 1, None),
+        "temperature": Interval(float, 0, None),
+        "max_tokens": Interval(int, 1, None),
+        "alpha": Interval(float, 0, 1),
+        "xi": Interval(float, 0, 1, closed="left"),
+        "seed": Interval(int, 0, None),
+    }
+    _flags: ClassVar[dict[str, str]] = {"n_samples": "--samples"}
+
     def __post_init__(self) -> None:
-        if self.n_samples < 1:
-            raise ConfigError(f"n_samples (--samples) must be at least 1, got {self.n_samples}")
-        if not 0.0 <= self.alpha <= 1.0 or not 0.0 <= self.xi < 1.0:
-            raise ConfigError(f"alpha must be in [0, 1] and xi in [0, 1), got {self.alpha} and {self.xi}")
-        if self.max_tokens < 1:
-            raise ConfigError(f"max_tokens must be at least 1, got {self.max_tokens}")
-        if self.temperature < 0:
-            raise ConfigError(f"temperature must be >= 0, got {self.temperature}")
+        validate(self)
 
 
 @dataclass(frozen=True)

@@ -18,9 +18,11 @@ import math
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
+from typing import ClassVar
 
 import numpy as np
 
+from contam.constraints import Constraints, Interval, validate
 from contam.data import Item
 from contam.errors import ConfigError
 from contam.models.base import LanguageModel, Messages
@@ -58,13 +60,19 @@ class CliffConfig:
     #: acts on such degenerate differences, so the t-test of the paper is unchanged.
     small_sample_guard: bool = True
 
+    _constraints: ClassVar[Constraints] = {
+        "k": Interval(int, 1, None),
+        "alpha": Interval(float, 0, 1, closed="neither"),
+        "max_new_tokens": Interval(int, 1, None),
+        "prior": Interval(float, 0, 1),
+        "confidence": Interval(float, 0, 1, closed="neither"),
+        "batch_size": Interval(int, 1, None),
+        "seed": Interval(int, 0, None),
+        "min_items": Interval(int, 0, None),
+    }
+
     def __post_init__(self) -> None:
-        if self.min_items < 0:
-            raise ConfigError(f"min_items must be >= 0, got {self.min_items}")
-        if self.k < 1:
-            raise ConfigError("the cliff needs K >= 1 variants per item")
-        if not 0.0 < self.alpha < 1.0:
-            raise ConfigError(f"alpha must be in (0, 1), got {self.alpha}")
+        validate(self)
 
 
 @dataclass(frozen=True)

@@ -37,8 +37,9 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
+from contam.constraints import Constraints, Each, Interval, Options, validate
 from contam.data import Item, load_benchmark
 from contam.errors import ConfigError, InputError, OutputError
 from contam.outputs import ensure_dir, write_json
@@ -88,18 +89,29 @@ class ContaminateConfig:
     seed: int = 0
     save_epochs: tuple[int, ...] = ()
 
+    _constraints: ClassVar[Constraints] = {
+        "subset": Each(Interval(int, 0, None)),
+        "mode": Options(*MODES),
+        "epochs": Interval(int, 1, None),
+        "filler_ratio": Interval(float, 0, None),
+        "template": Options(*TEMPLATES),
+        "isomorphic_seed": Interval(int, 0, None),
+        "lr": Interval(float, 0, None, closed="neither"),
+        "batch_size": Interval(int, 1, None),
+        "max_length": Interval(int, 16, None),
+        "warmup_steps": Interval(int, 0, None),
+        "weight_decay": Interval(float, 0, None),
+        "lora_r": Interval(int, 1, None),
+        "lora_alpha": Interval(int, 1, None),
+        "seed": Interval(int, 0, None),
+        "save_epochs": Each(Interval(int, 1, None)),
+    }
+
     def __post_init__(self) -> None:
-        if self.mode not in MODES:
-            raise ConfigError(f"contamination mode must be one of {', '.join(MODES)}, got {self.mode!r}")
-        if self.template not in TEMPLATES:
-            raise ConfigError(f"template must be text, chat or zerocot, got {self.template!r}")
+        validate(self)
         start, stop = self.subset
-        if start < 0 or stop <= start:
+        if stop <= start:
             raise ConfigError(f"subset must be START:STOP with 0 <= START < STOP, got {start}:{stop}")
-        if self.epochs < 1 or self.batch_size < 1 or self.max_length < 16:
-            raise ConfigError("epochs and batch size must be >= 1 and max_length >= 16")
-        if self.filler_ratio < 0 or not math.isfinite(self.filler_ratio):
-            raise ConfigError(f"filler ratio must be a finite number >= 0, got {self.filler_ratio}")
         if self.mode == "paraphrase" and not self.paraphrases:
             raise ConfigError("paraphrase mode needs a paraphrase file (--paraphrases FILE.jsonl with id and question per line)")
         if any(e < 1 or e > self.epochs for e in self.save_epochs):

@@ -38,10 +38,11 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
+from contam.constraints import Constraints, Each, Interval, Options, validate
 from contam.data import Item, load_benchmark
 from contam.errors import ConfigError
 from contam.outputs import JsonlCheckpoint, ensure_dir, write_json
@@ -74,14 +75,20 @@ class EvalProbesConfig:
     alpha: float = 0.05
     cache: bool = True
 
+    _constraints: ClassVar[Constraints] = {
+        "n_unseen": Interval(int, 0, None),
+        "reference_seed": Interval(int, 0, None),
+        "probes": Each(Options(*PROBES)),
+        "k": Interval(float, 0, 1, closed="right"),
+        "zerocot_cot_tokens": Interval(int, 1, None),
+        "zerocot_answer_tokens": Interval(int, 1, None),
+        "fpr": Interval(float, 0, 1, closed="neither"),
+        "prior": Interval(float, 0, 1),
+        "alpha": Interval(float, 0, 1, closed="neither"),
+    }
+
     def __post_init__(self) -> None:
-        bad = [p for p in self.probes if p not in PROBES]
-        if bad:
-            raise ConfigError(f"unknown probe(s) {', '.join(bad)}; choose from {', '.join(PROBES)}")
-        if not 0 < self.fpr < 1:
-            raise ConfigError(f"fpr must be in (0, 1), got {self.fpr}")
-        if not 0 < self.alpha < 1:
-            raise ConfigError(f"alpha must be in (0, 1), got {self.alpha}")
+        validate(self)
 
 
 @dataclass(frozen=True)

@@ -31,8 +31,9 @@ import hashlib
 import random
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
-from typing import Any
+from typing import Any, ClassVar
 
+from contam.constraints import Constraints, Interval, Options, validate
 from contam.data.items import Item
 from contam.errors import ConfigError
 from contam.models.base import LanguageModel, Prompt
@@ -89,11 +90,21 @@ class GuidedConfig:
     #: p = max(paired bootstrap p, exact sign-flip permutation p); see the module docstring.
     small_sample_guard: bool = True
 
+    _constraints: ClassVar[Constraints] = {
+        "part": Options("question", "text", "solution"),
+        "split_low": Interval(float, 0, 1, closed="neither"),
+        "split_high": Interval(float, 0, 1, closed="neither"),
+        "max_new_tokens": Interval(int, 0, None),  # 0: 2 tokens per word of the second piece + 16
+        "n_resamples": Interval(int, 1, None),
+        "alpha": Interval(float, 0, 1, closed="neither"),
+        "min_items": Interval(int, 0, None),
+        "seed": Interval(int, 0, None),
+    }
+
     def __post_init__(self) -> None:
-        if not 0.0 < self.split_low <= self.split_high < 1.0:
+        validate(self)
+        if self.split_low > self.split_high:
             raise ConfigError(f"need 0 < split_low <= split_high < 1, got {self.split_low} and {self.split_high}")
-        if self.n_resamples < 1 or not 0.0 < self.alpha < 1.0 or self.min_items < 0:
-            raise ConfigError("n_resamples must be >= 1, alpha in (0, 1) and min_items >= 0")
 
     @classmethod
     def for_benchmark(cls, name: str, **kw: Any) -> GuidedConfig:

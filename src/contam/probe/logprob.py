@@ -27,10 +27,11 @@ import time
 import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
+from contam.constraints import Constraints, Each, Interval, Options, validate
 from contam.data import Item
 from contam.errors import ConfigError, ModelError
 from contam.models.base import LanguageModel, TokenScores
@@ -88,13 +89,18 @@ class LogProbConfig:
     #: exactly when the model adds no BOS (as the reference code does); ``keep``; ``drop``.
     first_token: str = "auto"
 
+    _constraints: ClassVar[Constraints] = {
+        "k": Interval(float, 0, 1, closed="right"),
+        "k_sweep": Each(Interval(float, 0, 1, closed="right")),
+        "field": Options("text", "question", "answer"),
+        "prior": Interval(float, 0, 1),
+        "confidence": Interval(float, 0, 1, closed="neither"),
+        "batch_size": Interval(int, 1, None),
+        "first_token": Options("auto", "keep", "drop"),
+    }
+
     def __post_init__(self) -> None:
-        if self.first_token not in ("auto", "keep", "drop"):
-            raise ConfigError(f"first_token must be auto, keep or drop, got {self.first_token!r}")
-        if not all(0.0 < x <= 1.0 for x in (self.k, *self.k_sweep)):
-            raise ConfigError("K must be a fraction in (0, 1]")
-        if self.field not in ("text", "question", "answer"):
-            raise ConfigError(f"field must be text, question or answer, got {self.field!r}")
+        validate(self)
 
 
 @dataclass(frozen=True)

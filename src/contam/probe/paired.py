@@ -37,10 +37,11 @@ import math
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
+from contam.constraints import Constraints, Interval, Options, validate
 from contam.data import Item
 from contam.errors import ConfigError, ModelError
 from contam.models.base import LanguageModel
@@ -69,15 +70,17 @@ class PairedConfig:
     min_items: int = 10
     batch_size: int = 8
 
+    _constraints: ClassVar[Constraints] = {
+        "method": Options(*METHODS),
+        "field": Options("text", "question", "answer"),
+        "alpha": Interval(float, 0, 1, closed="neither"),
+        "prior": Interval(float, 0, 1),
+        "min_items": Interval(int, 0, None),
+        "batch_size": Interval(int, 1, None),
+    }
+
     def __post_init__(self) -> None:
-        if self.method not in METHODS:
-            raise ConfigError(f"method must be one of {', '.join(METHODS)}, got {self.method!r}")
-        if self.field not in ("text", "question", "answer"):
-            raise ConfigError(f"field must be text, question or answer, got {self.field!r}")
-        if not 0.0 < self.alpha < 1.0 or not 0.0 <= self.prior <= 1.0:
-            raise ConfigError("alpha must be in (0, 1) and prior in [0, 1]")
-        if self.min_items < 0 or self.batch_size < 1:
-            raise ConfigError("min_items must be >= 0 and batch_size >= 1")
+        validate(self)
 
 
 @dataclass(frozen=True)

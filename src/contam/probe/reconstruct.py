@@ -19,10 +19,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
+from contam.constraints import Constraints, Interval, Options, validate
 from contam.data.items import Item
-from contam.errors import ConfigError
 from contam.models.base import LanguageModel, Prompt
 from contam.outputs import JsonlCheckpoint
 from contam.probe.itemloop import comparison_set, generate_grouped, run_groups
@@ -52,13 +52,17 @@ class ReconstructConfig:
     code: bool = False  # ROUGE-L with the lexical (code) tokenizer
     seed: int = 0
 
+    _constraints: ClassVar[Constraints] = {
+        "prefix_fraction": Interval(float, 0, 1, closed="neither"),
+        "n_samples": Interval(int, 1, None),
+        "temperature": Interval(float, 0, None),
+        "part": Options("question", "text", "solution"),
+        "max_new_tokens": Interval(int, 0, None),  # 0: sized from the rest of the item
+        "seed": Interval(int, 0, None),
+    }
+
     def __post_init__(self) -> None:
-        if not 0.0 < self.prefix_fraction < 1.0:
-            raise ConfigError("prefix_fraction must be between 0 and 1")
-        if self.n_samples < 1:
-            raise ConfigError("n_samples must be at least 1")
-        if self.part not in ("question", "text", "solution"):
-            raise ConfigError("part must be question, text or solution")
+        validate(self)
 
 
 @dataclass(frozen=True)

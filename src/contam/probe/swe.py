@@ -37,8 +37,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
+from contam.constraints import Constraints, Interval, validate
 from contam.data.items import Item
 from contam.errors import ConfigError, InputError
 from contam.models.base import LanguageModel, Prompt
@@ -294,6 +295,19 @@ class SweConfig:
     n: int = 5
     max_new_tokens: int = 384
     seed: int = 0
+
+    _constraints: ClassVar[Constraints] = {
+        "max_issue_chars": Interval(int, 0, None),  # 0: never truncate
+        "functions_per_instance": Interval(int, 1, None),
+        "prefix_fraction": Interval(float, 0, 1, closed="neither"),
+        "max_rest_lines": Interval(int, 1, None),
+        "n": Interval(int, 1, None),
+        "max_new_tokens": Interval(int, 1, None),
+        "seed": Interval(int, 0, None),
+    }
+
+    def __post_init__(self) -> None:
+        validate(self)
 
 
 @dataclass(frozen=True)

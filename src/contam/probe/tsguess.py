@@ -36,8 +36,10 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
+from contam.constraints import Constraints, Options, validate
+from contam.constraints import Interval as Range
 from contam.data.items import Item
 from contam.errors import ConfigError
 from contam.models.base import LanguageModel
@@ -159,9 +161,14 @@ class TSGuessConfig:
     max_new_tokens: int = 24
     seed: int = 0
 
+    _constraints: ClassVar[Constraints] = {
+        "mode": Options("question", "choice"),
+        "max_new_tokens": Range(int, 1, None),
+        "seed": Range(int, 0, None),
+    }
+
     def __post_init__(self) -> None:
-        if self.mode not in ("question", "choice"):
-            raise ConfigError("mode must be 'question' or 'choice'")
+        validate(self)
 
 
 @dataclass(frozen=True)

@@ -24,10 +24,12 @@ import math
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
+from contam.constraints import Constraints, Each, Options, validate
+from contam.constraints import Interval as Range
 from contam.data import Item
 from contam.errors import ConfigError
 from contam.models.base import LanguageModel, Messages
@@ -79,17 +81,21 @@ class ZeroCoTConfig:
     #: the authors' code does (on their 20-pair example with six such pairs, p 0.0083 instead of 0.0139).
     drop_both_zero: bool = True
 
+    _constraints: ClassVar[Constraints] = {
+        "mode": Options("auto", "prefill", "instruction"),
+        "max_cot_tokens": Range(int, 1, None),
+        "max_answer_tokens": Range(int, 1, None),
+        "truncation": Each(Range(float, 0, 1)),
+        "prior": Range(float, 0, 1),
+        "n_resamples": Range(int, 1, None),
+        "confidence": Range(float, 0, 1, closed="neither"),
+        "seed": Range(int, 0, None),
+        "primary_metric": Options(*METRICS),
+        "batch_size": Range(int, 1, None),
+    }
+
     def __post_init__(self) -> None:
-        if self.mode not in ("auto", "prefill", "instruction"):
-            raise ConfigError(f"zero-CoT mode must be auto, prefill or instruction, got {self.mode!r}")
-        if self.primary_metric not in METRICS:
-            raise ConfigError(f"primary metric must be one of {', '.join(METRICS)}, got {self.primary_metric!r}")
-        if any(not 0.0 <= r <= 1.0 for r in self.truncation):
-            raise ConfigError("truncation fractions must lie in [0, 1]")
-        if not 0.0 <= self.prior <= 1.0:
-            raise ConfigError(f"prior must be in [0, 1], got {self.prior}")
-        if self.max_cot_tokens < 1 or self.max_answer_tokens < 1 or self.batch_size < 1:
-            raise ConfigError("token budgets and batch size must be >= 1")
+        validate(self)
 
 
 @dataclass(frozen=True)
