@@ -31,7 +31,7 @@ def test_radius_dbscan_matches_sklearn() -> None:
 
 
 def test_bad_rule_is_a_config_error() -> None:
-    with pytest.raises(ConfigError, match="semantic rule"):
+    with pytest.raises(ConfigError, match=r"SemanticConfig\.rule"):
         SemanticConfig(rule="sim+magic")
 
 

@@ -18,9 +18,11 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import ClassVar
 
 from rapidfuzz import fuzz, process
 
+from contam.constraints import Constraints, Interval, validate
 from contam.data import Document, Item, load_benchmark  # noqa: F401  (load_benchmark: doctest)
 from contam.scan.flags import DocResult, Evidence, Flag
 from contam.scan.hashing import normalized_words
@@ -72,6 +74,16 @@ class ExactConfig:
     lcs_threshold: float = 0.8
     short_words: int = 12
     min_words: int = 5
+
+    _constraints: ClassVar[Constraints] = {
+        "near_exact": Interval(float, 0, 100),
+        "lcs_threshold": Interval(float, 0, 1),
+        "short_words": Interval(int, 0, None),
+        "min_words": Interval(int, 1, None),
+    }
+
+    def __post_init__(self) -> None:
+        validate(self)
 
 
 class ExactScanner:

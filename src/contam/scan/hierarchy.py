@@ -23,10 +23,11 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
+from contam.constraints import Constraints, Interval, validate
 from contam.data import Document, Item
 from contam.errors import ConfigError, InputError
 from contam.models.base import Embedder
@@ -125,8 +126,11 @@ class HierarchyConfig:
     stop_at_first: bool = True
     chunk_size: int = 200_000
 
+    _constraints: ClassVar[Constraints] = {"chunk_size": Interval(int, 1, None)}
+
     def __post_init__(self) -> None:
         object.__setattr__(self, "levels", parse_levels(self.levels))
+        validate(self)
 
     @property
     def thresholds(self) -> Thresholds:

@@ -22,8 +22,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, ClassVar
 
+from contam.constraints import Constraints, Interval, validate
 from contam.data.items import Item
 from contam.records import Record
 from contam.scan.flags import LEVELS, DocResult, Evidence, Flag
@@ -62,6 +63,14 @@ class JudgeConfig:
     max_chars: int = 1500
     max_new_tokens: int = 8
     cache: Any = True
+
+    _constraints: ClassVar[Constraints] = {
+        "max_chars": Interval(int, 1, None),
+        "max_new_tokens": Interval(int, 1, None),
+    }
+
+    def __post_init__(self) -> None:
+        validate(self)
 
 
 @dataclass(frozen=True)

@@ -28,11 +28,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from itertools import pairwise
+from typing import ClassVar
 
 import numpy as np
 from rapidfuzz import fuzz
 from rapidfuzz.distance import LCSseq
 
+from contam.constraints import Constraints, Each, Interval, Options, validate
 from contam.data import Document, Item
 from contam.errors import ConfigError
 from contam.scan.exact import lcs_ratio
@@ -82,18 +84,24 @@ class NGramConfig:
     stopgram_min_docs: int = 3
     reject_patterns: tuple[str, ...] = ()
 
+    _constraints: ClassVar[Constraints] = {
+        "n": Interval(int, 2, None),
+        "threshold": Interval(float, 0, 1, closed="right"),
+        "skip": Interval(int, 0, None),
+        "min_words": Interval(int, 2, None),
+        "lcs_threshold": Interval(float, 0, 1),
+        "near_exact": Interval(float, 0, 1),
+        "seam_threshold": Interval(float, 0, 1),
+        "anchor_words": Interval(int, 0, None),  # 0: no whole-part comparison around anchors
+        "max_df": Interval(float, 0, 1),
+        "parts": Each(Options(*PART_NAMES)),
+        "batch_bytes": Interval(int, 1, None),
+        "stopgram_df": Interval(float, 0, 1),  # 0: off
+        "stopgram_min_docs": Interval(int, 0, None),
+    }
+
     def __post_init__(self) -> None:
-        if self.n < 2:
-            raise ConfigError(f"n must be at least 2, got {self.n}")
-        if not 0.0 < self.threshold <= 1.0:
-            raise ConfigError(f"threshold must be in (0, 1], got {self.threshold}")
-        if self.skip < 0 or self.min_words < 2:
-            raise ConfigError("skip must be >= 0 and min_words >= 2")
-        bad = set(self.parts) - set(PART_NAMES)
-        if bad:
-            raise ConfigError(f"unknown part(s) {sorted(bad)}: choose from {', '.join(PART_NAMES)}")
-        if not 0.0 <= self.stopgram_df <= 1.0:
-            raise ConfigError(f"stopgram_df must be in [0, 1], got {self.stopgram_df}")
+        validate(self)
         if self.reject_patterns:
             from contam.scan.stopgrams import compile_patterns
 

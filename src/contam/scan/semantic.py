@@ -43,9 +43,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 
+from contam.constraints import Constraints, Interval, Options, validate
 from contam.data import Document, Item
 from contam.errors import ConfigError
 from contam.models.base import Embedder
@@ -121,11 +123,29 @@ class SemanticConfig:
     search_batch: int = 4096
     seed: int = 0
 
+    # Cosine thresholds may be calibrated up to 2.0 (contam.scan.calibrate.OFF: the level is off);
+    # the rescue overlaps are shares, and one above 1 switches its rescue off.
+    _constraints: ClassVar[Constraints] = {
+        "threshold": Interval(float, -1, 2),
+        "rule": Options(*RULES),
+        "rescue_threshold": Interval(float, -1, 2),
+        "rescue_overlap": Interval(float, 0, None),
+        "rescue_words": Interval(float, 0, None),
+        "eps": Interval(float, 0, 2, closed="neither"),  # DBSCAN eps on cosine distance
+        "min_samples": Interval(int, 1, None),
+        "profile_k": Interval(int, 1, None),
+        "pca_components": Interval(int, 1, None),
+        "anomaly_quantile": Interval(float, 0, 1),
+        "top_k": Interval(int, 1, None),
+        "max_chars": Interval(int, 1, None),
+        "batch_size": Interval(int, 1, None),
+        "max_neighbors": Interval(int, 1, None),
+        "search_batch": Interval(int, 1, None),
+        "seed": Interval(int, 0, None),
+    }
+
     def __post_init__(self) -> None:
-        if self.rule not in RULES:
-            raise ConfigError(f"semantic rule {self.rule!r} is not one of {', '.join(RULES)}")
-        if not 0 < self.eps < 2:
-            raise ConfigError(f"DBSCAN eps must be in (0, 2) for cosine distance, got {self.eps}")
+        validate(self)
 
     @classmethod
     def for_embedder(cls, embedder: object | None, **fields: object) -> SemanticConfig:

@@ -19,7 +19,9 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
+from typing import ClassVar
 
+from contam.constraints import Constraints, Interval, NoneOr, validate
 from contam.records import Record
 from contam.scan.reasoning.steps import Step, step_words
 
@@ -51,6 +53,21 @@ class ReasoningConfig:
     min_steps: int = 2
     shortlist: int = 20
     n_jobs: int | None = None
+
+    _constraints: ClassVar[Constraints] = {
+        "alpha": Interval(float, 0, 1),
+        "beta": Interval(float, 0, 1),
+        "gamma": Interval(float, 0, 1),
+        "threshold": Interval(float, 0, 2),  # 2.0: the level is off (contam.scan.calibrate.OFF)
+        "struct_n": Interval(int, 1, None),
+        "step_n": Interval(int, 1, None),
+        "min_steps": Interval(int, 0, None),
+        "shortlist": Interval(int, 1, None),
+        "n_jobs": NoneOr(Interval(int, 1, None)),
+    }
+
+    def __post_init__(self) -> None:
+        validate(self)
 
 
 @dataclass(frozen=True)
