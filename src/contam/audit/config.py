@@ -16,8 +16,9 @@ import json
 import tomllib
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
+from contam.constraints import Constraints, Each, Interval, NoneOr, Options, validate
 from contam.errors import ConfigError, InputError
 
 #: Verdict words, weakest first (``--fail-on`` names one of the last two).
@@ -61,6 +62,30 @@ class AuditConfig:
     fail_on: str | None = None
     title: str = "contam audit"
 
+    _constraints: ClassVar[Constraints] = {
+        "limit": Interval(int, 0, None),  # 0: every item
+        "decontaminate_mode": Options("drop", "mask"),
+        "variants": Interval(int, 1, None),
+        "max_cot_tokens": Interval(int, 1, None),
+        "truncation": Each(Interval(float, 0, 1)),
+        "resamples": Interval(int, 1, None),
+        "probes": Each(Options("zerocot", "cliff", "minkprob")),
+        "min_items": Interval(int, 0, None),
+        "alpha": Interval(float, 0, 1, closed="neither"),
+        "seed": Interval(int, 0, None),
+        "fail_on": NoneOr(Options(*FAIL_ON)),
+    }
+    #: The command-line option of each field a user types (``contam audit --help``).
+    _flags: ClassVar[dict[str, str]] = {
+        "limit": "--limit",
+        "variants": "--variants",
+        "max_cot_tokens": "--max-cot-tokens",
+        "probes": "--probes",
+        "min_items": "--min-items",
+        "seed": "--seed",
+        "fail_on": "--fail-on",
+    }
+
     def __post_init__(self) -> None:
         if not self.benchmarks:
             raise ConfigError("give at least one --benchmark (-b gsm8k)")
@@ -68,19 +93,7 @@ class AuditConfig:
             raise ConfigError("nothing to audit: give --dataset FILE (data side), --model SPEC (model side), or both")
         if self.ref_model and not self.model:
             raise ConfigError("--ref-model needs --model (the paired verdict compares the two)")
-        if self.fail_on is not None and self.fail_on not in FAIL_ON:
-            raise ConfigError(f"--fail-on {self.fail_on!r}: choose contaminated or suspect")
-        if self.limit < 0:
-            raise ConfigError(f"--limit must be >= 0 (0 = every item), got {self.limit}")
-        if self.variants < 1:
-            raise ConfigError(f"variants must be >= 1, got {self.variants}")
-        bad = [p for p in self.probes if p not in ("zerocot", "cliff", "minkprob")]
-        if bad:
-            raise ConfigError(f"unknown probe(s) {', '.join(bad)}: choose from zerocot, cliff, minkprob")
-        if self.decontaminate_mode not in ("drop", "mask"):
-            raise ConfigError(f"decontaminate_mode {self.decontaminate_mode!r}: choose drop or mask")
-        if not 0 < self.alpha < 1:
-            raise ConfigError(f"alpha must lie in (0, 1), got {self.alpha}")
+        validate(self)
 
     # ---- identity -------------------------------------------------------------------------
     def fingerprint(self) -> str:

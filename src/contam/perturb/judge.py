@@ -18,8 +18,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
+from contam.constraints import Constraints, Interval, validate
 from contam.perturb.records import Variant
 
 PROMPT = (
@@ -35,6 +36,14 @@ class JudgeConfig:
     max_new_tokens: int = 384
     batch: int = 8
     prompt: str = PROMPT
+
+    _constraints: ClassVar[Constraints] = {
+        "max_new_tokens": Interval(int, 1, None),
+        "batch": Interval(int, 1, None),
+    }
+
+    def __post_init__(self) -> None:
+        validate(self)
 
 
 @dataclass

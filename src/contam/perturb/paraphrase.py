@@ -23,9 +23,11 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
+from contam.constraints import Constraints, Interval, validate
 from contam.data.items import Item
 from contam.errors import ConfigError
 from contam.models.base import Embedder, LanguageModel
@@ -56,6 +58,19 @@ class ParaphraseConfig:
     max_new_tokens: int = 256
     max_ratio: float = 2.0
     seed: int = 0
+
+    _constraints: ClassVar[Constraints] = {
+        "k": Interval(int, 1, None),
+        "tries": Interval(int, 1, None),
+        "floor": Interval(float, -1, 1),  # a cosine similarity
+        "temperature": Interval(float, 0, None),
+        "max_new_tokens": Interval(int, 1, None),
+        "max_ratio": Interval(float, 1, None),  # longest / shortest of paraphrase and original
+        "seed": Interval(int, 0, None),
+    }
+
+    def __post_init__(self) -> None:
+        validate(self)
 
 
 def numbers_of(text: str) -> Counter[str]:
