@@ -27,7 +27,7 @@ Traceback (most recent call last):
 contam.errors.ConfigError: MinKConfig.field: 'all' is not one of 'text', 'question'
 
 A class may name the command-line option of a field in ``_flags``, so the message says what
-the user typed (``AuditConfig.variants (--variants): 0 is not in [1, inf)``).
+the user typed (``AuditConfig.variants (--k): 0 is not an integer in [1, inf)``).
 """
 
 from __future__ import annotations

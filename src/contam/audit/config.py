@@ -78,7 +78,7 @@ class AuditConfig:
     #: The command-line option of each field a user types (``contam audit --help``).
     _flags: ClassVar[dict[str, str]] = {
         "limit": "--limit",
-        "variants": "--variants",
+        "variants": "--k",
         "max_cot_tokens": "--max-cot-tokens",
         "probes": "--probes",
         "min_items": "--min-items",
