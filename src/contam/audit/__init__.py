@@ -55,9 +55,9 @@ def build_outputs(run: Path, seconds: dict[str, float] | None = None) -> AuditVe
         except (OSError, ValueError):
             seconds = {}
     verdict = build_verdict(run, cfg.to_dict(), cfg.fingerprint(), seconds)
-    from contam.report.build import _finite
+    from contam.report.build import finite_json
 
-    write_json(run / "verdict.json", _finite(verdict.to_dict()))  # NaN -> null: strict JSON parsers read it
+    write_json(run / "verdict.json", finite_json(verdict.to_dict()))  # NaN -> null: strict JSON parsers read it
     figs, notes = figures(run, cfg.to_dict(), run / "figures")
     steps: list[Path] = []
     if (run / "data" / "scan" / "summary.json").exists():

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from contam.audit.verdict import _jsonl, _read
+from contam.audit.verdict import read_json_or_none, read_jsonl_lenient
 from contam.outputs import atomic_write, ensure_dir
 
 #: Figure size (inches) and PNG resolution: readable on a slide and in a PR comment.
@@ -138,7 +138,7 @@ def figures(run: Path, cfg: dict[str, Any], out: Path) -> tuple[list[Figure], li
 
     # data side: per level, score distribution of all vs flagged documents with the threshold line
     if cfg.get("dataset"):
-        recs = _jsonl(run / "data" / "scan" / "flags.jsonl")
+        recs = read_jsonl_lenient(run / "data" / "scan" / "flags.jsonl")
         for lv in ("token", "semantic", "reasoning"):
             pairs = [(s, bool(r.get("contaminated")) and r.get("level") == lv) for r in recs if (s := _level_score(r, lv)) is not None]
             if not pairs:
@@ -175,16 +175,16 @@ def figures(run: Path, cfg: dict[str, Any], out: Path) -> tuple[list[Figure], li
         bdir = run / slug(b)
         lab = safe_label(b, 30)
         bars: list[tuple[str, float, float, float, str]] = []  # (label, acc, lo, hi, color)
-        zc = _read(bdir / "zerocot" / "summary.json")
-        zitems = _jsonl(bdir / "zerocot" / "items.jsonl")
+        zc = read_json_or_none(bdir / "zerocot" / "summary.json")
+        zitems = read_jsonl_lenient(bdir / "zerocot" / "items.jsonl")
         if isinstance(zc, dict) and zitems:
             n = len(zitems)
             for side, col in (("original", "#cf222e"), ("reference", "#8c959f")):
                 k = sum(int(r[side]["accuracy"]) for r in zitems)
                 lo, hi = _wilson(k, n)
                 bars.append((f"zero-CoT\n{'original' if side == 'original' else 'variant'}", k / n, lo, hi, col))
-        cl = _read(bdir / "cliff" / "summary.json")
-        citems = _jsonl(bdir / "cliff" / "items.jsonl")
+        cl = read_json_or_none(bdir / "cliff" / "summary.json")
+        citems = read_jsonl_lenient(bdir / "cliff" / "items.jsonl")
         if isinstance(cl, dict) and citems:
             n = len(citems)
             k = sum(int(r["original_correct"]) for r in citems)
@@ -229,8 +229,8 @@ def figures(run: Path, cfg: dict[str, Any], out: Path) -> tuple[list[Figure], li
                 "without reasoning (high at 0%)",
                 f"{bdir / 'zerocot' / 'summary.json'}",
             )
-        mk = _read(bdir / "minkprob" / "summary.json")
-        mitems = _jsonl(bdir / "minkprob" / "items.jsonl")
+        mk = read_json_or_none(bdir / "minkprob" / "summary.json")
+        mitems = read_jsonl_lenient(bdir / "minkprob" / "items.jsonl")
         if isinstance(mk, dict) and mitems:
             prim = mk.get("primary", "mink")
             x = [r["scores"].get(prim) for r in mitems if r.get("group") == "benchmark"]
@@ -279,7 +279,7 @@ def calibration_figure(path: Path, plt: Any) -> Any:
     paths = [path] if path.is_file() else sorted(path.rglob("summary.json"))
     pts: list[tuple[float, int, str]] = []
     for p in paths:
-        s = _read(p)
+        s = read_json_or_none(p)
         if not isinstance(s, dict):
             continue
         for v in s.get("verdicts", []) or []:

@@ -118,14 +118,14 @@ def lower(v: str) -> str:
     return {"contaminated": "suspect", "suspect": "inconclusive", "clean": "inconclusive"}.get(v, v)
 
 
-def _read(path: Path) -> Any:
+def read_json_or_none(path: Path) -> Any:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
 
 
-def _jsonl(path: Path) -> list[dict[str, Any]]:
+def read_jsonl_lenient(path: Path) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     try:
         with open(path, encoding="utf-8") as fh:
@@ -210,14 +210,14 @@ def _wil_stat(d: np.ndarray) -> tuple[float, float]:
 
 # ---- model side ---------------------------------------------------------------------------------------
 def zerocot_claim(folder: Path, alpha: float) -> tuple[Claim, dict[str, Any]] | None:
-    s = _read(folder / "summary.json")
+    s = read_json_or_none(folder / "summary.json")
     if not isinstance(s, dict) or s.get("command") != "zerocot":
         return None
     prim = s.get("primary_metric", "accuracy")
     m = next((x for x in s.get("metrics", []) if x.get("metric") == prim), None)
     if m is None:
         return None
-    items = _jsonl(folder / "items.jsonl")
+    items = read_jsonl_lenient(folder / "items.jsonl")
     a = np.array([_f(r["original"]["accuracy"]) for r in items if "original" in r])
     b = np.array([_f(r["reference"]["accuracy"]) for r in items if "reference" in r])
     lo, hi = _cc_interval(_zc_stat, [a, b]) if prim == "accuracy" and len(a) == len(b) and len(a) else (math.nan, math.nan)
@@ -243,10 +243,10 @@ def zerocot_claim(folder: Path, alpha: float) -> tuple[Claim, dict[str, Any]] | 
 
 
 def cliff_claim(folder: Path, alpha: float) -> tuple[Claim, dict[str, Any]] | None:
-    s = _read(folder / "summary.json")
+    s = read_json_or_none(folder / "summary.json")
     if not isinstance(s, dict) or s.get("command") != "cliff":
         return None
-    items = _jsonl(folder / "items.jsonl")
+    items = read_jsonl_lenient(folder / "items.jsonl")
     a = np.array([_f(r.get("original_correct")) for r in items])
     b = np.array([float(np.mean(r["variant_correct"])) if r.get("variant_correct") else math.nan for r in items])
     ok = ~np.isnan(b)
@@ -273,14 +273,14 @@ def cliff_claim(folder: Path, alpha: float) -> tuple[Claim, dict[str, Any]] | No
 
 
 def minkprob_claim(folder: Path, alpha: float) -> tuple[Claim, dict[str, Any]] | None:
-    s = _read(folder / "summary.json")
+    s = read_json_or_none(folder / "summary.json")
     if not isinstance(s, dict) or s.get("command") != "minkprob":
         return None
     prim = s.get("primary", "mink")
     m = next((x for x in s.get("methods", []) if x.get("method") == prim), None)
     if m is None:
         return None
-    items = _jsonl(folder / "items.jsonl")
+    items = read_jsonl_lenient(folder / "items.jsonl")
     x = np.array([_f(r["scores"].get(prim)) for r in items if r.get("group") == "benchmark"])
     y = np.array([_f(r["scores"].get(prim)) for r in items if r.get("group") == "control"])
     x, y = x[~np.isnan(x)], y[~np.isnan(y)]
@@ -305,13 +305,13 @@ def minkprob_claim(folder: Path, alpha: float) -> tuple[Claim, dict[str, Any]] |
 
 
 def paired_claim(folder: Path, alpha: float) -> tuple[Claim, dict[str, Any]] | None:
-    s = _read(folder / "summary.json")
+    s = read_json_or_none(folder / "summary.json")
     if not isinstance(s, dict) or s.get("command") != "paired":
         return None
     from contam.probe.evalprobes import PairScore
 
     v = s["verdict"]
-    d = np.array([PairScore.from_dict(r).d("did_diff") for r in _jsonl(folder / "items.jsonl")])
+    d = np.array([PairScore.from_dict(r).d("did_diff") for r in read_jsonl_lenient(folder / "items.jsonl")])
     d = d[~np.isnan(d)]
     lo, hi = _cc_interval(_wil_stat, [d]) if len(d) >= 2 else (math.nan, math.nan)
     c = Claim(
@@ -366,7 +366,7 @@ def model_verdict(run: Path, benchmark: str, bslug: str, cfg: dict[str, Any]) ->
     if small:
         lim.append(Limitation("too few items", ", ".join(f"{c.probe} ran on {c.n}" for c in small) + f" (at least {min_items} needed)"))
         lacks.append(f"more items (at least {min_items}; raise --limit)")
-    ref_sum = _read(bdir / "reference" / "summary.json") if (bdir / "reference").exists() else None
+    ref_sum = read_json_or_none(bdir / "reference" / "summary.json") if (bdir / "reference").exists() else None
     if isinstance(ref_sum, dict) and ref_sum.get("items"):
         got, tot = int(ref_sum.get("items_with_variants", 0)), int(ref_sum["items"])
         rej = sum(ref_sum["rejections"].values()) if isinstance(ref_sum.get("rejections"), dict) else 0
@@ -424,7 +424,7 @@ def model_verdict(run: Path, benchmark: str, bslug: str, cfg: dict[str, Any]) ->
 
 # ---- data side ------------------------------------------------------------------------------------------
 def scan_records(run: Path) -> list[dict[str, Any]]:
-    return _jsonl(run / "data" / "scan" / "flags.jsonl")
+    return read_jsonl_lenient(run / "data" / "scan" / "flags.jsonl")
 
 
 def data_verdict(
@@ -433,7 +433,7 @@ def data_verdict(
     """Flags of the dataset scan that name this benchmark, turned into a verdict."""
     from contam.stats.intervals import wilson_interval
 
-    s = _read(run / "data" / "scan" / "summary.json")
+    s = read_json_or_none(run / "data" / "scan" / "summary.json")
     if not isinstance(s, dict):
         return SideVerdict(
             benchmark,

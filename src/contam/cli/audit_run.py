@@ -104,9 +104,9 @@ def audit(
     verdict = run_audit(cfg, fresh=fresh, say=lambda s: err_console.print(s, markup=False, highlight=False))
     run = Path(cfg.out)
     if json_out:
-        from contam.report.build import _finite
+        from contam.report.build import finite_json
 
-        emit_json(_finite(verdict.to_dict()))
+        emit_json(finite_json(verdict.to_dict()))
     else:
         show(verdict, run)
     if verdict.fails(cfg.fail_on):

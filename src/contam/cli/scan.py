@@ -217,7 +217,7 @@ def scan(
     kw = _ScanOptions(config=_boilerplate(_config(n, threshold, style, skip), stopgrams, reject), text_field=text_field, id_field=id_field, skip_bad=skip_bad, keep_all=all_docs,
               levels=tuple(x.strip() for x in levels.split(",") if x.strip()), workers=workers,
               thresholds=_thresholds(thresholds, benchmark, threshold), embedder=embedder)  # fmt: skip
-    _check_rate(fail_above)
+    check_rate(fail_above)
     if engine not in ("local", "ray"):
         raise ConfigError(f"--engine {engine!r}: choose local or ray")
     if _sharded(corpus, num_shards) or engine == "ray":
@@ -252,7 +252,7 @@ def scan(
             emit_json(summary)
         else:
             _print_summary(summary, out)
-    _gate(summary["flag_rate"], fail_above)
+    gate_on_rate(summary["flag_rate"], fail_above)
 
 
 def _sharded(corpus: list[str], num_shards: int) -> bool:
@@ -269,12 +269,12 @@ def _sharded(corpus: list[str], num_shards: int) -> bool:
     return p.is_dir() and not any((p / f).exists() for f in ("dataset_info.json", "dataset_dict.json", "state.json"))
 
 
-def _check_rate(rate: float | None) -> None:
+def check_rate(rate: float | None) -> None:
     if rate is not None and not 0.0 <= rate <= 1.0:
         raise ConfigError(f"--fail-above {rate}: give a flag rate between 0 and 1")
 
 
-def _gate(rate: float, fail_above: float | None) -> None:
+def gate_on_rate(rate: float, fail_above: float | None) -> None:
     """Exit 1 when the flag rate is over ``--fail-above`` (2 stays bad input)."""
     from contam.errors import CheckFailed
 
@@ -384,7 +384,7 @@ def decontaminate(
 
     if (scan_dir is None) == (not benchmark):
         raise ConfigError("give exactly one of --scan DIR (a finished scan) or --benchmark NAME (scan now)")
-    _check_rate(fail_above)
+    check_rate(fail_above)
     if _sharded(corpus, num_shards):
         from contam.scan.shards import run_sharded
 
@@ -412,7 +412,7 @@ def decontaminate(
             emit_json(s)
         else:
             _print_sharded(s, out)
-        _gate(s["flag_rate"], fail_above)
+        gate_on_rate(s["flag_rate"], fail_above)
         return
     src = Path(corpus[0])
     if benchmark:
@@ -454,7 +454,7 @@ def decontaminate(
         )
     if fail_above is not None:
         rate = scanned["flag_rate"] if scanned is not None else (summary["dropped"] + summary["masked"]) / max(summary["documents_in"], 1)
-        _gate(rate, fail_above)
+        gate_on_rate(rate, fail_above)
 
 
 def benchmarks(json_out: JsonFlag = False) -> None:

@@ -22,10 +22,10 @@ def merge(
 
     Example: contam merge runs/cc-0 runs/cc-1 runs/cc-2 --out runs/cc
     """
-    from contam.cli.scan import _check_rate, _gate
+    from contam.cli.scan import check_rate, gate_on_rate
     from contam.scan.shards import merge_runs
 
-    _check_rate(fail_above)
+    check_rate(fail_above)
     s = merge_runs(run_dirs, out)
     if json_out:
         emit_json(s)
@@ -35,7 +35,7 @@ def merge(
             f"({100 * s['flag_rate']:.3f}%), {s['items_flagged']:,} items matched; {len(s['bad_shards'])} bad shard(s)\n"
             f"wrote {escape(str(out / 'summary.json'))} and {escape(str(out / 'manifest.json'))}"
         )
-    _gate(s["flag_rate"], fail_above)
+    gate_on_rate(s["flag_rate"], fail_above)
 
 
 def verify(

@@ -34,7 +34,7 @@ import numpy as np
 
 from contam.data.items import Document
 from contam.data.jsonl_check import BLANK, CLEAN
-from contam.data.loaders import MAX_RECORD_BYTES, BadInputStats, _get
+from contam.data.loaders import MAX_RECORD_BYTES, BadInputStats, get_field
 from contam.data.messages import BAD_RECORD, text_field_error
 from contam.errors import InputError
 
@@ -175,7 +175,7 @@ def parse_block(
                 picked = prefilter.candidates_of_odd(*cand_odd, fast_texts)
 
             def make_fast(i: int) -> Document:
-                key = _get(fast_recs[i], idf) if idf else fast_recs[i].get("id")
+                key = get_field(fast_recs[i], idf) if idf else fast_recs[i].get("id")
                 return ctx.document(key, fast_texts[i], first_line + i)
 
             return fast_texts, make_fast, picked, len(fast_recs)
@@ -198,7 +198,7 @@ def parse_block(
         if type(rec) is not dict:
             ctx.reject(*BAD_RECORD["not_object"].error(src, lineno, kind=type(rec).__name__), stats)
             continue
-        text = rec.get(tf) if simple else _get(rec, tf)
+        text = rec.get(tf) if simple else get_field(rec, tf)
         if type(text) is not str:
             if isinstance(text, str):  # a str subclass cannot come out of a JSON parser, but be exact
                 text = str(text)
@@ -217,7 +217,7 @@ def parse_block(
     counts["documents"] += n_docs
 
     def make(i: int) -> Document:
-        key = _get(recs[i], idf) if idf else recs[i].get("id")
+        key = get_field(recs[i], idf) if idf else recs[i].get("id")
         return ctx.document(key, texts[i], line_of[i])
 
     return texts, make, None, len(lines)
@@ -248,7 +248,7 @@ def _checked_lines(
 
     def make(i: int) -> Document:
         rec = recs[i]
-        key = _get(rec, idf) if idf else rec.get("id")
+        key = get_field(rec, idf) if idf else rec.get("id")
         return ctx.document(key, rec[tf], first_line + i)
 
     return make, picked

@@ -58,7 +58,7 @@ class _BadLine(Exception):
         self.err, self.reason = err, reason
 
 
-def _open_binary(path: Path) -> gzip.GzipFile | io.BufferedReader:
+def open_binary(path: Path) -> gzip.GzipFile | io.BufferedReader:
     name = path.name.lower()
     if name.endswith(".gz"):
         return gzip.open(path, "rb")
@@ -119,7 +119,7 @@ class _ZstdFrames(io.RawIOBase):
         super().close()
 
 
-def _decompress_errors() -> tuple[type[BaseException], ...]:
+def decompress_errors() -> tuple[type[BaseException], ...]:
     """What reading a broken compressed file raises: OSError/EOFError (gzip) and zstd's own error."""
     try:
         import zstandard
@@ -132,7 +132,7 @@ def _decompress_errors() -> tuple[type[BaseException], ...]:
 BOM = b"\xef\xbb\xbf"
 
 
-def _base_suffix(path: Path) -> str:
+def base_suffix(path: Path) -> str:
     name = path.name.lower()
     for comp in (".gz", ".zst", ".zstd"):
         if name.endswith(comp):
@@ -140,7 +140,7 @@ def _base_suffix(path: Path) -> str:
     return Path(name).suffix
 
 
-def _check_readable(path: Path) -> None:
+def check_readable(path: Path) -> None:
     if not path.exists():
         raise InputError("no such file or folder", path=path)
     if path.is_file() and not os.access(path, os.R_OK):
@@ -162,11 +162,11 @@ def iter_records(
     if str(path).startswith("hf:"):
         yield from _iter_hf(str(path)[3:])
         return
-    _check_readable(p)
+    check_readable(p)
     if p.is_dir():
         yield from _iter_hf(str(p))
         return
-    suffix = _base_suffix(p)
+    suffix = base_suffix(p)
     if suffix in (".jsonl", ".ndjson", ""):
         yield from _iter_jsonl(p, skip_bad, stats)
     elif suffix == ".json":
@@ -181,7 +181,7 @@ def iter_records(
 
 def _iter_jsonl(p: Path, skip_bad: bool, stats: BadInputStats | None) -> Iterator[tuple[int, dict[str, Any]]]:
     try:
-        fh = _open_binary(p)
+        fh = open_binary(p)
     except OSError as e:
         raise InputError(f"cannot open: {e.strerror or e}", path=p) from None
     with fh:
@@ -214,13 +214,13 @@ def _iter_jsonl(p: Path, skip_bad: bool, stats: BadInputStats | None) -> Iterato
                         continue
                     raise bad.err from None
                 yield lineno, rec
-        except _decompress_errors() as e:
+        except decompress_errors() as e:
             raise InputError(f"cannot read (corrupt or truncated compressed file?): {e}", path=p) from None
 
 
 def _iter_json(p: Path, skip_bad: bool, stats: BadInputStats | None) -> Iterator[tuple[int, dict[str, Any]]]:
     try:
-        with _open_binary(p) as fh:
+        with open_binary(p) as fh:
             data = json.loads(fh.read().decode("utf-8-sig"))
     except UnicodeDecodeError as e:
         raise InputError(f"not valid UTF-8 (byte {e.start})", path=p) from None
@@ -228,7 +228,7 @@ def _iter_json(p: Path, skip_bad: bool, stats: BadInputStats | None) -> Iterator
         raise InputError(f"not valid JSON ({e.msg})", path=p, line=e.lineno) from None
     except RecursionError:
         raise InputError("JSON nested too deeply to read", path=p) from None
-    except _decompress_errors() as e:
+    except decompress_errors() as e:
         raise InputError(f"cannot read (corrupt or truncated compressed file?): {e}", path=p) from None
     if isinstance(data, dict):
         for key in ("data", "records", "items", "rows"):
@@ -252,7 +252,7 @@ def _iter_json(p: Path, skip_bad: bool, stats: BadInputStats | None) -> Iterator
 
 
 def _iter_csv(p: Path, delimiter: str) -> Iterator[tuple[int, dict[str, Any]]]:
-    with _open_binary(p) as fh:
+    with open_binary(p) as fh:
         # utf-8-sig: a byte-order mark before the header is not part of the first column's name.
         text = io.TextIOWrapper(fh, encoding="utf-8-sig", newline="")
         reader = csv.DictReader(text, delimiter=delimiter)
@@ -272,7 +272,7 @@ def _iter_csv(p: Path, delimiter: str) -> Iterator[tuple[int, dict[str, Any]]]:
             raise InputError(f"not valid UTF-8 (byte {e.start})", path=p, line=reader.line_num + 1) from None
         except csv.Error as e:
             raise InputError(f"bad CSV: {e}", path=p, line=reader.line_num) from None
-        except _decompress_errors() as e:
+        except decompress_errors() as e:
             raise InputError(f"cannot read (corrupt or truncated compressed file?): {e}", path=p) from None
 
 
@@ -347,7 +347,7 @@ def read_documents(
         return
     src = str(path)
     for lineno, rec in iter_records(path, skip_bad=skip_bad, stats=stats):
-        text = _get(rec, text_field)
+        text = get_field(rec, text_field)
         if not isinstance(text, str):
             err, reason = text_field_error(src, lineno, text_field, text)
             if skip_bad:
@@ -355,7 +355,7 @@ def read_documents(
                     stats.add(err, reason)
                 continue
             raise err
-        key = _get(rec, id_field) if id_field else rec.get("id")
+        key = get_field(rec, id_field) if id_field else rec.get("id")
         doc_id = str(key) if key is not None else str(lineno)
         meta = {k: v for k, v in rec.items() if k not in (text_field, id_field or "id")}
         yield Document(id=doc_id, text=text, metadata=meta, source=src, line=lineno)
@@ -384,7 +384,7 @@ def _read_turn_documents(
                     stats.add(err, f"not a {reader.format} record" if reader.format != "auto" else "unknown record format")
                 continue
             raise
-        key = _get(rec, id_field) if id_field else rec.get("id")
+        key = get_field(rec, id_field) if id_field else rec.get("id")
         doc_id = str(key) if key is not None else str(lineno)
         if reader.format == "text":
             meta = {k: v for k, v in rec.items() if k not in (text_field, id_field or "id")}
@@ -413,7 +413,7 @@ def sniff_format(path: str | os.PathLike[str], text_field: str = "text", limit: 
     return "text"  # pragma: no cover - read() raised
 
 
-def _get(rec: dict[str, Any], dotted: str | None) -> Any:
+def get_field(rec: dict[str, Any], dotted: str | None) -> Any:
     """Field lookup; ``a.b`` reaches into nested objects."""
     if dotted is None:
         return None
@@ -472,7 +472,7 @@ def load_items(
     seen: dict[str, int] = {}
     for lineno, rec in iter_records(path, skip_bad=skip_bad, stats=stats):
         qf = fields.resolve("question", rec)
-        q = _get(rec, qf) if qf else None
+        q = get_field(rec, qf) if qf else None
         if not isinstance(q, str) or not q.strip():
             err = InputError("question is missing or empty", path=path, line=lineno, field=qf or fields.question or "question")
             if skip_bad:
@@ -481,15 +481,15 @@ def load_items(
                 continue
             raise err
         af, sf, cf, idf = (fields.resolve(k, rec) for k in ("answer", "solution", "choices", "id"))
-        answer = _as_text(_get(rec, af) if af else None)
-        solution = _as_text(_get(rec, sf) if sf else None)
+        answer = _as_text(get_field(rec, af) if af else None)
+        solution = _as_text(get_field(rec, sf) if sf else None)
         if not solution and GSM8K_FINAL.search(answer):
             # GSM8K's own format: the worked solution in `answer`, ending in "#### <number>".
             solution, answer = answer, answer.rsplit("####", 1)[1].strip().replace(",", "")
-        choices = _get(rec, cf) if cf else None
+        choices = get_field(rec, cf) if cf else None
         if choices is not None and not isinstance(choices, (list, tuple)):
             raise InputError("choices must be a list of strings", path=path, line=lineno, field=cf)
-        raw_id = _get(rec, idf) if idf else None
+        raw_id = get_field(rec, idf) if idf else None
         item_id = str(raw_id) if raw_id is not None else f"{bench}/{lineno}"
         if item_id in seen:
             raise InputError(f"duplicate item id {item_id!r} (first on line {seen[item_id]})", path=path, line=lineno, field=idf or "id")

@@ -90,13 +90,13 @@ def nfkc(text: str) -> str:
 def _joins_previous(c: str) -> bool:
     """Whether ``c`` may change under NFKC with the character before it (a combining mark, or
     a starter that composes with what precedes it, such as a Hangul vowel jamo)."""
-    return bool(unicodedata.combining(c)) or c in _composing() or c in INVISIBLE
+    return bool(unicodedata.combining(c)) or c in composing_chars() or c in INVISIBLE
 
 
 _COMPOSING: set[str] | None = None
 
 
-def _composing() -> set[str]:
+def composing_chars() -> set[str]:
     """Characters that are the second half of a canonical composition (NFKC quick check
     'maybe'): they may merge with the character before them."""
     global _COMPOSING

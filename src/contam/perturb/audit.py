@@ -90,7 +90,7 @@ def audit_instance(template: Template, d: Draw, *, seed: int, index: int, check_
     found = find_mentions(d.question)
     if any(m.kind in _REWRITABLE and Fraction(m.value) in originals for m in found):
         failures.append("coverage")
-    if not _reparse_agrees(template, d, found):
+    if not reparse_agrees(template, d, found):
         failures.append("reparse")
     if not _solution_consistent(d):
         failures.append("solution")
@@ -111,7 +111,7 @@ def audit_instance(template: Template, d: Draw, *, seed: int, index: int, check_
     return failures
 
 
-def _reparse_agrees(template: Template, d: Draw, found: list) -> bool:
+def reparse_agrees(template: Template, d: Draw, found: list) -> bool:
     """Read the slot values back from the new question and re-run the program on them."""
     if len(found) != len(template.mentions):
         return False

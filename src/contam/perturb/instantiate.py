@@ -25,7 +25,7 @@ from contam.perturb import arith
 from contam.perturb.program import Program, compiled
 from contam.perturb.ranges import MAGNITUDE, MIN_CHOICES, WIDE_MAGNITUDE, Range, candidates, slot_range
 from contam.perturb.records import Slot, Template
-from contam.perturb.render import _places, format_value, render_question, render_solution
+from contam.perturb.render import decimal_places, format_value, render_question, render_solution
 
 __all__ = [
     "MAGNITUDE",
@@ -82,7 +82,7 @@ def check_constraints(template: Template, values: dict[str, Fraction], results: 
     for s in template.slots:
         if s.role == "derived":
             v = values[s.id]
-            if v <= 0 or _places(v, s.decimals) is None:
+            if v <= 0 or decimal_places(v, s.decimals) is None:
                 return "derived_value"
     for c in template.constraints:
         k = c.kind
@@ -93,7 +93,7 @@ def check_constraints(template: Template, values: dict[str, Fraction], results: 
                 or (k == "pos" and r <= 0)
                 or (k == "nonneg" and r < 0)
                 or (k == "lt1" and not 0 < r < 1)
-                or (k == "decimals" and _places(r, int(c.arg)) is None)
+                or (k == "decimals" and decimal_places(r, int(c.arg)) is None)
             ):
                 return k
         elif k == "tie":
@@ -326,10 +326,10 @@ def draw(
 
 
 def _reads_back(template: Template, d: Draw) -> bool:
-    from contam.perturb.audit import _reparse_agrees  # audit imports this module
+    from contam.perturb.audit import reparse_agrees  # audit imports this module
     from contam.perturb.mentions import find_mentions
 
-    return _reparse_agrees(template, d, find_mentions(d.question))
+    return reparse_agrees(template, d, find_mentions(d.question))
 
 
 #: Assignment spaces up to this size are searched exhaustively when random draws keep failing.

@@ -18,7 +18,7 @@ _PROSE_TOK = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+")
 _LIT = re.compile(r"\d+(?:\.\d*)?|\.\d+")
 
 
-def _places(x: Fraction, limit: int = 8) -> int | None:
+def decimal_places(x: Fraction, limit: int = 8) -> int | None:
     for p in range(limit + 1):
         if (x * 10**p).denominator == 1:
             return p
@@ -35,7 +35,7 @@ def format_value(x: Fraction, like: str, *, kind: str = "int", min_decimals: int
         w = word_for(int(x))
         if w is not None:
             return w.capitalize() if like[:1].isupper() else w
-    places = _places(x) or 0
+    places = decimal_places(x) or 0
     plain = like.replace(",", "")
     if "." in plain:
         places = max(places, len(plain.split(".", 1)[1]))

@@ -71,12 +71,12 @@ def _same_semantics(path: Path, semantics: str) -> None:
     try:
         had = json.loads(first).get("semantics", DEFAULT_SEMANTICS)
     except (json.JSONDecodeError, AttributeError):
-        return  # a torn file: _keep_done trims it
+        return  # a torn file: keep_done trims it
     if had != semantics:
         raise ConfigError(f"{path} holds instances generated with --semantics {had}; write --semantics {semantics} to another --out")
 
 
-def _keep_done(path: Path, done: set[str]) -> None:
+def keep_done(path: Path, done: set[str]) -> None:
     """Drop instance lines whose audit row is missing (a run killed between the two writes)."""
     import json
 
@@ -113,7 +113,7 @@ def run_regen(
     _same_semantics(inst_path, semantics)
     with JsonlCheckpoint(out / "audit.jsonl", key="key") as audit_ck:
         done = set(audit_ck.done)
-        _keep_done(inst_path, done)
+        keep_done(inst_path, done)
         try:
             inst_fh = open(inst_path, "a", encoding="utf-8")
         except OSError as e:

@@ -139,20 +139,20 @@ def check_out_not_input(out: str | os.PathLike[str], paths: Sequence[str | os.Pa
                 raise OutputError(f"--out {out}: is a file the report reads in its input {p}; write the report elsewhere")
 
 
-def _finite(x: Any) -> Any:
+def finite_json(x: Any) -> Any:
     """NaN/inf become ``null`` so the merged JSON is valid for strict parsers."""
     if isinstance(x, float) and not math.isfinite(x):
         return None
     if isinstance(x, dict):
-        return {str(k): _finite(v) for k, v in x.items()}
+        return {str(k): finite_json(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
-        return [_finite(v) for v in x]
+        return [finite_json(v) for v in x]
     return x
 
 
 def merged_json(report: Report, results: Sequence[Result]) -> dict[str, Any]:
     """One JSON object: per result its kind, source, status, headline figures and the result itself."""
-    return _finite(
+    return finite_json(
         {
             "schema": 1,
             "generator": report.version,

@@ -101,7 +101,7 @@ def _level_values(ls: LevelScores, lv: str) -> np.ndarray:
     return np.zeros(len(ls.token))
 
 
-def _score(pred: np.ndarray, y: np.ndarray, target: float | None, w: np.ndarray | None = None) -> tuple[float, float]:
+def precision_recall(pred: np.ndarray, y: np.ndarray, target: float | None, w: np.ndarray | None = None) -> tuple[float, float]:
     yb = y.astype(bool)
     if w is None:
         tp, fp, fn = float((pred & yb).sum()), float((pred & ~yb).sum()), float((~pred & yb).sum())
@@ -154,7 +154,7 @@ def calibrate(
             pred = np.zeros(len(y), dtype=bool)
             for lv, gi in zip(levels, combo, strict=True):
                 pred |= dec[lv][gi]
-            sc = _score(pred, y, target_precision, w)
+            sc = precision_recall(pred, y, target_precision, w)
             if sc > cur:
                 cur, t = sc, replace(base, **{lv: float(coarse[lv][gi]) for lv, gi in zip(levels, combo, strict=True)})
         fired = {lv: scores.level_decision(lv, t) for lv in levels}
@@ -168,7 +168,7 @@ def calibrate(
                 for g in grids[lv][::-1]:  # highest first so ties keep the stricter threshold
                     cand = replace(t, **{lv: float(g)})
                     d = scores.level_decision(lv, cand)
-                    sc = _score(others | d, y, target_precision, w)
+                    sc = precision_recall(others | d, y, target_precision, w)
                     if sc > cur:
                         cur, t, changed = sc, cand, True
                         fired[lv] = d

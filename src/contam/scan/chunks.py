@@ -32,7 +32,7 @@ import numpy as np
 
 from contam.data import BadInputStats, read_documents
 from contam.data.items import Document
-from contam.data.loaders import BOM, _base_suffix, _decompress_errors, _open_binary
+from contam.data.loaders import BOM, base_suffix, decompress_errors, open_binary
 from contam.errors import InputError
 
 COMPRESSED = (".gz", ".zst", ".zstd")
@@ -90,9 +90,9 @@ def corpus_chunks(
 ) -> Iterator[Chunk]:
     """The corpus in chunks of about ``batch_bytes``, from ``start_line`` (``start_offset`` in a plain file)."""
     p = Path(corpus)
-    if not str(corpus).startswith("hf:") and p.is_file() and _base_suffix(p) in (".jsonl", ".ndjson", ""):
+    if not str(corpus).startswith("hf:") and p.is_file() and base_suffix(p) in (".jsonl", ".ndjson", ""):
         try:
-            fh = _open_binary(p)
+            fh = open_binary(p)
         except OSError as e:
             raise InputError(f"cannot open: {e.strerror or e}", path=p) from None
         compressed = p.name.lower().endswith(COMPRESSED)
@@ -122,7 +122,7 @@ def corpus_chunks(
                     # Workers split the block into lines: the reader only finds line ends.
                     yield Chunk(Block(first, block), len(block), first + n_lines, offset)
                     first += n_lines
-            except _decompress_errors() as e:
+            except decompress_errors() as e:
                 raise InputError(f"cannot read (corrupt or truncated compressed file?): {e}", path=p) from None
         return
     batch: list[Document] = []

@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from contam.data.loaders import _base_suffix, _check_readable, _decompress_errors, _get, _open_binary
+from contam.data.loaders import base_suffix, check_readable, decompress_errors, get_field, open_binary
 from contam.errors import ConfigError, InputError, reading
 from contam.outputs import atomic_write, dumps_line
 from contam.progress import make_progress
@@ -104,8 +104,8 @@ def decontaminate(
     if mode not in MODES:
         raise ConfigError(f"unknown mode {mode!r}: choose drop or mask")
     src, dst = Path(corpus), Path(out)
-    _check_readable(src)
-    if _base_suffix(src) not in (".jsonl", ".ndjson", "") or src.is_dir():
+    check_readable(src)
+    if base_suffix(src) not in (".jsonl", ".ndjson", "") or src.is_dir():
         raise ConfigError(f"decontaminate rewrites JSONL corpora (.jsonl, optionally .gz/.zst); {src.name} is not one")
     log_path = Path(log) if log else dst.with_name(dst.name + ".log.jsonl")
     for p in (dst, log_path):
@@ -128,7 +128,7 @@ def decontaminate(
         sink = gzip.GzipFile(fileobj=raw_out, mode="wb") if dst.name.endswith(".gz") else raw_out
         bar = prog.add_task(f"decontaminating {src.name}", total=size)
         try:
-            with _open_binary(src) as fh:
+            with open_binary(src) as fh:
                 for lineno, raw in enumerate(fh, start=1):
                     prog.advance(bar, len(raw))
                     if raw.strip():
@@ -147,7 +147,7 @@ def decontaminate(
                         sink.write(entry["line"])
                         stats["masked"] += 1
                         stats["documents_out"] += 1
-        except _decompress_errors() as e:  # raised inside the atomic writes: nothing is left behind
+        except decompress_errors() as e:  # raised inside the atomic writes: nothing is left behind
             if isinstance(e, OSError) and e.errno is not None:
                 raise  # the system's (a full disk), not the file's: reported as such
             raise InputError(f"cannot read (corrupt or truncated compressed file?): {e}", path=src) from None
@@ -182,7 +182,7 @@ def _apply(
         raise InputError(
             "the scan flagged this line but it is not valid JSON now: was the corpus changed since the scan?", path=src, line=lineno
         ) from None
-    key = _get(rec, id_field) if id_field else rec.get("id") if isinstance(rec, dict) else None
+    key = get_field(rec, id_field) if id_field else rec.get("id") if isinstance(rec, dict) else None
     doc_id = str(key) if key is not None else str(lineno)
     if doc_id != res.doc_id:
         raise InputError(
@@ -203,7 +203,7 @@ def _apply(
         rt = reader.read(rec, lineno)
         if rt.turns and (rt.turns[0].role != "text"):
             return _apply_turns(rec, rt, spans, log, mode, mask)
-    text = _get(rec, text_field)
+    text = get_field(rec, text_field)
     if mode == "drop" or not spans or not isinstance(text, str):
         log["action"] = "dropped" if mode == "drop" else "dropped (no spans to mask)"
         return {"line": None, "log": log}

@@ -84,12 +84,12 @@ def min_k_scores(model: Any, texts: list[str], k: float = 0.2) -> np.ndarray:
 
 def _threshold_1d(values: np.ndarray, y: np.ndarray) -> float:
     """Threshold maximising class-balanced F1 of ``values >= t`` (stricter on ties)."""
-    from contam.scan.calibrate import _score
+    from contam.scan.calibrate import precision_recall
 
     w = balanced_weights(y)
     best, best_t = -1.0, float("inf")
     for t in np.unique(values)[::-1]:
-        f = _score(values >= t, y, None, w)[0]
+        f = precision_recall(values >= t, y, None, w)[0]
         if f > best:
             best, best_t = f, float(t)
     return best_t

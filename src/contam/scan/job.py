@@ -39,7 +39,7 @@ from typing import Any
 from contam.data import BadInputStats, Item, as_items, read_documents
 from contam.data.fastjsonl import ParseContext, check_documents
 from contam.data.items import Document
-from contam.data.loaders import _check_readable
+from contam.data.loaders import check_readable
 from contam.errors import ConfigError, ContamError, InputError, WorkerDied
 from contam.outputs import dumps_line, ensure_dir, write_json
 from contam.pool import OrderedPool, Reply
@@ -136,9 +136,9 @@ def run_scan(
         config = replace(config, threshold=max(min(float(thresholds.token), 1.0), 1e-6))
     out_dir = ensure_dir(out)  # fail on an unwritable folder before any work
     if not str(corpus).startswith("hf:"):
-        _check_readable(Path(corpus))
+        check_readable(Path(corpus))
     items = as_items(benchmarks)
-    levels = _check_levels(levels)
+    levels = check_levels(levels)
     t0, cpu0 = time.perf_counter(), time.process_time()
     partial, state_path = out_dir / ".flags.jsonl.partial", out_dir / ".scan-state.json"
     for stale in out_dir.glob("..scan-state.json.*.tmp"):  # a checkpoint write (atomic_write temp) cut short by a kill
@@ -309,7 +309,7 @@ def _load_state(state_path: Path, partial: Path, key: dict[str, Any]) -> RunStat
     return state
 
 
-def _check_levels(levels: tuple[str, ...]) -> tuple[str, ...]:
+def check_levels(levels: tuple[str, ...]) -> tuple[str, ...]:
     wanted = tuple(LEVELS) if "all" in levels else tuple(dict.fromkeys(levels))
     bad = [lv for lv in wanted if lv not in LEVELS]
     if bad or not wanted:
@@ -370,17 +370,17 @@ def _token_scan(
                     pending.append((functools.partial(work, local, chunk.work), chunk))
                 # Bounded read-ahead keeps memory flat whatever the corpus size.
                 while pending and (len(pending) > 2 * n_workers or not pool):
-                    results, line, offset = _collect(*pending.popleft(), stats, counts, prog, bar, line)
+                    results, line, offset = collect_chunk(*pending.popleft(), stats, counts, prog, bar, line)
                     yield results, line, offset
             while pending:
-                results, line, offset = _collect(*pending.popleft(), stats, counts, prog, bar, line)
+                results, line, offset = collect_chunk(*pending.popleft(), stats, counts, prog, bar, line)
                 yield results, line, offset
     finally:
         if pool is not None:
             pool.close()
 
 
-def _collect(
+def collect_chunk(
     handle: Reply[ChunkResult] | Callable[[], ChunkResult],
     chunk: Chunk,
     stats: BadInputStats,

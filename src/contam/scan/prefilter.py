@@ -64,7 +64,7 @@ import numpy as np
 from numba import njit
 
 from contam.data.jsonl_check import UNSURE, check_lines
-from contam.data.normalize import CONFUSABLES, INVISIBLE, _composing, fold, fold_char
+from contam.data.normalize import CONFUSABLES, INVISIBLE, composing_chars, fold, fold_char
 from contam.data.swar import GATHER, H8, L1, zero_bytes
 from contam.scan.hashing import SEPARATORS
 
@@ -116,7 +116,7 @@ def find_fold_changers() -> str:
     A pass over the characters with a decomposition (a fraction of a second, once a process)."""
     seps = set(SEPARATORS)
     table = set(INVISIBLE) | set(CONFUSABLES)
-    out = table | _composing()
+    out = table | composing_chars()
     for cp in range(0x80, 0x30000):
         c = chr(cp)
         if 0xD800 <= cp < 0xE000:

@@ -172,7 +172,7 @@ def ray_shard_results(
 
     from ray.data import ActorPoolStrategy, DataContext
 
-    from contam.scan.job import _collect
+    from contam.scan.job import collect_chunk
     from contam.scan.worker import shifted
 
     ctx = DataContext.get_current()
@@ -223,11 +223,11 @@ def ray_shard_results(
         try:
             if value[0] == "range":
                 res = value[1]
-                got, line, _ = _collect(lambda res=res: res, Chunk(ByteRange(0, 0), 0, None, 0), stats, counts, _Bar(), None, line)
+                got, line, _ = collect_chunk(lambda res=res: res, Chunk(ByteRange(0, 0), 0, None, 0), stats, counts, _Bar(), None, line)
                 results.extend(got)
             elif value[0] == "whole":
                 for chunk, res in value[1]:
-                    got, line, _ = _collect(lambda res=res: res, chunk, stats, counts, _Bar(), None, line)
+                    got, line, _ = collect_chunk(lambda res=res: res, chunk, stats, counts, _Bar(), None, line)
                     results.extend(got)
                 _add_stats(stats, value[2])
             else:

@@ -39,7 +39,7 @@ from typing import Any
 from contam.data import BadInputStats, Item, as_items, read_documents
 from contam.data.formats import TurnSpan, check_format
 from contam.data.items import Document
-from contam.data.loaders import _check_readable, sniff_format
+from contam.data.loaders import check_readable, sniff_format
 from contam.errors import ConfigError
 from contam.outputs import atomic_write, dumps_line, ensure_dir, write_json
 from contam.scan.flags import DocResult
@@ -66,15 +66,15 @@ def scan_records(
 ) -> dict[str, Any]:
     """Scan ``corpus`` (any record format) and write ``out``; returns the summary (with
     ``format``, ``roles`` and, with a judge, ``judge``). Other ``options`` go to ``run_scan``."""
-    from contam.scan.job import _check_levels, run_scan
+    from contam.scan.job import check_levels, run_scan
 
     fmt = check_format(fmt)
-    levels = _check_levels(levels)
+    levels = check_levels(levels)
     if judge is not None and levels == ("token",):
         raise ConfigError("--judge re-checks semantic and reasoning flags: add --levels all (or semantic, reasoning)")
     src = str(corpus)
     if not src.startswith("hf:"):
-        _check_readable(Path(src))
+        check_readable(Path(src))
     if fmt == "auto":
         fmt = sniff_format(corpus, text_field)
     out_dir = ensure_dir(out)

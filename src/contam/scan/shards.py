@@ -240,7 +240,7 @@ def run_sharded(
 ) -> dict[str, Any]:
     """Scan every selected input shard of ``corpus`` into ``out/shards/`` and write ``out/summary.json``
     (the reduction of this run's shard summaries) and ``out/manifest.json``; returns the summary."""
-    from contam.scan.job import _check_levels
+    from contam.scan.job import check_levels
 
     if num_shards < 1 or not 0 <= shard_index < num_shards:
         raise ConfigError(f"--shard-index {shard_index} --num-shards {num_shards}: need 0 <= index < num-shards")
@@ -253,7 +253,7 @@ def run_sharded(
     config = config or NGramConfig()
     if thresholds is not None:
         config = replace(config, threshold=max(min(float(thresholds.token), 1.0), 1e-6))
-    levels = _check_levels(levels)
+    levels = check_levels(levels)
     shards = resolve_corpus(corpus)
     out_dir = ensure_dir(out)
     items = as_items(benchmarks)

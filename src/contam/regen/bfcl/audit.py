@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from contam.regen.audit import CHECKS, AuditRow
 from contam.regen.bfcl.calls import parse_call, replay
-from contam.regen.bfcl.reseed import Generated, _instance_hash, check_draw, generate, injective, leaks, plan
+from contam.regen.bfcl.reseed import Generated, check_draw, generate, hash_instance, injective, leaks, plan
 from contam.regen.bfcl.world import state_hash
 
 
@@ -31,7 +31,7 @@ def audit(g: Generated, determinism: bool = True) -> AuditRow:
     problems += [f"injective: {x.partition(': ')[2]}" for x in injective(g.draw)]
     calls = [[parse_call(c) for c in turn] for turn in inst.ground_truth]
     problems += [f"covered: {x.partition(': ')[2]}" for x in leaks(p, g.draw, inst.initial_config, inst.question, calls)]
-    if _instance_hash({k: v for k, v in inst.to_dict().items()}) != inst.instance_hash:
+    if hash_instance({k: v for k, v in inst.to_dict().items()}) != inst.instance_hash:
         problems.append("deterministic: the stored instance hash is not the hash of the record")
     if determinism:
         again = generate(inst.task_id, inst.seed)

@@ -70,9 +70,9 @@ def run_bfcl(seeds: list[int], out: str | Path, tasks: list[int] | None = None, 
     inst_path = out / "instances.jsonl"
     with JsonlCheckpoint(out / "audit.jsonl", key="key") as audit_ck, JsonlCheckpoint(out / "rejections.jsonl", key="key") as rej_ck:
         done = set(audit_ck.done) | set(rej_ck.done)
-        from contam.regen.job import _keep_done
+        from contam.regen.job import keep_done
 
-        _keep_done(inst_path, set(audit_ck.done))
+        keep_done(inst_path, set(audit_ck.done))
         try:
             inst_fh = open(inst_path, "a", encoding="utf-8")
         except OSError as e:

@@ -472,7 +472,7 @@ def _probe(p: TaskPlan, items: list[Any], kind: str) -> list[Any]:
 def schema_words() -> frozenset[str]:
     """Function, parameter, property and enum names of BFCL's multi-turn tool docs (casefolded):
     a literal equal to one is a field name of the tools' outputs, never renamed."""
-    from contam.regen.bfcl.world import CLASS_MODULE, _data_root
+    from contam.regen.bfcl.world import CLASS_MODULE, data_root
 
     out: set[str] = set()
 
@@ -488,7 +488,7 @@ def schema_words() -> frozenset[str]:
                 walk(v)
 
     for mod in CLASS_MODULE.values():
-        doc = _data_root() / "multi_turn_func_doc" / f"{mod}.json"
+        doc = data_root() / "multi_turn_func_doc" / f"{mod}.json"
         for line in doc.read_text(encoding="utf-8").splitlines():
             if line.strip():
                 rec = json.loads(line)
@@ -800,7 +800,7 @@ class Generated:
     calls: list[list[Call]]
 
 
-def _instance_hash(rec: dict[str, Any]) -> str:
+def hash_instance(rec: dict[str, Any]) -> str:
     return canonical_hash({k: v for k, v in rec.items() if k != "instance_hash"})
 
 
@@ -855,6 +855,6 @@ def generate(task_id: str, seed: int) -> Generated | Rejection:
             initial_hash=state_hash(run.initial),
             map_digest=d.lm.digest(),
         )
-        inst = dataclasses.replace(rec, instance_hash=_instance_hash(rec.to_dict()))
+        inst = dataclasses.replace(rec, instance_hash=hash_instance(rec.to_dict()))
         return Generated(inst, d, run, calls)
     return Rejection(key, t.id, t.category, seed, last[0], last[1])

@@ -47,7 +47,7 @@ class BfclMissing(ConfigError):
     """The ``bfcl-eval`` package (its data files and world classes) is not installed."""
 
 
-def _data_root() -> Any:
+def data_root() -> Any:
     try:
         import importlib.resources as res
 
@@ -57,7 +57,7 @@ def _data_root() -> Any:
 
 
 def _read_jsonl(name: str) -> list[dict[str, Any]]:
-    path = _data_root() / name
+    path = data_root() / name
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as e:
