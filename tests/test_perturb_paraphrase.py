@@ -49,3 +49,26 @@ def test_real_model_run_keeps_only_accepted(embedder) -> None:  # type: ignore[n
     for v in got:
         assert v.metadata["similarity"] >= 0.8 and numbers_of(v.question) == numbers_of(items[0].question)
         assert v.metadata["similarity_metric"].startswith("cosine:minilm")
+
+
+@pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None, reason="llama-cpp-python not installed")
+def test_scenario_paraphraser_uses_the_reference_sets_rule(embedder) -> None:  # type: ignore[no-untyped-def]
+    """The S2 scenario's LLM paraphraser accepts exactly what the reference sets' judge accepts."""
+    from contam.models import load
+    from contam.scan.paraphrase import LLMParaphraser
+
+    items = load_benchmark("gsm8k")[:3]
+    p = LLMParaphraser(load("smollm2"), embedder=embedder, floor=0.8, max_new_tokens=96)
+    got = p.paraphrase_items(items, seed=0)
+    assert p.kept + p.rejected == len(items) and p.kept == len(got)
+    rule = Paraphraser(ParaphraseConfig(floor=0.8))
+    for it in items:
+        if it.id in got:
+            text, label = got[it.id]
+            question = text.split("\n")[0]
+            assert label == "llm-paraphrase:smollm2"
+            assert rule.judge(it.question, [question], embedder)[0][2] == ""
+            assert numbers_of(question) == numbers_of(it.question)
+    # A changed number is refused by the one rule, whichever paraphraser asks.
+    q = items[0].question
+    assert p.judge.judge(q, [q.replace("16", "61")], embedder)[0][2] in ("numbers", "similarity")

@@ -82,7 +82,8 @@ def numbers_of(text: str) -> Counter[str]:
     return Counter(m.value for m in find_mentions(text) if m.kind in ("int", "decimal", "money", "percent", "word", "cents"))
 
 
-def _clean(text: str) -> str:
+def clean_generation(text: str) -> str:
+    """A model's rewrite without the chatter around it ("Here is the rewritten problem:", quotes)."""
     t = text.strip()
     t = re.sub(r"^(?:here is|here's|sure|rewritten problem|problem)[^:\n]*:\s*", "", t, flags=re.IGNORECASE)
     return t.strip().strip('"').strip()
@@ -133,7 +134,7 @@ class Paraphraser:
             gens = model.generate(prompts, max_new_tokens=cfg.max_new_tokens, temperature=cfg.temperature, n=cfg.tries, seed=cfg.seed)[0]
             cands: list[str] = []
             for g in gens:
-                c = _clean(g.text)
+                c = clean_generation(g.text)
                 if c and c != item.question.strip() and c not in cands:
                     cands.append(c)
             if not cands:

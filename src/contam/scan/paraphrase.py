@@ -161,51 +161,44 @@ def swap_names(text: str, rng: random.Random, mapping: dict[str, str] | None = N
 
 
 class LLMParaphraser:
-    """S2 paraphrases from a :class:`~contam.models.base.LanguageModel`, kept only when the
-    paraphrase stays close in meaning (embedding cosine ≥ ``floor``), keeps every number of the
-    original, and is not a copy; the rest fall back to :func:`rule_paraphrase`.
+    """S2 paraphrases from a :class:`~contam.models.base.LanguageModel`, accepted by the same rule as the
+    reference sets' paraphrases (:meth:`contam.perturb.paraphrase.Paraphraser.judge`: embedding cosine ≥
+    ``floor``, length within ``max_ratio``, the same multiset of stated numbers, not a copy); items whose
+    paraphrase fails it fall back to :func:`rule_paraphrase` in the scenario.
+
+    One prompt and one acceptance rule for both uses: a scenario's "LLM paraphrase" and a reference
+    set's paraphrase variant mean the same thing.
 
     >>> from contam.models import load                                     # doctest: +SKIP
     >>> p = LLMParaphraser(load("smollm2"), floor=0.8)                      # doctest: +SKIP
     """
 
     def __init__(self, model: Any, embedder: Any | None = None, floor: float = 0.8, max_new_tokens: int = 200) -> None:
+        from contam.perturb.paraphrase import ParaphraseConfig, Paraphraser
+
         self.model = model
         self.embedder = embedder
+        # Greedy, one candidate per item: a scenario is built once and must be reproducible.
+        self.judge = Paraphraser(ParaphraseConfig(k=1, tries=1, floor=floor, temperature=0.0, max_new_tokens=max_new_tokens))
         self.floor = floor
         self.max_new_tokens = max_new_tokens
         self.kept = 0
         self.rejected = 0
 
     def paraphrase_items(self, items: Sequence[Item], seed: int) -> dict[str, tuple[str, str]]:
-        """``{item_id: (sample text, generator label)}`` for the items whose paraphrase passed the floor."""
-        import numpy as np
-
+        """``{item_id: (sample text, generator label)}`` for the items whose paraphrase passed the rule."""
         from contam.models.embed import load_embedder
+        from contam.perturb.paraphrase import PROMPT, clean_generation
         from contam.progress import track
 
         emb = self.embedder or load_embedder("minilm")
-        prompts = [
-            [
-                {
-                    "role": "user",
-                    "content": "Rewrite the following problem in different words. Keep every number and fact. "
-                    "Reply with the rewritten problem only.\n\n" + it.question,
-                }
-            ]
-            for it in items
-        ]
-        outs: list[str] = []
-        for p in track(prompts, "paraphrasing"):
-            outs.append(self.model.generate([p], max_new_tokens=self.max_new_tokens, temperature=0.0, seed=seed)[0][0].text.strip())
-        a = emb.embed([it.question for it in items])
-        b = emb.embed([o or " " for o in outs])
-        cos = (a * b).sum(axis=1)
         result: dict[str, tuple[str, str]] = {}
-        for it, out, c in zip(items, outs, np.asarray(cos), strict=True):
-            nums = set(re.findall(r"\d+(?:\.\d+)?", it.question))
-            ok = c >= self.floor and out.strip() != it.question.strip() and nums <= set(re.findall(r"\d+(?:\.\d+)?", out))
-            if not ok:
+        for it in track(items, "paraphrasing"):
+            prompt = [{"role": "user", "content": PROMPT.format(question=it.question)}]
+            gen = self.model.generate([prompt], max_new_tokens=self.max_new_tokens, temperature=0.0, seed=seed)[0][0]
+            out = clean_generation(gen.text)
+            verdict = self.judge.judge(it.question, [out], emb) if out and out != it.question.strip() else []
+            if not verdict or verdict[0][2]:
                 self.rejected += 1
                 continue
             self.kept += 1
