@@ -62,15 +62,15 @@ def regen(
     """
     if ctx.invoked_subcommand is not None:
         return
+    from contam.errors import ConfigError
+
     if _bfcl(benchmark):
         from contam.cli import regen_bfcl
-        from contam.errors import ConfigError
 
         if semantics != "tau-bench":
             raise ConfigError("--semantics chooses τ-bench's tool behaviour; BFCL instances always use BFCL's own classes")
 
         return regen_bfcl.run(seeds, tasks, out, json_out)
-    from contam.errors import ConfigError
     from contam.regen.job import InvalidInstances, domains_of, parse_range, run_regen
 
     if out is None:

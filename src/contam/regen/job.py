@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from contam.errors import ConfigError, ContamError, OutputError
 from contam.outputs import JsonlCheckpoint, atomic_write, dumps_line, ensure_dir, write_json
@@ -127,12 +127,7 @@ def run_regen(
                 row = auditor.check(inst, skm, deriv, km)
                 rec = inst.to_dict()
                 rec["key"] = inst.key
-                rec["valid"] = row.valid
-                inst_fh.write(dumps_line(rec) + "\n")  # the instance first, then its audit row
-                inst_fh.flush()
-                arec = row.to_dict()
-                arec["valid"] = row.valid
-                audit_ck.write(arec)
+                write_checked(inst_fh, audit_ck, rec, row)
         wanted = {f"{d}/{i}/{s}" for d, i, s in jobs}
         rows = [AuditRow.from_dict(r) for r in audit_ck.records if r.get("key") in wanted]
     report = RegenAuditReport.of(rows)
@@ -147,6 +142,20 @@ def run_regen(
         "audit": str(out / "audit.jsonl"),
     }
     return finish_run(out, report, summary)
+
+
+def write_checked(inst_fh: IO[str], audit_ck: JsonlCheckpoint, rec: dict[str, Any], row: AuditRow) -> None:
+    """Append one instance and then its audit row, both marked with the row's validity.
+
+    The instance goes first and is flushed: the audit file is the checkpoint, so a row there
+    always has its instance on disk (both benchmarks' jobs write through here).
+    """
+    rec["valid"] = row.valid
+    inst_fh.write(dumps_line(rec) + "\n")
+    inst_fh.flush()
+    arec = row.to_dict()
+    arec["valid"] = row.valid
+    audit_ck.write(arec)
 
 
 def finish_run(out: Path, report: RegenAuditReport, summary: dict[str, Any]) -> dict[str, Any]:

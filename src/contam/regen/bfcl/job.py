@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from contam.errors import ConfigError, OutputError
-from contam.outputs import JsonlCheckpoint, dumps_line, ensure_dir
+from contam.outputs import JsonlCheckpoint, ensure_dir
 from contam.progress import track
 from contam.regen.audit import AuditRow, RegenAuditReport
 from contam.regen.bfcl.audit import audit
@@ -62,7 +62,7 @@ def run_bfcl(seeds: list[int], out: str | Path, tasks: list[int] | None = None, 
 
     Raises :class:`contam.regen.job.InvalidInstances` if a written instance fails its audit
     (a rejection is not a failure: nothing is written for it but its reason)."""
-    from contam.regen.job import finish_run
+    from contam.regen.job import finish_run, write_checked
 
     out = ensure_dir(out)
     ids = select_tasks(tasks, category)
@@ -87,13 +87,7 @@ def run_bfcl(seeds: list[int], out: str | Path, tasks: list[int] | None = None, 
                     continue
                 assert isinstance(g, Generated)
                 row = audit(g)
-                rec = g.instance.to_dict()
-                rec["valid"] = row.valid
-                inst_fh.write(dumps_line(rec) + "\n")  # the instance first, then its audit row
-                inst_fh.flush()
-                arec = row.to_dict()
-                arec["valid"] = row.valid
-                audit_ck.write(arec)
+                write_checked(inst_fh, audit_ck, g.instance.to_dict(), row)
         wanted = {f"bfcl/{t}/{s}" for t, s in jobs}
         rows = [AuditRow.from_dict(r) for r in audit_ck.records if r.get("key") in wanted]
         rejs = [r for r in rej_ck.records if r.get("key") in wanted]
