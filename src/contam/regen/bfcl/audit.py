@@ -31,7 +31,7 @@ def audit(g: Generated, determinism: bool = True) -> AuditRow:
     problems += [f"injective: {x.partition(': ')[2]}" for x in injective(g.draw)]
     calls = [[parse_call(c) for c in turn] for turn in inst.ground_truth]
     problems += [f"covered: {x.partition(': ')[2]}" for x in leaks(p, g.draw, inst.initial_config, inst.question, calls)]
-    if hash_instance({k: v for k, v in inst.to_dict().items()}) != inst.instance_hash:
+    if hash_instance(inst.to_dict()) != inst.instance_hash:
         problems.append("deterministic: the stored instance hash is not the hash of the record")
     if determinism:
         again = generate(inst.task_id, inst.seed)
