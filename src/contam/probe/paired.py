@@ -5,8 +5,16 @@ answer changed, the wording kept), scored by the model under audit M and by a re
 
     d = [s_M(x) − s_M(x')] − [s_R(x) − s_R(x')]
 
-where s is the mean token log-prob over the tokens where x and x' differ (each model's own
-tokens, aligned by :func:`contam.probe.evalprobes.diff_masks`). The benchmark is tested d > 0 with
+where s is the log-prob per character of the words where x and x' differ (``unit="char"``, the
+default): the summed log-prob of every token overlapping those words, divided by their
+characters (:func:`contam.probe.evalprobes.char_diff_spans`, :func:`~contam.probe.evalprobes.per_char`).
+A sum of token log-probs is the log-prob of a string whatever the tokenizer, and both models
+divide by the same characters, so M and R are in one unit even when their vocabularies differ
+(Gemma's and SmolLM2's). ``unit="token"`` is ``contam eval-probes``' original: the mean over each
+model's own differing tokens (:func:`~contam.probe.evalprobes.diff_masks`) -- right for a model
+and its own base checkpoint (one tokenizer), not across tokenizers: a per-token mean over "1234"
+is a four-digit number's log-prob divided by 1 under one tokenizer and by 4 under another, so
+the two models' gaps are on different scales and do not cancel. The benchmark is tested d > 0 with
 a one-sided Wilcoxon signed-rank test (exact for n ≤ 50), and p is calibrated into the
 Contamination Confidence (SBB bound, prior 0.5), gated to 0 unless the Hodges–Lehmann shift is
 positive. ``method="did"`` uses the mean over the whole text, ``pair_diff`` leaves R out.
@@ -24,11 +32,10 @@ false negative); if R's data makes the original numbers *less* natural than M's 
 does (a smaller, older, or differently-sourced model), M's ordinary preference for them shows up
 as d > 0 on a clean benchmark (a false positive). The control: run the same probe on items M
 cannot have seen (post-cutoff, or ``contam perturb`` variants of a second seed used as
-"originals") -- the verdict there must be no. Different tokenizers make s a mean over different
-token sets; the per-item difference is still within each model, so only its scale changes.
+"originals") -- the verdict there must be no.
 
->>> PairedConfig().method, PairedConfig().alpha
-('did_diff', 0.05)
+>>> PairedConfig().method, PairedConfig().unit, PairedConfig().alpha
+('did_diff', 'char', 0.05)
 """
 
 from __future__ import annotations
@@ -53,17 +60,21 @@ from contam.stats.results import TestResult
 from contam.stats.tests import wilcoxon_signed_rank
 
 METHODS = ("did_diff", "did", "pair_diff")
+UNITS = ("char", "token")
 
 
 @dataclass(frozen=True)
 class PairedConfig:
     """``method``: ``did_diff`` (differing tokens, the verdict of ``contam eval-probes``), ``did``
     (whole texts) or ``pair_diff`` (no reference model: biased by the model's own taste for the
-    originals; kept for comparison). ``field``: which text of an item is scored (``text`` =
-    question and solution). ``min_items``: no verdict below it (an exact signed-rank test on
+    originals; kept for comparison). ``unit``: ``char`` (log-prob per character: comparable
+    across tokenizers, the default) or ``token`` (mean per token: only for a reference with the
+    model's own tokenizer, as in ``contam eval-probes``). ``field``: which text of an item is
+    scored (``text`` = question and solution). ``min_items``: no verdict below it (an exact signed-rank test on
     fewer than 5 pairs cannot reach p < 0.05; 10 keeps some power)."""
 
     method: str = "did_diff"
+    unit: str = "char"
     field: str = "text"
     alpha: float = 0.05
     prior: float = 0.5
@@ -72,6 +83,7 @@ class PairedConfig:
 
     _constraints: ClassVar[Constraints] = {
         "method": Options(*METHODS),
+        "unit": Options(*UNITS),
         "field": Options("text", "question", "answer"),
         "alpha": Interval(float, 0, 1, closed="neither"),
         "prior": Interval(float, 0, 1),
@@ -85,8 +97,9 @@ class PairedConfig:
 
 @dataclass(frozen=True)
 class PairedItem(Record):
-    """One original and its variant under the model and the reference model: mean log-prob of
-    the differing tokens (``*_diff``) and of the whole text (``*_all``), and the per-item d."""
+    """One original and its variant under the model and the reference model: mean token log-prob
+    of the differing tokens (``model_orig`` ...) and of the whole text (``*_all``), the same per
+    character (``*_c``: the differing words, the whole text), and the per-item d."""
 
     key: str
     id: str
@@ -101,9 +114,27 @@ class PairedItem(Record):
     ref_var: float = math.nan
     ref_orig_all: float = math.nan
     ref_var_all: float = math.nan
+    model_orig_c: float = math.nan
+    model_var_c: float = math.nan
+    model_orig_all_c: float = math.nan
+    model_var_all_c: float = math.nan
+    ref_orig_c: float = math.nan
+    ref_var_c: float = math.nan
+    ref_orig_all_c: float = math.nan
+    ref_var_all_c: float = math.nan
 
-    def d(self, method: str) -> float:
-        """The per-item difference of ``method``; > 0 points to contamination."""
+    def d(self, method: str, unit: str = "token") -> float:
+        """The per-item difference of ``method`` in ``unit`` (``token``: per-token means, what
+        ``contam eval-probes`` reports; ``char``: per character); > 0 points to contamination."""
+        if unit == "char":
+            if method == "pair_diff":
+                return self.model_orig_c - self.model_var_c
+            if method == "did":
+                return (self.model_orig_all_c - self.model_var_all_c) - (self.ref_orig_all_c - self.ref_var_all_c)
+            if method == "did_diff":
+                return (self.model_orig_c - self.model_var_c) - (self.ref_orig_c - self.ref_var_c)
+        elif unit != "token":
+            raise ConfigError(f"unknown paired unit {unit!r}; choose from {', '.join(UNITS)}")
         if method == "pair_diff":
             return self.model_orig - self.model_var
         if method == "did":
@@ -178,15 +209,20 @@ class PairedProbe:
                     "ref_var": r.var,
                     "ref_orig_all": r.orig_all,
                     "ref_var_all": r.var_all,
+                    "ref_orig_c": r.orig_c,
+                    "ref_var_c": r.var_c,
+                    "ref_orig_all_c": r.orig_all_c,
+                    "ref_var_all_c": r.var_all_c,
                 }
-            out.append(PairedItem(f"pair/{o.id}", o.id, v.id, m.n_diff_orig, m.orig, m.var, m.orig_all, m.var_all, **extra))
+            chars = {"model_orig_c": m.orig_c, "model_var_c": m.var_c, "model_orig_all_c": m.orig_all_c, "model_var_all_c": m.var_all_c}
+            out.append(PairedItem(f"pair/{o.id}", o.id, v.id, m.n_diff_orig, m.orig, m.var, m.orig_all, m.var_all, **extra, **chars))
         return out
 
     def analyze(self, records: Sequence[PairedItem], model: str = "", ref_model: str = "") -> PairedResult:
         """The verdict on scored pairs (no model calls). NaN differences (a pair whose texts do not
         differ under a tokenizer) are left out."""
         cfg = self.config
-        d = np.asarray([r.d(cfg.method) for r in records], dtype=float)
+        d = np.asarray([r.d(cfg.method, cfg.unit) for r in records], dtype=float)
         d = d[~np.isnan(d)]
         test = wilcoxon_signed_rank(d, np.zeros_like(d), "greater")
         cal = Calibration.from_p(test.p_value, test.effect, cfg.prior)

