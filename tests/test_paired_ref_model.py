@@ -23,8 +23,7 @@ from contam.data import load_benchmark
 from contam.errors import ModelError
 from contam.models.base import TokenScores
 from contam.probe.evalprobes import char_diff_spans, per_char
-from contam.probe.paired import PairedConfig, PairedItem, PairedProbe
-from contam.probe.reference import pair_items, variants_as_reference
+from contam.probe.paired import PairedItem
 
 ORIG, VAR = "Tom has 1234 apples.", "Tom has 7 apples."
 
@@ -130,37 +129,45 @@ def test_gemma_is_assembled_atomically_and_checked(tmp_path: Path) -> None:
         gemma3_path(blocker / "models")
 
 
-def test_gemma_reference_on_real_gsm8k_pairs(models) -> None:  # type: ignore[no-untyped-def]
-    """SmolLM2 audited against Gemma 3 270M on the first 20 GSM8K test items and their variants."""
-    from contam.perturb import make_reference_set
-
-    smol, gem = models
-    items = load_benchmark("gsm8k")[:20]
-    variants = variants_as_reference(make_reference_set(items, variants=1, seed=0))
-    pairs = pair_items(items, variants)
-    res = PairedProbe(PairedConfig()).run(smol, items, variants=variants, ref_model=gem)
-    assert res.n_pairs == len(pairs) >= 10 and not res.note and res.config["unit"] == "char"
-    assert 0.0 <= res.test.p_value <= 1.0 and 0.0 <= res.contamination_confidence <= 1.0
-    # the two vocabularies cut the differing words into different numbers of tokens on some pairs:
-    # exactly where a per-token mean would put M's and R's gaps on different scales
-    assert any(r.n_diff_model != r.n_diff_ref for r in res.items)
-    # per character the whole-text value is the text's total log-prob over its length, for each model
-    o, _v = pairs[0]
-    for lm, all_c in ((smol, res.items[0].model_orig_all_c), (gem, res.items[0].ref_orig_all_c)):
-        (sc,) = lm.score([("", o.text)])
-        assert all_c == pytest.approx(sc.total / len(o.text), rel=1e-4)
-    # both models score a string they are given, not a number of tokens: on the same pairs, each
-    # model's own per-character gap, recomputed alone (pair_diff), adds up to the DiD
-    alone = PairedProbe(PairedConfig(method="pair_diff")).run(gem, items, variants=variants)
-    for r, g in zip(res.items, alone.items, strict=True):
-        assert r.d("did_diff", "char") == pytest.approx(r.d("pair_diff", "char") - g.d("pair_diff", "char"), abs=1e-4)
-
-
-def test_cli_paired_with_the_gemma_reference(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_smollm2_audited_against_gemma_on_real_gsm8k(models, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    """`contam probe paired --model smollm2 --ref-model gemma3-270m` on the first 20 GSM8K test
+    items and their variants (13 pairs): a verdict, in the per-character unit, and each model's
+    per-character values are its own string log-probs."""
     monkeypatch.setenv("CONTAM_CACHE", str(tmp_path / "cache.sqlite"))
-    args = ["probe", "paired", "--model", "smollm2", "--ref-model", "gemma3-270m", "-b", "gsm8k", "--limit", "20", "--json"]
+    out = tmp_path / "paired"
+    args = [
+        "probe",
+        "paired",
+        "--model",
+        "smollm2",
+        "--ref-model",
+        "gemma3-270m",
+        "-b",
+        "gsm8k",
+        "--limit",
+        "20",
+        "--out",
+        str(out),
+        "--json",
+    ]
     assert main(args) == 0
     s = json.loads(capsys.readouterr().out)
-    assert s["ref_model"] == "gemma3-270m" and s["config"]["unit"] == "char" and s["n_pairs"] >= 10 and s["note"] == ""
+    assert s["ref_model"] == "gemma3-270m" and s["config"]["unit"] == "char" and s["method"] == "did_diff"
+    assert s["n_pairs"] >= 10 and s["note"] == "" and 0.0 <= s["test"]["p_value"] <= 1.0  # a verdict, not "no verdict"
+    recs = [PairedItem.from_dict(json.loads(line)) for line in (out / "items.jsonl").read_text().splitlines()]
+    assert len(recs) == s["n_pairs"] and all(not math.isnan(r.d("did_diff", "char")) for r in recs)
+    # per character, the whole-text value is the text's total log-prob over its length, under each
+    # model's own tokenizer (they cut the same text into different tokens)
+    smol, gem = models
+    text = next(it for it in load_benchmark("gsm8k")[:20] if it.id == recs[0].id).text
+    (ss,), (sg,) = smol.score([("", text)]), gem.score([("", text)])
+    assert len(ss.tokens) != len(sg.tokens)
+    assert recs[0].model_orig_all_c == pytest.approx(ss.total / len(text), rel=1e-3)
+    assert recs[0].ref_orig_all_c == pytest.approx(sg.total / len(text), rel=1e-3)
+    assert recs[0].d("did_diff", "char") == pytest.approx(
+        (recs[0].model_orig_c - recs[0].model_var_c) - (recs[0].ref_orig_c - recs[0].ref_var_c)
+    )
+    # resumed from the checkpoint: nothing rescored, the same verdict; a bad unit is one line, exit 2
+    assert main(args) == 0 and json.loads(capsys.readouterr().out)["test"] == s["test"]
     assert main([*args, "--unit", "byte"]) == 2
     assert "unit" in capsys.readouterr().err
