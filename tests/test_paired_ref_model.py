@@ -129,6 +129,7 @@ def test_gemma_is_assembled_atomically_and_checked(tmp_path: Path) -> None:
         gemma3_path(blocker / "models")
 
 
+@pytest.mark.slow  # 109 s wall on 2 cores: Gemma's 262k-entry vocabulary costs ~3 CPU-s per GSM8K text
 def test_smollm2_audited_against_gemma_on_real_gsm8k(models, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:  # type: ignore[no-untyped-def]
     """`contam probe paired --model smollm2 --ref-model gemma3-270m` on the first 20 GSM8K test
     items and their variants (13 pairs): a verdict, in the per-character unit, and each model's
