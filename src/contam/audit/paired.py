@@ -1,8 +1,9 @@
 """The paired verdict against a reference model (``--ref-model``), resumable per item.
 
 Per item and its first isomorphic variant: d = [s_M(orig) - s_M(ref)] - [s_base(orig) - s_base(ref)],
-with s the mean log-prob of the tokens where the two texts differ (``did_diff`` of
-:mod:`contam.probe.evalprobes`); tested d > 0 with a one-sided Wilcoxon signed-rank test. The
+with s the log-prob per character of the words where the two texts differ (``did_diff`` of
+:mod:`contam.probe.paired`, ``unit="char"``: the reference model may have another tokenizer,
+e.g. ``--ref-model gemma3-270m``); tested d > 0 with a one-sided Wilcoxon signed-rank test. The
 reference model's own preference for the original texts (its pre-training, more natural numbers)
 cancels out, which the unpaired Min-K% comparison cannot do.
 """
@@ -44,13 +45,14 @@ def run_paired(model_spec: str, ref_spec: str, benchmark: str, reference: str, n
         ck.close()
     keep = {p[0].id for p in pairs}
     recs = [r for r in recs if r.id in keep]
-    v = paired_verdict(benchmark, "did_diff", [r.d("did_diff") for r in recs], alpha=alpha)
+    v = paired_verdict(benchmark, "did_diff", [r.d("did_diff", "char") for r in recs], alpha=alpha)
     summary = {
         "command": "paired",
         "benchmark": benchmark,
         "model": model_spec,
         "ref_model": ref_spec,
         "method": "did_diff",
+        "unit": "char",
         "n_pairs": len(recs),
         "verdict": v.to_dict(),
     }

@@ -311,7 +311,9 @@ def paired_claim(folder: Path, alpha: float) -> tuple[Claim, dict[str, Any]] | N
     from contam.probe.evalprobes import PairScore
 
     v = s["verdict"]
-    d = np.array([PairScore.from_dict(r).d("did_diff") for r in read_jsonl_lenient(folder / "items.jsonl")])
+    # runs before the per-character unit have no "unit" and per-token records
+    unit = str(s.get("unit", "token"))
+    d = np.array([PairScore.from_dict(r).d("did_diff", unit) for r in read_jsonl_lenient(folder / "items.jsonl")])
     d = d[~np.isnan(d)]
     lo, hi = _cc_interval(_wil_stat, [d]) if len(d) >= 2 else (math.nan, math.nan)
     c = Claim(

@@ -233,7 +233,8 @@ def _masked_mean(logprobs: Sequence[float], mask: Sequence[bool]) -> float:
 @dataclass(frozen=True)
 class PairScore(Record):
     """One original and its reference variant under the model and the base model: mean token
-    log-prob of the whole text (``*_all``) and of the tokens where the two texts differ."""
+    log-prob of the whole text (``*_all``) and of the tokens where the two texts differ; the same
+    per character (``*_c``: comparable when the base model has another tokenizer)."""
 
     id: str
     reference_id: str
@@ -247,8 +248,24 @@ class PairScore(Record):
     base_ref: float = math.nan
     base_orig_all: float = math.nan
     base_ref_all: float = math.nan
+    model_orig_c: float = math.nan
+    model_ref_c: float = math.nan
+    model_orig_all_c: float = math.nan
+    model_ref_all_c: float = math.nan
+    base_orig_c: float = math.nan
+    base_ref_c: float = math.nan
+    base_orig_all_c: float = math.nan
+    base_ref_all_c: float = math.nan
 
-    def d(self, method: str) -> float:
+    def d(self, method: str, unit: str = "token") -> float:
+        """The per-item difference; ``unit="char"`` per character (any two tokenizers), else per token."""
+        if unit == "char":
+            if method == "pair_diff":
+                return self.model_orig_c - self.model_ref_c
+            if method == "did":
+                return (self.model_orig_all_c - self.model_ref_all_c) - (self.base_orig_all_c - self.base_ref_all_c)
+            if method == "did_diff":
+                return (self.model_orig_c - self.model_ref_c) - (self.base_orig_c - self.base_ref_c)
         if method == "pair_diff":
             return self.model_orig - self.model_ref
         if method == "did":
@@ -367,7 +384,9 @@ def pair_scores(model: Any, base: Any, pairs: Sequence[tuple[Item, Item]]) -> li
         if ref is not None:
             b = ref[k]
             extra = {"base_orig": b.orig, "base_ref": b.var, "base_orig_all": b.orig_all, "base_ref_all": b.var_all}
-        out.append(PairScore(o.id, r.id, m.n_diff_orig, m.n_diff_var, m.orig, m.var, m.orig_all, m.var_all, **extra))
+            extra |= {"base_orig_c": b.orig_c, "base_ref_c": b.var_c, "base_orig_all_c": b.orig_all_c, "base_ref_all_c": b.var_all_c}
+        chars = {"model_orig_c": m.orig_c, "model_ref_c": m.var_c, "model_orig_all_c": m.orig_all_c, "model_ref_all_c": m.var_all_c}
+        out.append(PairScore(o.id, r.id, m.n_diff_orig, m.n_diff_var, m.orig, m.var, m.orig_all, m.var_all, **extra, **chars))
     return out
 
 
