@@ -17,6 +17,10 @@ Three parts, each resumable (trained models are reused, probe records are checkp
             prompt answered with ``The final answer is: \\[ \\boxed{ANSWER} \\]``), seen vs unseen.
 
     flock /tmp/cpu.lock nice -n 5 timeout 1500 .venv/bin/python bench/probe_edges.py --parts mink,paired,zerocot
+    # bench/RESULTS.md, issue 17 (30 items: 18 seen / 17 unseen pairs; Gemma 3 270M as the third-party reference)
+    ... bench/probe_edges.py --parts zerocot --n 30 --zc-epochs 8 --out /tmp/pe30
+    ... bench/probe_edges.py --parts paired --n 30 --epochs 3 --ref-models gemma3-270m,hf:smollm2 --out /tmp/pe30
+    ... bench/probe_edges.py --parts paired --paired-on zerocot --n 30 --zc-epochs 8 --ref-models gemma3-270m,hf:smollm2 --out /tmp/pe30
 """
 
 from __future__ import annotations
