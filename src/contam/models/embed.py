@@ -165,8 +165,12 @@ class SentenceTransformerEmbedder:
             before = torch.get_num_threads()
             torch.set_num_threads(1)  # per process: every worker's matmuls stay in its own thread
             try:
+                # The first batch on this thread: the fast tokenizer's truncation/padding state is
+                # set once here (transformers mutates it only when it differs), so the workers
+                # only read it (a concurrent mutation raises "Already borrowed" in tokenizers).
+                run(batches[0])
                 with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="contam-embed") as pool:
-                    list(pool.map(run, batches))  # list(): re-raise a worker's error here
+                    list(pool.map(run, batches[1:]))  # list(): re-raise a worker's error here
             finally:
                 torch.set_num_threads(before)
         return out
