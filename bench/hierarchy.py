@@ -88,8 +88,10 @@ def main() -> int:
     t0 = time.perf_counter()
     emb = load_embedder(args.embedder)
     t_load = time.perf_counter() - t0
+    from contam.models.embed import embed_workers
+
     print(
-        f"embedder: {emb.identity}, precision {emb.precision}, batch {HierarchyConfig().semantic.batch_size}, texts cut to {HierarchyConfig().semantic.max_chars} chars, OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')}"
+        f"embedder: {emb.identity}, precision {emb.precision}, batch {HierarchyConfig().semantic.batch_size}, texts cut to {HierarchyConfig().semantic.max_chars} chars, OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')}, embedding workers {embed_workers(getattr(emb, 'device', 'cpu')) if hasattr(emb, '_model') else 1}"
     )
     # The shipped defaults for this embedder (rule nn, its own calibrated thresholds).
     h = Hierarchy(HierarchyConfig.for_embedder(emb, levels="all"), embedder=emb)
@@ -155,6 +157,50 @@ def main() -> int:
         f"  target: <= 60 s -> wall {'met' if total <= 60 else 'NOT met'}; CPU {total_cpu:.0f} s = {total_cpu / 2:.0f} s on 2 dedicated cores; paper (V100): 23 min for L1-L3 -> ratio {23 * 60 / total:.1f}x (wall)"
     )
     # Same-run baselines.
+    sem_stages = [k for k in times if not k.startswith("fit")]
+    if not args.scale and hasattr(emb, "_model"):
+        # Warm run: the benchmark side's vectors come from the persistent cache (one-off per
+        # benchmark); the cache is filled here from this run's vectors, then a fresh fit reads it.
+        import tempfile
+
+        from contam.scan.embcache import EmbeddingCache
+        from contam.scan.semantic import embedder_identity
+
+        sc = h.config.semantic
+        qtexts = [items[j].question for j in h.semantic._view_item[len(items) :]]
+        with tempfile.TemporaryDirectory() as tmp:
+            os.environ.update(CONTAM_EMBED_CACHE="1", CONTAM_HOME=tmp)
+            store = EmbeddingCache(os.path.join(tmp, "embeddings.sqlite"))
+            ident = embedder_identity(emb)
+            store.put(ident, sc.max_chars, [it.text[: sc.max_chars] for it in items], h.semantic.item_vecs)
+            store.put(ident, sc.max_chars, [q[: sc.max_chars] for q in qtexts], h.semantic.index.reconstruct_n(len(items), len(qtexts)))
+            h2 = Hierarchy(HierarchyConfig.for_embedder(emb, levels="all"), embedder=emb)
+            t = time.perf_counter()
+            h2.fit(items)
+            t_warm = time.perf_counter() - t
+            os.environ["CONTAM_EMBED_CACHE"] = "0"
+        warm = t_warm + sum(times[k] for k in sem_stages)
+        print(
+            f"  warm run (benchmark vectors from the embedding cache): fit {t_warm:.2f} s -> total {warm:.2f} s wall; target <= 60 s {'met' if warm <= 60 else 'NOT met'}"
+        )
+        # The embedding path before this run's changes: torch's own 2-thread matmuls, every
+        # candidate through the model (no reuse of benchmark vectors, no dedupe), same chunks.
+        os.environ["CONTAM_EMBED_WORKERS"] = "1"
+        t, c = time.perf_counter(), time.process_time()
+        x_old = np.vstack(
+            [emb.embed([d.text[: sc.max_chars] for d in docs[s : s + 256]], batch_size=sc.batch_size) for s in range(0, len(docs), 256)]
+        )
+        t_old, c_old = time.perf_counter() - t, time.process_time() - c
+        del os.environ["CONTAM_EMBED_WORKERS"]
+        sem_old = h.semantic.score([d.text for d in docs], embeddings=x_old)
+        same = bool((sem_old.flagged(sc.threshold, sc.rule) == sem.flagged(sc.threshold, sc.rule)).all())
+        copies = np.array([d.text[: sc.max_chars] in h.semantic._known for d in docs])
+        # Other candidates are batched without the copies, so their batches (padding) differ.
+        diff = float(np.abs(x_old[~copies] - x[~copies]).max()) if (~copies).any() else 0.0
+        print(
+            f"baseline L2 embedding (1 process x 2 torch threads, every candidate embedded): {t_old:.2f} s wall, {c_old:.2f} CPU s vs {times['L2 embed candidates']:.2f} s, {cpu['L2 embed candidates']:.2f} CPU s -> {t_old / times['L2 embed candidates']:.2f}x wall; "
+            f"{int(copies.sum())} verbatim copies reused a benchmark vector; other vectors differ by at most {diff:.1e}; L2 flags identical: {same}"
+        )
     allx = np.vstack([h.semantic.item_vecs, x])
     from sklearn.cluster import DBSCAN
 

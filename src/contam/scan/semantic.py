@@ -311,7 +311,12 @@ def embed_texts(embedder: Embedder, texts: Sequence[str], max_chars: int, batch_
     out = np.zeros((len(cut), dim), dtype=np.float32) if dim else None
     if todo:
         step = max(batch_size * 8, 256)
-        missing = [cut[i] for i in todo]
+        # Each distinct text once (corpora repeat samples), in first-seen order: without repeats
+        # the chunks and batches are the same as before, and so are the vectors.
+        first: dict[str, int] = {}
+        for i in todo:
+            first.setdefault(cut[i], len(first))
+        missing = list(first)
         chunks = range(0, len(missing), step)
         if len(missing) > step:
             chunks = track(chunks, "embedding", total=-(-len(missing) // step))
@@ -324,7 +329,8 @@ def embed_texts(embedder: Embedder, texts: Sequence[str], max_chars: int, batch_
         new = np.vstack(parts)
         if out is None:
             out = np.zeros((len(cut), new.shape[1]), dtype=np.float32)
-        out[todo] = new
+        row = {t: k for k, t in enumerate(missing)}
+        out[todo] = new[[row[cut[i]] for i in todo]]
     assert out is not None
     for i, r in enumerate(rows):
         if r is not None:
@@ -414,7 +420,25 @@ class SemanticScanner:
         return self._embedder
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        return embed_texts(self.embedder, texts, self.config.max_chars, self.config.batch_size)
+        """Unit-norm embeddings of ``texts``; a text equal (after the ``max_chars`` cut) to a view of
+        a fitted benchmark item reuses that view's vector instead of running the model again
+        (verbatim copies are the commonest contamination)."""
+        known: dict[str, int] = getattr(self, "_known", {})
+        if not known:
+            return embed_texts(self.embedder, texts, self.config.max_chars, self.config.batch_size)
+        mc = self.config.max_chars
+        hit = [known.get(t[:mc] if t else " ", -1) for t in texts]
+        rest = [i for i, h in enumerate(hit) if h < 0]
+        if len(rest) == len(texts):
+            return embed_texts(self.embedder, texts, mc, self.config.batch_size)
+        views = self.index.reconstruct_n(0, self.index.ntotal)
+        out = np.empty((len(texts), views.shape[1]), dtype=np.float32)
+        for i, h in enumerate(hit):
+            if h >= 0:
+                out[i] = views[h]
+        if rest:
+            out[rest] = embed_texts(self.embedder, [texts[i] for i in rest], mc, self.config.batch_size)
+        return out
 
     def fit(
         self, items: Sequence[Item], reference: Sequence[str] | None = None, item_embeddings: np.ndarray | None = None
@@ -428,15 +452,22 @@ class SemanticScanner:
             raise ConfigError("the semantic level needs at least one benchmark item")
         cfg = self.config
         self.items = list(items)
-        self.item_vecs = item_embeddings if item_embeddings is not None else self.embed([it.text for it in self.items])
+        self._known = {}
         # Second view: the question alone, so a question-only copy meets its own view of the item.
         qi = [
             j for j, it in enumerate(self.items) if it.question and it.question.strip()[: cfg.max_chars] != it.text.strip()[: cfg.max_chars]
         ]
-        qvecs = self.embed([self.items[j].question for j in qi]) if qi else np.zeros((0, self.item_vecs.shape[1]), dtype=np.float32)
+        qtexts = [self.items[j].question for j in qi]
+        self.item_vecs = item_embeddings if item_embeddings is not None else self.embed([it.text for it in self.items])
+        qvecs = self.embed(qtexts) if qi else np.zeros((0, self.item_vecs.shape[1]), dtype=np.float32)
         self._view_item = np.concatenate([np.arange(len(self.items)), np.asarray(qi, dtype=np.int64)]).astype(np.int64)
         self.index = faiss.IndexFlatIP(self.item_vecs.shape[1])
         self.index.add(np.ascontiguousarray(np.vstack([self.item_vecs, qvecs]), dtype=np.float32))
+        view_texts = [it.text for it in self.items] + qtexts
+        # Row of each view's text in the index, for :meth:`embed` to reuse (first view wins).
+        for r in range(len(view_texts) - 1, -1, -1):
+            t = view_texts[r]
+            self._known[t[: cfg.max_chars] if t else " "] = r
         k = min(cfg.profile_k, len(self.items) - 1 if reference is None else len(self.items))
         if reference is None:
             d, _ = self._search(self.item_vecs, k + 1, exclude_self=True)
