@@ -14,7 +14,7 @@ from fractions import Fraction
 
 from contam.data import Item, load_benchmark
 from contam.perturb import instances, lift
-from contam.perturb.records import Template
+from contam.perturb.records import Rejection, Template
 
 GSM = load_benchmark("gsm8k")
 
@@ -107,3 +107,17 @@ def test_weeks_in_april_stay_a_fact() -> None:
             r"works for ([\d.]+) hours a day (\d+) days.*rate is \$(\d+(?:\.\d+)?).*additional \$(\d+)", v.question
         )
         assert Fraction(v.answer) == hours * days * 4 * rate + bonus
+
+
+def test_a_constant_made_from_a_stated_period_pins_that_period() -> None:
+    """Item 409: the 2,400 of '4 * 600 = 2400' equals the minutes of 'a 40-hour workweek'; the
+    40 that states that period is pinned with the result (it moves in no instance). Here that
+    leaves nothing to move, so the item is rejected."""
+    item = GSM[409]
+    t = lift(item)
+    if isinstance(t, Rejection):
+        assert t.reason == "answer_independent"
+        return
+    assert any(s.value == "40" and s.role == "frozen" and s.source == "guard:pinned" for s in t.slots)
+    for v in instances(t, 3, seed=11):
+        assert "hired 40 employees" in v.question and "40-hour workweek" in v.question

@@ -167,6 +167,9 @@ def _lift(item: Item, cfg: SymbolicConfig) -> Template:
                 # 10 or that result, and no draw keeps both readings unless the result never moves:
                 # so it never moves (pinned); the item is rejected later if nothing else can move.
                 pinned.update(from_steps)
+                # The constant itself may come from a stated period ("a 40-hour workweek" is 2,400
+                # minutes): the number that states the period is pinned too, or that reading moves.
+                pin_slots.update(gid[g] for g in group_values if g != 0 and v / g in _PERIOD_FACTORS)
             if (
                 from_steps
                 and v not in (0, 1)
@@ -280,22 +283,29 @@ def _lift(item: Item, cfg: SymbolicConfig) -> Template:
             guard_freeze.setdefault(sid, why)
         freeze.update(ids)
 
+    def freeze_unused_total_parts() -> tuple[list[Slot], list[set[str]]]:
+        # A number the program never reads that is a sum or product of numbers that move ("8
+        # customers: the first 3 ..., the next 2 ..., the last 3 ..."): the parts are frozen (a part
+        # derived from a result freezes what that result depends on), so the stated total stays right.
+        slots, deps = rebuild()
+        while parts := _unused_total_parts(question, mentions, slots):
+            by_id = {s.id: s for s in slots}
+            more = set()
+            for s in slots:
+                if s.role in ("free", "derived") and any(i in parts for i in s.mentions):
+                    more |= {s.id} | _slot_deps(s.id, by_id, deps)
+            if not more - freeze:  # nothing left to freeze, yet a part still moves: reject as before
+                raise Rejected("unused_number_is_a_total", "a number never read is a sum or product of numbers that change")
+            freeze_more(more - freeze, "unused_total_part")
+            slots, deps = rebuild()
+        return slots, deps
+
     freeze_more(pin_slots - freeze, "pinned")
     slots, deps = rebuild()
     while pinned and (more := set().union(*(deps[j] for j in pinned)) - freeze):
         freeze_more(more, "pinned")  # the free numbers a pinned result depends on
         slots, deps = rebuild()
-    # A number the program never reads that is a sum or product of numbers that move ("8
-    # customers: the first 3 ..., the next 2 ..., the last 3 ..."): the parts are frozen (a part
-    # derived from a result freezes what that result depends on), so the stated total stays right.
-    while parts := _unused_total_parts(question, mentions, slots):
-        by_id = {s.id: s for s in slots}
-        more = set()
-        for s in slots:
-            if s.role in ("free", "derived") and any(i in parts for i in s.mentions):
-                more |= {s.id} | _slot_deps(s.id, by_id, deps)
-        freeze_more(more - freeze, "unused_total_part")
-        slots, deps = rebuild()
+    slots, deps = freeze_unused_total_parts()
     if not deps[answer_step]:
         raise Rejected("answer_independent", "the answer does not depend on any number that can change")
     by_id = {s.id: s for s in slots}
@@ -732,6 +742,9 @@ def _unused_total_parts(question: str, mentions: list[Mention], slots: list[Slot
                     found.update(i for i, _ in combo if role.get(i) in ("free", "derived"))
     return found
 
+
+#: Units per period that :func:`guards.constant_values` multiplies a stated period by ("two weeks": 14).
+_PERIOD_FACTORS = frozenset({7, 12, 52, 365, 60, 24})
 
 _NUMERIC = ("int", "decimal", "money", "percent", "word", "cents")
 
