@@ -121,3 +121,22 @@ def test_a_constant_made_from_a_stated_period_pins_that_period() -> None:
     assert any(s.value == "40" and s.role == "frozen" and s.source == "guard:pinned" for s in t.slots)
     for v in instances(t, 3, seed=11):
         assert "hired 40 employees" in v.question and "40-hour workweek" in v.question
+
+
+def test_a_number_after_a_slash_in_the_prose_is_pinned() -> None:
+    """Item 874: '$33 / 3 hours' in the prose: the '/3' cannot be told from a moving number
+    (ambiguous_solution_number before). Every number of that value is pinned and the rest moves."""
+    item = GSM[874]
+    assert item.question.startswith("Ella earned $33 for 3 hours")
+    for v in _variants(item):
+        pay, hours, later = _nums(r"earned \$(\d+) for (\d+) hours.*after (\d+) hours", v.question)
+        assert hours == 3
+        assert Fraction(v.answer) == pay / hours * later
+
+
+def test_a_ratio_read_in_the_prose_stays() -> None:
+    """Item 30: 'ratio of 7:11' and the prose's '11/18': the ratio is pinned, the total and the years move."""
+    for v in _variants(GSM[30]):
+        a, b, total, years = _nums(r"ratio of (\d+):(\d+)\. If their total age now is (\d+).*age (\d+) years", v.question)
+        assert (a, b) == (7, 11)
+        assert Fraction(v.answer) == total * b / (a + b) + years

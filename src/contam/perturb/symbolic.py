@@ -68,13 +68,29 @@ def template_id(item: Item) -> str:
 
 def lift(item: Item, config: SymbolicConfig | None = None) -> Template | Rejection:
     """Template ``item`` or say why not (a :class:`Rejection` with a short reason)."""
-    try:
-        return _lift(item, config or SymbolicConfig())
-    except Rejected as r:
-        return Rejection(item.id, r.reason, r.detail)
+    pins: frozenset[Fraction] = frozenset()
+    while True:
+        try:
+            return _lift(item, config or SymbolicConfig(), pins)
+        except _AmbiguousProse as r:
+            # A number in the prose that may be a label or a moving number: lift again with every
+            # number of that value pinned (it then reads the same in every instance), once per value.
+            if r.value in pins or len(pins) >= 3:
+                return Rejection(item.id, r.reason, r.detail)
+            pins = pins | {r.value}
+        except Rejected as r:
+            return Rejection(item.id, r.reason, r.detail)
 
 
-def _lift(item: Item, cfg: SymbolicConfig) -> Template:
+class _AmbiguousProse(Rejected):
+    """``ambiguous_solution_number`` with the value that could be pinned instead."""
+
+    def __init__(self, value: Fraction, detail: str) -> None:
+        super().__init__("ambiguous_solution_number", detail)
+        self.value = value
+
+
+def _lift(item: Item, cfg: SymbolicConfig, pin_values: frozenset[Fraction] = frozenset()) -> Template:
     question, solution = item.question, item.solution
     if "####" not in solution:
         # Other GSM-style sets keep the final answer in its own field: write it GSM8K's way.
@@ -300,6 +316,10 @@ def _lift(item: Item, cfg: SymbolicConfig) -> Template:
             slots, deps = rebuild()
         return slots, deps
 
+    for v in pin_values:  # numbers of the prose that may be labels (see lift)
+        if v in gid:
+            pin_slots.add(gid[v])
+        pinned.update(j for j, r in enumerate(results) if r == v)
     freeze_more(pin_slots - freeze, "pinned")
     slots, deps = rebuild()
     while pinned and (more := set().union(*(deps[j] for j in pinned)) - freeze):
@@ -325,7 +345,8 @@ def _lift(item: Item, cfg: SymbolicConfig) -> Template:
             constraints += [Constraint("stmax", str(j), str(cap)) for j, r in enumerate(results) if 0 < r <= cap]
     if not any(s.role == "free" for s in slots):
         raise Rejected("nothing_to_perturb", "no question number the program reads can be changed")
-    prose = _prose(solution, steps, slots, group_values, group_scales, gid, results, frozen_values | set(constants), cfg)
+    moving_results = {r for r, d in zip(results, deps, strict=True) if d}
+    prose = _prose(solution, steps, slots, group_values, group_scales, gid, results, frozen_values | set(constants), cfg, moving_results)
     notes = tuple(f"slot {gid[v]} merges {len(ix)} mentions" for v, ix in groups.items() if len(ix) > 1 and gid[v] in bound)
     if notes and not cfg.merge_repeated:
         raise Rejected("repeated_value", notes[0])
@@ -926,6 +947,7 @@ def _prose(
     results: list[Fraction],
     consts: set[Fraction],
     cfg: SymbolicConfig,
+    moving_results: set[Fraction],
 ) -> list[ProseNumber]:
     """Bind every number of the solution's prose (outside annotations and echoes) to what rewrites it."""
     body_end = solution.rfind("####")
@@ -990,13 +1012,13 @@ def _prose(
             out.append(ProseNumber(a, b, m.group(1), "const", ""))
     # A number after "/" in the prose ("32/7 of the total") is no prose number above: when it equals
     # a number that moves, which one it is cannot be told, so the item is not templated.
-    moving_vals = {Fraction(s.value) for s in slots if s.role != "frozen"} | set(results)
+    moving_vals = {Fraction(s.value) for s in slots if s.role != "frozen"} | moving_results
     for m in re.finditer(r"/\s*(\d+(?:\.\d+)?)(?![\d.])", solution[: body_end if body_end >= 0 else len(solution)]):
         a = m.start(1)
         if any(s <= a < e for s, e in skip):
             continue
         if _number(m.group(1)) in moving_vals:
-            raise Rejected("ambiguous_solution_number", f"'/{m.group(1)}' in the solution prose equals a number that changes")
+            raise _AmbiguousProse(_number(m.group(1)), f"'/{m.group(1)}' in the solution prose equals a number that changes")
     # Number words in the prose ("Sam had seventy loaves") follow their slot like digits do.
     for wm in find_mentions(solution[: body_end if body_end >= 0 else len(solution)]):
         if wm.kind != "word" or any(s <= wm.start < e for s, e in skip):
@@ -1005,9 +1027,7 @@ def _prose(
         if v in gid and roles[gid[v]] != "frozen":
             if _WORD_AS_LABEL.search(solution[max(0, wm.start - 12) : wm.start]):
                 # "on day three": a label, not the count; rewriting it by value would misname the day.
-                raise Rejected(
-                    "ambiguous_solution_number", f"{wm.text!r} in the solution labels something and equals a number that changes"
-                )
+                raise _AmbiguousProse(v, f"{wm.text!r} in the solution labels something and equals a number that changes")
             out.append(ProseNumber(wm.start, wm.end, wm.text, "slot", gid[v], "1"))
     del moving
     out.sort(key=lambda p: p.start)
