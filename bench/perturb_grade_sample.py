@@ -13,6 +13,18 @@ rows already graded) a JSONL grading sheet: id, question, stated_answer, and ``m
 ``verdict`` (wrong / ill-posed / inherited / implausible / correct; "inherited" = the variant
 reproduces a flaw of the original item itself), ``reason`` for the grader to fill.
 ``--summary SHEET`` prints the verdict counts with exact 95 % Clopper-Pearson intervals.
+
+``--key KEY`` also writes, to a separate file the grader does not read, what is needed to check a
+verdict afterwards: the original question, solution and answer, the variant's rendered solution,
+its slot values, and which slots the lifter froze and why (``frozen``). ``--only IDS.json``
+restricts the sample to the item ids listed there (e.g. the items a change newly admitted, as
+written by ``--newly BEFORE_DIR AFTER_DIR OUT.json``: items with at least 5 instances in the
+``contam perturb`` output AFTER_DIR but not in BEFORE_DIR).
+
+    PYTHONPATH=src python bench/perturb_grade_sample.py --newly ref_before/ ref_after/ new_ids.json
+    PYTHONPATH=src python bench/perturb_grade_sample.py --build-seed 88001 --sample-seed 88004 --n 60 \
+        --only new_ids.json --sheet bench/data/perturb_grading_h16c_admitted.jsonl \
+        --key bench/data/perturb_grading_h16c_admitted.key.jsonl
 """
 
 from __future__ import annotations
@@ -28,10 +40,11 @@ from contam.data import load_benchmark
 from contam.perturb import build_reference_set
 
 
-def sample(build_seed: int, sample_seed: int, n: int) -> list:
-    """``n`` variants, one per item, items in the order of a seeded shuffle."""
+def sample(build_seed: int, sample_seed: int, n: int, only: set[str] | None = None, templates: dict | None = None) -> list:
+    """``n`` variants, one per item, items in the order of a seeded shuffle (of ``only`` when given).
+    ``templates`` (item id -> template) is filled for the key file."""
     items = load_benchmark("gsm8k")
-    order = list(items)
+    order = [it for it in items if only is None or it.id in only]
     random.Random(sample_seed).shuffle(order)
     out: list = []
     pos = 0
@@ -39,9 +52,46 @@ def sample(build_seed: int, sample_seed: int, n: int) -> list:
         chunk = order[pos : pos + max(20, n - len(out) + 20)]
         pos += len(chunk)
         ref = build_reference_set(chunk, variants=1, seed=build_seed)
+        if templates is not None:
+            templates.update({t.item_id: t for t in ref.templates.values()})
         by_item = {v.original_id: v for v in ref.variants}
         out.extend(by_item[it.id] for it in chunk if it.id in by_item)
     return out[:n]
+
+
+def newly(before: str, after: str, out: str) -> None:
+    """Item ids with at least 5 instances in ``after``'s variants.jsonl but not in ``before``'s."""
+
+    def covered(d: str) -> set[str]:
+        counts: dict[str, int] = {}
+        with open(os.path.join(d, "variants.jsonl"), encoding="utf-8") as fh:
+            for line in fh:
+                k = json.loads(line)["original_id"]
+                counts[k] = counts.get(k, 0) + 1
+        return {k for k, c in counts.items() if c >= 5}
+
+    ids = sorted(covered(after) - covered(before), key=lambda x: int(x.rsplit("/", 1)[1]))
+    with open(out, "w", encoding="utf-8") as fh:
+        json.dump(ids, fh, indent=0)
+    print(f"{len(ids)} items newly covered")
+
+
+def key_row(v, item, t) -> dict:
+    """What checking a verdict needs, kept out of the grader's sheet."""
+    frozen = {s.value: (s.source or "frozen") for s in t.slots if s.role == "frozen"} if t is not None else {}
+    return {
+        "id": v.variant_id,
+        "original_question": item.question,
+        "original_solution": item.solution,
+        "original_answer": v.original_answer,
+        "variant_solution": v.solution,
+        "stated_answer": v.answer,
+        "values": v.values,
+        "frozen": frozen,
+        "template_id": v.template_id,
+        "attempts": v.metadata.get("attempts"),
+        "tier": v.metadata.get("tier"),
+    }
 
 
 def summary(sheet: str) -> None:
@@ -73,11 +123,22 @@ def main() -> None:
     ap.add_argument("--sheet", default="")
     ap.add_argument("--solutions", action="store_true")
     ap.add_argument("--summary", default="")
+    ap.add_argument("--key", default="", help="write the answer key (original, program values, frozen slots) here")
+    ap.add_argument("--only", default="", help="JSON list of item ids to sample from")
+    ap.add_argument("--newly", nargs=3, metavar=("BEFORE_DIR", "AFTER_DIR", "OUT"), help="write the ids newly covered")
     a = ap.parse_args()
     if a.summary:
         summary(a.summary)
         return
-    picked = sample(a.build_seed, a.sample_seed, a.n)
+    if a.newly:
+        newly(*a.newly)
+        return
+    only = None
+    if a.only:
+        with open(a.only, encoding="utf-8") as fh:
+            only = set(json.load(fh))
+    templates: dict = {}
+    picked = sample(a.build_seed, a.sample_seed, a.n, only, templates)
     done: dict[str, dict] = {}
     if a.sheet and os.path.exists(a.sheet):
         with open(a.sheet, encoding="utf-8") as fh:
@@ -92,11 +153,18 @@ def main() -> None:
         blank.update(my_answer="", verdict="", reason="")
         rows.append(done.get(v.variant_id) or blank)
     if a.sheet:
-        tmp = a.sheet + ".tmp"
-        with open(tmp, "w", encoding="utf-8") as fh:
-            for r in rows:
-                fh.write(json.dumps(r, ensure_ascii=False) + "\n")
-        os.replace(tmp, a.sheet)
+        _write(a.sheet, rows)
+    if a.key:
+        items = {it.id: it for it in load_benchmark("gsm8k")}
+        _write(a.key, [key_row(v, items[v.original_id], templates.get(v.original_id)) for v in picked])
+
+
+def _write(path: str, rows: list[dict]) -> None:
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        for r in rows:
+            fh.write(json.dumps(r, ensure_ascii=False) + "\n")
+    os.replace(tmp, path)
 
 
 if __name__ == "__main__":

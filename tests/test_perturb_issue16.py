@@ -125,7 +125,7 @@ def test_party_in_four_days_keeps_the_fourth_day() -> None:
     """Item 1199: a party 'in four days' still happened 'on the fourth day' after four became six."""
     t = lift(GSM[1199])
     if isinstance(t, Rejection):  # the 4 party-goers (3 + 1) are also the "fourth" day's 4: rejected, with a reason
-        assert t.reason == "result_equals_constant"
+        assert t.reason in ("result_equals_constant", "answer_independent")
         return
     for v in instances(t, 3, seed=11):
         assert "in four days" in v.question and "On the fourth day" in v.question
@@ -166,7 +166,9 @@ def test_unit_of_a_tied_result() -> None:
 def test_constant_equal_to_an_earlier_result_rejects() -> None:
     """Item 1286: '7 * 10' for 7 dimes after 2 nickels gave 10 cents; the dime's 10 followed the nickels."""
     r = lift(GSM[1286])
-    assert isinstance(r, Rejection) and r.reason == "result_equals_constant"
+    # Since partial lifting the result is pinned (frozen with what it depends on) instead; here
+    # nothing else moves, so the item is still rejected.
+    assert isinstance(r, Rejection) and r.reason in ("result_equals_constant", "answer_independent")
 
 
 def test_period_caps_and_world_facts() -> None:
@@ -428,7 +430,14 @@ def test_days_that_make_a_week_are_not_resampled() -> None:
 def test_whole_of_a_percent_is_not_a_step_result() -> None:
     """Item 870: '100-60 = 40%' after '400/4 = 100': the variant read the 100 as 600/5 = 120."""
     t = lift(GSM[870])
-    assert isinstance(t, Rejection) and t.reason == "result_equals_constant"
+    if isinstance(t, Rejection):
+        assert t.reason in ("result_equals_constant", "answer_independent")
+        return
+    # Partial lifting: the 100 is pinned (the $400 and the four weeks that make it stay), the share moves.
+    for v in instances(t, 6, seed=11):
+        assert "$400 per month" in v.question and "four-week month" in v.question
+        (share,) = _ints(r"pays (\d+)% of the cost", v.question)
+        assert Fraction(v.answer) == Fraction(400, 4) * (100 - share) / 100
 
 
 # Round 9 (build seed 77004, sample seed 22005, bench/data/perturb_grading_77004_22005.jsonl).
@@ -497,7 +506,7 @@ def test_a_dog_weighs_what_a_dog_weighs() -> None:
 def test_numerator_of_a_stated_fraction_is_not_a_step_result() -> None:
     """Item 840: '12 * 2/3' after 12 * 1/6 = 2 read the 2 as that result: 24 mm sticks had '4/3 left'."""
     t = lift(GSM[840])
-    assert isinstance(t, Rejection) and t.reason == "result_equals_constant"
+    assert isinstance(t, Rejection) and t.reason in ("result_equals_constant", "answer_independent")
 
 
 # Round 13, the last sample (build seed 77009, sample seed 77010, 200 variants).

@@ -322,6 +322,82 @@ def draw(
             d = Draw(values, results, question, solution, answer, budget + 1)
             if _reads_back(template, d):
                 return d
+        return None
+    return _solve(template, plan, program, rng, budget)
+
+
+#: The constraint solver that runs when every random draw of a large space failed: restarts,
+#: coordinate moves per restart, and values of one slot scanned per move.
+SOLVE_RESTARTS = 3
+SOLVE_MOVES = 40
+SOLVE_SCAN = 60
+
+
+def _solve(template: Template, plan: _Plan, program: Program, rng: random.Random, budget: int) -> Draw | None:
+    """Min-conflicts search with a full scan of one slot per move (up to :data:`SOLVE_SCAN` of its
+    values): a divisibility chain ("x/y whole, y*z/w whole") is met by choosing, for the slot
+    moved, the value that breaks fewest constraints given the others, where redrawing the slot at
+    random rarely finds one. Only called after the random draws all failed, so the instances of
+    every template that sampled before are unchanged. Every instance it returns keeps every
+    constraint (the exact check of :func:`check_constraints`), changes the answer and reads back.
+    """
+    ranges = dict(plan.free)
+    answer = Fraction(template.answer)
+
+    def cost(ks: dict[str, int]) -> tuple[int, dict[str, Fraction] | None, list[Fraction] | None]:
+        fvals = {sid: ks[sid] * r.fstep for sid, r in plan.free}
+        for ids in plan.ranked:
+            vals = sorted(fvals[i] for i in ids)
+            if all(ranges[i].fmin <= v <= ranges[i].fmax and _on_grid(v, ranges[i]) for i, v in zip(ids, vals, strict=True)):
+                fvals.update(zip(ids, vals, strict=True))
+        try:
+            quick = _quick_violations(plan, program.run_float(fvals))[0]
+        except (ZeroDivisionError, OverflowError):
+            return 1 << 20, None, None
+        if quick:
+            return 2 * quick, None, None
+        try:
+            values, results = program.run({sid: _exact(fvals[sid], ranges[sid]) for sid, _ in plan.free})
+        except arith.ArithError:
+            return 1 << 20, None, None
+        if check_constraints(template, values, results) is not None or results[template.answer_step] == answer:
+            return 1, None, None
+        return 0, values, results
+
+    def sample_k(sid: str, r: Range) -> int:
+        k = rng.randint(r.lo, r.hi)
+        while k in plan.excluded[sid]:
+            k = rng.randint(r.lo, r.hi)
+        return k
+
+    def scan(sid: str, r: Range) -> list[int]:
+        ks = range(r.lo, r.hi + 1) if len(r) <= SOLVE_SCAN else rng.sample(range(r.lo, r.hi + 1), SOLVE_SCAN)
+        return [k for k in ks if k not in plan.excluded[sid]]
+
+    for restart in range(SOLVE_RESTARTS):
+        ks = {sid: sample_k(sid, r) for sid, r in plan.free}
+        c, values, results = cost(ks)
+        for _ in range(SOLVE_MOVES):
+            if c == 0:
+                break
+            sid, r = plan.free[rng.randrange(len(plan.free))]
+            best: list[tuple[int, dict[str, int], dict[str, Fraction] | None, list[Fraction] | None]] = []
+            for k in scan(sid, r):
+                trial = dict(ks)
+                trial[sid] = k
+                tc, tv, tr = cost(trial)
+                if not best or tc < best[0][0]:
+                    best = [(tc, trial, tv, tr)]
+                elif tc == best[0][0]:
+                    best.append((tc, trial, tv, tr))
+            if best:
+                c, ks, values, results = best[rng.randrange(len(best))]
+        if c == 0 and values is not None and results is not None:
+            question = render_question(template, values)
+            solution, answer_text = render_solution(template, values, results)
+            d = Draw(values, results, question, solution, answer_text, budget + 1 + restart)
+            if _reads_back(template, d):
+                return d
     return None
 
 

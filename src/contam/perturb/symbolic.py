@@ -68,13 +68,29 @@ def template_id(item: Item) -> str:
 
 def lift(item: Item, config: SymbolicConfig | None = None) -> Template | Rejection:
     """Template ``item`` or say why not (a :class:`Rejection` with a short reason)."""
-    try:
-        return _lift(item, config or SymbolicConfig())
-    except Rejected as r:
-        return Rejection(item.id, r.reason, r.detail)
+    pins: frozenset[Fraction] = frozenset()
+    while True:
+        try:
+            return _lift(item, config or SymbolicConfig(), pins)
+        except _AmbiguousProse as r:
+            # A number in the prose that may be a label or a moving number: lift again with every
+            # number of that value pinned (it then reads the same in every instance), once per value.
+            if r.value in pins or len(pins) >= 3:
+                return Rejection(item.id, r.reason, r.detail)
+            pins = pins | {r.value}
+        except Rejected as r:
+            return Rejection(item.id, r.reason, r.detail)
 
 
-def _lift(item: Item, cfg: SymbolicConfig) -> Template:
+class _AmbiguousProse(Rejected):
+    """``ambiguous_solution_number`` with the value that could be pinned instead."""
+
+    def __init__(self, value: Fraction, detail: str) -> None:
+        super().__init__("ambiguous_solution_number", detail)
+        self.value = value
+
+
+def _lift(item: Item, cfg: SymbolicConfig, pin_values: frozenset[Fraction] = frozenset()) -> Template:
     question, solution = item.question, item.solution
     if "####" not in solution:
         # Other GSM-style sets keep the final answer in its own field: write it GSM8K's way.
@@ -137,6 +153,13 @@ def _lift(item: Item, cfg: SymbolicConfig) -> Template:
     freeze: set[str] = set()
     bound: dict[str, list[int]] = {}  # slot -> steps whose leaves read it directly
     consumed: set[int] = set()  # steps whose result a later literal already reads
+    # Partial lifting: a literal with two readings (an earlier result and a constant, or a question
+    # number and an earlier result in percent) no longer rejects the item. The steps it could read
+    # are pinned (every free slot they depend on is frozen) and so are the question numbers it
+    # could read: in every instance both readings then have the original value, so whichever one
+    # the solution meant, the program computes the same number.
+    pinned: set[int] = set()
+    pin_slots: set[str] = set()
 
     for i, p in enumerate(parsed):
         if isinstance(p.tree, arith.Num) and p.value not in seen_before(parsed, i):
@@ -157,8 +180,12 @@ def _lift(item: Item, cfg: SymbolicConfig) -> Template:
             from_const = v in frozen_values or (v in constants and v != 1)
             if from_steps and v.denominator == 1 and int(v) in strong and v not in (0, 1) and (v not in groups or v in frozen_values):
                 # "7 * 10" for 7 dimes after a step that happened to give 10: the literal is the dime's
-                # 10 or that result, and no draw keeps both readings unless the result never moves.
-                raise Rejected("result_equals_constant", f"step {i}: {lit.text} is an earlier result and a constant the question names")
+                # 10 or that result, and no draw keeps both readings unless the result never moves:
+                # so it never moves (pinned); the item is rejected later if nothing else can move.
+                pinned.update(from_steps)
+                # The constant itself may come from a stated period ("a 40-hour workweek" is 2,400
+                # minutes): the number that states the period is pinned too, or that reading moves.
+                pin_slots.update(gid[g] for g in group_values if g != 0 and v / g in _PERIOD_FACTORS)
             if (
                 from_steps
                 and v not in (0, 1)
@@ -170,9 +197,8 @@ def _lift(item: Item, cfg: SymbolicConfig) -> Template:
             ):
                 # "12 * 2/3" after 12 * 1/6 = 2: the 2 is the numerator the question states ("2/3
                 # left") or that result; the program read the result, and 24 sticks became "4/3 left".
-                raise Rejected(
-                    "result_equals_constant", f"step {i}: {lit.text} is an earlier result and part of a fraction the question states"
-                )
+                # Pinned as above.
+                pinned.update(from_steps)
             if from_steps:
                 j = from_steps[0]
                 leaves.append(Leaf("step", str(j), "1", str(v), lit.text))
@@ -182,11 +208,12 @@ def _lift(item: Item, cfg: SymbolicConfig) -> Template:
                     step_ties.extend((gid[g], j, scale) for g, scale in from_groups)
                 consumed.add(j)
                 step_eqs.extend((j, k) for k in from_steps[1:])
-            elif from_groups and any(r * k == v for r in results for k in (Fraction(1, 100), Fraction(100))):
-                # ".5" for the 100% - 50% = 50% of a step, or for the 50% the question states: which one
-                # the solution meant cannot be told (a variant reading the wrong one is wrong).
-                raise Rejected("ambiguous_operand", f"step {i}: {lit.text} is a question number and an earlier result in percent")
             elif from_groups:
+                if any(r * k == v for r in results for k in (Fraction(1, 100), Fraction(100))):
+                    # ".5" for the 100% - 50% = 50% of a step, or for the 50% the question states: which
+                    # one the solution meant cannot be told, so neither may move (both pinned).
+                    pinned.update(j for j, r in enumerate(results) if r * 100 == v or r / 100 == v)
+                    pin_slots.update(gid[h] for h, _ in from_groups)
                 g, scale = from_groups[0]
                 leaves.append(Leaf("slot", gid[g], str(scale), str(v), lit.text))
                 bound.setdefault(gid[g], []).append(i)
@@ -256,16 +283,51 @@ def _lift(item: Item, cfg: SymbolicConfig) -> Template:
         guard_freeze.update(unit_clash)
         freeze |= set(unit_clash)
         slots = _resolve_slots(mentions, groups, gid, bound, slot_links, step_ties, freeze)
-    slots = [
-        dataclasses.replace(s, source=f"guard:{guard_freeze[s.id]}")
-        if s.id in guard_freeze and s.role == "frozen" and s.source == "constant"
-        else s
-        for s in slots
-    ]
-    slots, deps = _settle(slots, steps)
+
+    def rebuild() -> tuple[list[Slot], list[set[str]]]:
+        out = _resolve_slots(mentions, groups, gid, bound, slot_links, step_ties, freeze)
+        out = [
+            dataclasses.replace(s, source=f"guard:{guard_freeze[s.id]}")
+            if s.id in guard_freeze and s.role == "frozen" and s.source == "constant"
+            else s
+            for s in out
+        ]
+        return _settle(out, steps)
+
+    def freeze_more(ids: set[str], why: str) -> None:
+        for sid in ids:
+            guard_freeze.setdefault(sid, why)
+        freeze.update(ids)
+
+    def freeze_unused_total_parts() -> tuple[list[Slot], list[set[str]]]:
+        # A number the program never reads that is a sum or product of numbers that move ("8
+        # customers: the first 3 ..., the next 2 ..., the last 3 ..."): the parts are frozen (a part
+        # derived from a result freezes what that result depends on), so the stated total stays right.
+        slots, deps = rebuild()
+        while parts := _unused_total_parts(question, mentions, slots):
+            by_id = {s.id: s for s in slots}
+            more = set()
+            for s in slots:
+                if s.role in ("free", "derived") and any(i in parts for i in s.mentions):
+                    more |= {s.id} | _slot_deps(s.id, by_id, deps)
+            if not more - freeze:  # nothing left to freeze, yet a part still moves: reject as before
+                raise Rejected("unused_number_is_a_total", "a number never read is a sum or product of numbers that change")
+            freeze_more(more - freeze, "unused_total_part")
+            slots, deps = rebuild()
+        return slots, deps
+
+    for v in pin_values:  # numbers of the prose that may be labels (see lift)
+        if v in gid:
+            pin_slots.add(gid[v])
+        pinned.update(j for j, r in enumerate(results) if r == v)
+    freeze_more(pin_slots - freeze, "pinned")
+    slots, deps = rebuild()
+    while pinned and (more := set().union(*(deps[j] for j in pinned)) - freeze):
+        freeze_more(more, "pinned")  # the free numbers a pinned result depends on
+        slots, deps = rebuild()
+    slots, deps = freeze_unused_total_parts()
     if not deps[answer_step]:
         raise Rejected("answer_independent", "the answer does not depend on any number that can change")
-    _check_unused_totals(question, mentions, slots)
     by_id = {s.id: s for s in slots}
     constraints = _constraints(slots, mentions, results, step_ties, by_id)
     constraints += [Constraint("eqstep", str(j), str(k)) for j, k in sorted(set(step_eqs))]
@@ -283,7 +345,8 @@ def _lift(item: Item, cfg: SymbolicConfig) -> Template:
             constraints += [Constraint("stmax", str(j), str(cap)) for j, r in enumerate(results) if 0 < r <= cap]
     if not any(s.role == "free" for s in slots):
         raise Rejected("nothing_to_perturb", "no question number the program reads can be changed")
-    prose = _prose(solution, steps, slots, group_values, group_scales, gid, results, frozen_values | set(constants), cfg)
+    moving_results = {r for r, d in zip(results, deps, strict=True) if d}
+    prose = _prose(solution, steps, slots, group_values, group_scales, gid, results, frozen_values | set(constants), cfg, moving_results)
     notes = tuple(f"slot {gid[v]} merges {len(ix)} mentions" for v, ix in groups.items() if len(ix) > 1 and gid[v] in bound)
     if notes and not cfg.merge_repeated:
         raise Rejected("repeated_value", notes[0])
@@ -668,10 +731,10 @@ def seen_before(parsed: list, i: int) -> set[Fraction]:
     return {q.value for q in parsed[:i]}
 
 
-def _check_unused_totals(question: str, mentions: list[Mention], slots: list[Slot]) -> None:
-    """Reject when a number the program never reads is a sum or product of numbers that move
-    ("8 customers: the first 3 ..., the next 2 ..., the last 3 ..."): moving the parts would
-    leave the stated total contradicting them."""
+def _unused_total_parts(question: str, mentions: list[Mention], slots: list[Slot]) -> set[int]:
+    """Mentions that move and, with others, sum (or multiply) to a number the program never reads
+    ("8 customers: the first 3 ..., the next 2 ..., the last 3 ..."): moving them would leave the
+    stated total contradicting them. Empty when there are none."""
     role = {i: s.role for s in slots for i in s.mentions}
     unused = {i for s in slots if s.role == "frozen" and (s.source == "unused" or s.source.startswith("guard:")) for i in s.mentions}
     # A part the guards froze is still a part: "12 racquets. 3 of them ..., 5 of them ..., 4 of
@@ -681,8 +744,9 @@ def _check_unused_totals(question: str, mentions: list[Mention], slots: list[Slo
     # one to an unused total, it is mostly a coincidence.
     noun = {i: guards.head_noun(question, m) for i, m in enumerate(mentions)}
     every = [(i, Fraction(m.value)) for i, m in enumerate(mentions) if m.kind in _NUMERIC]
+    found: set[int] = set()
     if not unused or not any(role.get(i) in ("free", "derived") for i, _ in every):
-        return
+        return found
     for u in unused:
         target = Fraction(mentions[u].value)
         parts = [
@@ -696,8 +760,12 @@ def _check_unused_totals(question: str, mentions: list[Mention], slots: list[Slo
                 if not any(role.get(i) in ("free", "derived") for i, _ in combo):
                     continue
                 if sum(v for _, v in combo) == target or (size == 2 and combo[0][1] * combo[1][1] == target):
-                    raise Rejected("unused_number_is_a_total", f"{mentions[u].text} equals a sum or product of numbers that change")
+                    found.update(i for i, _ in combo if role.get(i) in ("free", "derived"))
+    return found
 
+
+#: Units per period that :func:`guards.constant_values` multiplies a stated period by ("two weeks": 14).
+_PERIOD_FACTORS = frozenset({7, 12, 52, 365, 60, 24})
 
 _NUMERIC = ("int", "decimal", "money", "percent", "word", "cents")
 
@@ -879,6 +947,7 @@ def _prose(
     results: list[Fraction],
     consts: set[Fraction],
     cfg: SymbolicConfig,
+    moving_results: set[Fraction],
 ) -> list[ProseNumber]:
     """Bind every number of the solution's prose (outside annotations and echoes) to what rewrites it."""
     body_end = solution.rfind("####")
@@ -943,13 +1012,13 @@ def _prose(
             out.append(ProseNumber(a, b, m.group(1), "const", ""))
     # A number after "/" in the prose ("32/7 of the total") is no prose number above: when it equals
     # a number that moves, which one it is cannot be told, so the item is not templated.
-    moving_vals = {Fraction(s.value) for s in slots if s.role != "frozen"} | set(results)
+    moving_vals = {Fraction(s.value) for s in slots if s.role != "frozen"} | moving_results
     for m in re.finditer(r"/\s*(\d+(?:\.\d+)?)(?![\d.])", solution[: body_end if body_end >= 0 else len(solution)]):
         a = m.start(1)
         if any(s <= a < e for s, e in skip):
             continue
         if _number(m.group(1)) in moving_vals:
-            raise Rejected("ambiguous_solution_number", f"'/{m.group(1)}' in the solution prose equals a number that changes")
+            raise _AmbiguousProse(_number(m.group(1)), f"'/{m.group(1)}' in the solution prose equals a number that changes")
     # Number words in the prose ("Sam had seventy loaves") follow their slot like digits do.
     for wm in find_mentions(solution[: body_end if body_end >= 0 else len(solution)]):
         if wm.kind != "word" or any(s <= wm.start < e for s, e in skip):
@@ -958,9 +1027,7 @@ def _prose(
         if v in gid and roles[gid[v]] != "frozen":
             if _WORD_AS_LABEL.search(solution[max(0, wm.start - 12) : wm.start]):
                 # "on day three": a label, not the count; rewriting it by value would misname the day.
-                raise Rejected(
-                    "ambiguous_solution_number", f"{wm.text!r} in the solution labels something and equals a number that changes"
-                )
+                raise _AmbiguousProse(v, f"{wm.text!r} in the solution labels something and equals a number that changes")
             out.append(ProseNumber(wm.start, wm.end, wm.text, "slot", gid[v], "1"))
     del moving
     out.sort(key=lambda p: p.start)
