@@ -36,7 +36,7 @@ def main() -> None:
                 assert m, r["id"]
                 item, seed = items[m.group(1)], int(m.group(2))
                 ref = build_reference_set([item], variants=1, seed=seed, description="rebuilding")
-                now = next((v for v in ref.variants if v.id == r["id"]), None)
+                now = next((v for v in ref.variants if v.variant_id == r["id"]), None)
                 if ref.rejections:
                     status = "rejected:" + ref.rejections[0].reason
                 elif now is None:

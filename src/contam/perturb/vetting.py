@@ -87,7 +87,8 @@ def prose_result_clash(template: Template) -> str | None:
     moving = {Fraction(s.value): s.id for s in template.slots if s.role in ("free", "derived")}
     for v in prose_results(template.solution):
         if v not in (0, 1) and v in moving:
-            return f"the solution derives {v} in its prose and the question states {v} too (slot {moving[v]})"
+            shown = str(v) if v.denominator == 1 else f"{float(v):g}"
+            return f"the solution derives {shown} in its prose and the question states {shown} too (slot {moving[v]})"
     return None
 
 
