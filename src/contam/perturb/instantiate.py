@@ -26,6 +26,7 @@ from contam.perturb.program import Program, compiled
 from contam.perturb.ranges import MAGNITUDE, MIN_CHOICES, WIDE_MAGNITUDE, Range, candidates, slot_range
 from contam.perturb.records import Slot, Template
 from contam.perturb.render import decimal_places, format_value, render_question, render_solution
+from contam.perturb.vetting import product_of
 
 __all__ = [
     "MAGNITUDE",
@@ -134,6 +135,9 @@ def check_constraints(template: Template, values: dict[str, Fraction], results: 
                 return k
         elif k == "order":
             if not values[c.target] < values[c.arg]:
+                return k
+        elif k == "prodle":  # an unused stock bounds what the moving numbers consume (vetting)
+            if product_of(c.target, values, results) > Fraction(c.arg):
                 return k
     moving = {s.id for s in template.slots if s.role != "frozen"}
     originals = {Fraction(s.value) for s in template.slots}

@@ -28,6 +28,7 @@ from contam.perturb.mentions import find_mentions
 from contam.perturb.names import swap_names
 from contam.perturb.records import AuditReport, Rejection, Template, Variant
 from contam.perturb.symbolic import SymbolicConfig, lift
+from contam.perturb.vetting import original_defect, vet
 from contam.progress import track
 
 KINDS = ("auto", "symbolic", "permute", "mask")
@@ -175,7 +176,13 @@ def build_reference_set(
             templated += 1
             covered += 1
             continue
+        defect = original_defect(item)
+        if defect is not None:  # a faithful variant would copy the original's defect
+            rejections.append(defect)
+            continue
         t = lift(item, config)
+        if not isinstance(t, Rejection):
+            t = vet(t)
         if isinstance(t, Rejection):
             rejections.append(t)
             continue
