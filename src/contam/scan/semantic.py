@@ -78,6 +78,10 @@ class SemanticDefaults:
 EMBEDDER_DEFAULTS: dict[str, SemanticDefaults] = {
     "minilm": SemanticDefaults(threshold=0.86, rescue_threshold=0.6, rescue_overlap=0.8, rescue_words=0.5),
     "static": SemanticDefaults(threshold=0.99, rescue_threshold=0.66, rescue_overlap=0.8, rescue_words=0.45),
+    # Google USE multilingual v3 (``--embedder use-multilingual``): the same calibration, run with
+    # ``python bench/semantic_dcq.py --embedders use-multilingual`` (bench/RESULTS.md, issue 15).
+    # Calibrated on English paraphrases only: no real translated contamination was available.
+    "use-multilingual": SemanticDefaults(threshold=0.86, rescue_threshold=0.57, rescue_overlap=0.7, rescue_words=0.6),
 }
 
 
