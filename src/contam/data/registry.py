@@ -47,7 +47,22 @@ def gsm8k_final_answer(solution: str) -> str:
     return solution.rsplit("####", 1)[-1].strip().replace(",", "")
 
 
+def gsm8k_cross_split_pairs() -> dict[str, str]:
+    """GSM8K test id -> train id of a genuine near duplicate between the two splits, as shipped
+    in ``gsm8k/cross_split.json`` (recomputed by ``contam.scan.dcq.gsm8k_cross_split``).
+
+    >>> gsm8k_cross_split_pairs()["gsm8k/test/1291"]
+    'gsm8k/train/936'
+    """
+    with open(data_path("gsm8k/cross_split.json"), encoding="utf-8") as fh:
+        return dict(json.load(fh)["pairs"])
+
+
 def _gsm8k(split: str) -> list[Item]:
+    # Each twin names the other split's item, so a flag between them says it is a split overlap
+    # of the benchmark itself (evidence kind ``cross_split``), not a detector error.
+    pairs = gsm8k_cross_split_pairs()
+    twin = pairs if split == "test" else {train: test for test, train in pairs.items()}
     return [
         Item(
             id=f"gsm8k/{split}/{i}",
@@ -55,6 +70,7 @@ def _gsm8k(split: str) -> list[Item]:
             answer=gsm8k_final_answer(r["answer"]),
             solution=r["answer"],
             benchmark=f"gsm8k-{split}" if split != "test" else "gsm8k",
+            metadata={"near_duplicate_in": twin[f"gsm8k/{split}/{i}"]} if f"gsm8k/{split}/{i}" in twin else {},
         )
         for i, r in enumerate(_jsonl(f"gsm8k/{split}.jsonl.gz"))
     ]
