@@ -120,3 +120,24 @@ def test_defect_list_needs_the_recorded_question() -> None:
     assert original_defect(item) is not None
     assert original_defect(dataclasses.replace(item, question="Sasha scored 3 points. " + item.question)) is None
     assert original_defect(GSM[0]) is None
+
+
+def test_a_one_the_question_states_is_not_read_as_an_earlier_result() -> None:
+    """Item 661 (graded wrong, 2026-11-26): "he uses 1 pound of coffee per day" after 5 * .2 = 1;
+    the program read the 1 of "1*7" as that result, so a 40 % markup on $10 made it "4*7 pounds"
+    and stated 401 for 107. The result is now pinned: both readings are 1 in every instance."""
+    from contam.perturb import make_reference_set
+
+    ref = make_reference_set([GSM[661]], variants=5, seed=5)
+    assert ref
+    for v in ref:
+        price, markup = (Fraction(x) for x in re.findall(r"\$?(\d+)(?:%| per pound)", v.question)[:2])
+        donut = Fraction(re.search(r"donut for \$(\d+)", v.question).group(1))
+        assert Fraction(v.answer) == price * (1 + markup / 100) * 7 + donut, v.question
+
+
+def test_originals_found_defective_by_the_second_grading_get_no_instances() -> None:
+    from contam.perturb import make_reference_set
+
+    items = [GSM[i] for i in (119, 768, 649, 1059)]
+    assert make_reference_set(items, variants=2, seed=0) == []

@@ -186,6 +186,11 @@ def _lift(item: Item, cfg: SymbolicConfig, pin_values: frozenset[Fraction] = fro
                 # The constant itself may come from a stated period ("a 40-hour workweek" is 2,400
                 # minutes): the number that states the period is pinned too, or that reading moves.
                 pin_slots.update(gid[g] for g in group_values if g != 0 and v / g in _PERIOD_FACTORS)
+            if from_steps and v == 1 and v in frozen_values:
+                # "1 * 7" for "1 pound of coffee per day" after 5 * .2 = 1: the question's frozen 1 or
+                # that result (gsm8k/test/661 read the result and stated 401 for 107). Pinned as above,
+                # so both readings are 1 in every instance.
+                pinned.update(from_steps)
             if (
                 from_steps
                 and v not in (0, 1)
