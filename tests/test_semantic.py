@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import random
+import sqlite3
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -175,21 +177,17 @@ def test_parallel_embedding_is_byte_identical_to_torch_threads(monkeypatch: pyte
 
 
 def test_verbatim_copies_reuse_the_benchmark_vector_and_repeats_embed_once(
-    fitted: tuple[SemanticScanner, list], monkeypatch: pytest.MonkeyPatch
+    fitted: tuple[SemanticScanner, list], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    monkeypatch.setenv("CONTAM_EMBED_CACHE", "0")
+    # A fresh embedding cache records every text that reached the model (nothing is patched).
+    monkeypatch.setenv("CONTAM_EMBED_CACHE", "1")
+    monkeypatch.setenv("CONTAM_HOME", str(tmp_path))
     sem, items = fitted
-    calls: list[int] = []
-    inner = sem.embedder.embed
-
-    def counting(texts, **kw):  # counts texts that reach the model; the model still runs
-        calls.append(len(texts))
-        return inner(texts, **kw)
-
-    monkeypatch.setattr(sem.embedder, "embed", counting)
     new = "A baker sells 14 loaves on Monday and twice as many on Tuesday. How many loaves in all?"
     x = sem.embed([items[2].text, items[5].question, new, new])
-    assert sum(calls) == 1  # the two views came from the index, the repeated text ran once
+    with sqlite3.connect(tmp_path / "embeddings.sqlite") as db:
+        stored = db.execute("SELECT COUNT(*) FROM emb").fetchone()[0]
+    assert stored == 1  # the two views came from the index; only the new text ran the model
     assert np.array_equal(x[0], sem.item_vecs[2])
     assert np.array_equal(x[2], x[3])
     s = sem.score([items[2].text])
