@@ -211,6 +211,29 @@ def _sep(probe: str, method: str, seen: Sequence[float], unseen: Sequence[float]
 #: template boost that training on the original gives the reference too). ``did_diff`` is the
 #: benchmark-level verdict when a base model is known.
 PAIRED_METHODS = ("pair_diff", "did", "did_diff")
+
+
+def paired_difference(
+    method: str, orig: float, other: float, orig_all: float, other_all: float,
+    base_orig: float, base_other: float, base_orig_all: float, base_other_all: float,
+) -> float:  # fmt: skip
+    """One item's paired difference, in whatever unit its log-probs are (per token or per
+    character): ``pair_diff`` the model's original minus its variant on the differing words,
+    ``did`` the whole texts' difference minus the base/reference model's, ``did_diff`` the
+    differing words' difference minus the base/reference model's. > 0 points to contamination.
+
+    >>> paired_difference("did_diff", -1.0, -2.0, -5.0, -5.5, -1.5, -2.0, -6.0, -6.0)
+    0.5
+    """
+    if method == "pair_diff":
+        return orig - other
+    if method == "did":
+        return (orig_all - other_all) - (base_orig_all - base_other_all)
+    if method == "did_diff":
+        return (orig - other) - (base_orig - base_other)
+    raise ConfigError(f"unknown paired method {method!r}; choose from {', '.join(PAIRED_METHODS)}")
+
+
 VERDICT_METHOD = "did_diff"
 
 
@@ -260,19 +283,10 @@ class PairScore(Record):
     def d(self, method: str, unit: str = "token") -> float:
         """The per-item difference; ``unit="char"`` per character (any two tokenizers), else per token."""
         if unit == "char":
-            if method == "pair_diff":
-                return self.model_orig_c - self.model_ref_c
-            if method == "did":
-                return (self.model_orig_all_c - self.model_ref_all_c) - (self.base_orig_all_c - self.base_ref_all_c)
-            if method == "did_diff":
-                return (self.model_orig_c - self.model_ref_c) - (self.base_orig_c - self.base_ref_c)
-        if method == "pair_diff":
-            return self.model_orig - self.model_ref
-        if method == "did":
-            return (self.model_orig_all - self.model_ref_all) - (self.base_orig_all - self.base_ref_all)
-        if method == "did_diff":
-            return (self.model_orig - self.model_ref) - (self.base_orig - self.base_ref)
-        raise ConfigError(f"unknown paired method {method!r}; choose from {', '.join(PAIRED_METHODS)}")
+            return paired_difference(method, self.model_orig_c, self.model_ref_c, self.model_orig_all_c, self.model_ref_all_c,
+                                     self.base_orig_c, self.base_ref_c, self.base_orig_all_c, self.base_ref_all_c)  # fmt: skip
+        return paired_difference(method, self.model_orig, self.model_ref, self.model_orig_all, self.model_ref_all,
+                                 self.base_orig, self.base_ref, self.base_orig_all, self.base_ref_all)  # fmt: skip
 
 
 def refs_by_id(refs: Sequence[Item], original_id: str) -> list[Item]:

@@ -126,22 +126,17 @@ class PairedItem(Record):
     def d(self, method: str, unit: str = "token") -> float:
         """The per-item difference of ``method`` in ``unit`` (``token``: per-token means, what
         ``contam eval-probes`` reports; ``char``: per character); > 0 points to contamination."""
-        if unit == "char":
-            if method == "pair_diff":
-                return self.model_orig_c - self.model_var_c
-            if method == "did":
-                return (self.model_orig_all_c - self.model_var_all_c) - (self.ref_orig_all_c - self.ref_var_all_c)
-            if method == "did_diff":
-                return (self.model_orig_c - self.model_var_c) - (self.ref_orig_c - self.ref_var_c)
-        elif unit != "token":
+        from contam.probe.evalprobes import paired_difference
+
+        if unit not in UNITS:
             raise ConfigError(f"unknown paired unit {unit!r}; choose from {', '.join(UNITS)}")
-        if method == "pair_diff":
-            return self.model_orig - self.model_var
-        if method == "did":
-            return (self.model_orig_all - self.model_var_all) - (self.ref_orig_all - self.ref_var_all)
-        if method == "did_diff":
-            return (self.model_orig - self.model_var) - (self.ref_orig - self.ref_var)
-        raise ConfigError(f"unknown paired method {method!r}; choose from {', '.join(METHODS)}")
+        if method not in METHODS:
+            raise ConfigError(f"unknown paired method {method!r}; choose from {', '.join(METHODS)}")
+        if unit == "char":
+            return paired_difference(method, self.model_orig_c, self.model_var_c, self.model_orig_all_c, self.model_var_all_c,
+                                     self.ref_orig_c, self.ref_var_c, self.ref_orig_all_c, self.ref_var_all_c)  # fmt: skip
+        return paired_difference(method, self.model_orig, self.model_var, self.model_orig_all, self.model_var_all,
+                                 self.ref_orig, self.ref_var, self.ref_orig_all, self.ref_var_all)  # fmt: skip
 
 
 @dataclass(frozen=True)
