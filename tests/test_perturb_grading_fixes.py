@@ -114,6 +114,26 @@ def test_known_defective_originals_get_no_instances() -> None:
     assert "14 + 4 = 18" in ref.rejections[0].detail
 
 
+def test_every_listed_defect_matches_its_packaged_original() -> None:
+    """Each of the 26 entries (8 from variant gradings, 18 from reading the originals, 2 of 3
+    readers agreeing) names a real GSM8K test item by id and question start, and rejects it."""
+    from contam.perturb.vetting import known_defects
+
+    listed = known_defects()
+    assert len(listed) == 26
+    for gid, (start, detail) in listed.items():
+        item = GSM[int(gid.rsplit("/", 1)[1])]
+        assert item.id == gid and item.question.startswith(start), gid
+        rej = original_defect(item)
+        assert (
+            rej is not None
+            and rej.reason == "original_defect"
+            and detail.split(":", 1)[0] in ("wrong_gold", "ill_posed", "self_contradiction", "impossible_story", "ambiguous")
+        )
+    # 1309's wrong gold (Maryam's $400 margin summed in place of Sarah's $300) is one of them
+    assert "2180" in listed["gsm8k/test/1309"][1] and "2 of 3 readers" in listed["gsm8k/test/1309"][1]
+
+
 def test_defect_list_needs_the_recorded_question() -> None:
     """An entry applies to the id only with the question it was verified on (a renumbered copy is not rejected)."""
     item = GSM[823]

@@ -174,7 +174,7 @@ def known_defects() -> dict[str, tuple[str, str]]:
     """GSM8K originals known to be defective: item id -> (start of its question, reason)."""
     path = resources.files("contam.data").joinpath("benchmarks/gsm8k/known_defects.json")
     data = json.loads(path.read_text(encoding="utf-8"))
-    return {e["id"]: (e["question_start"], f"{e['kind']}: {e['reason']} ({data['found_by']})") for e in data["items"]}
+    return {e["id"]: (e["question_start"], f"{e['kind']}: {e['reason']} ({e.get('found_by', data['found_by'])})") for e in data["items"]}
 
 
 def original_defect(item: Item) -> Rejection | None:
