@@ -15,6 +15,8 @@ Three parts, each resumable (trained models are reused, probe records are checkp
             it on the zerocot-template model instead of training the text-template one.
 ``zerocot`` the Zero-CoT Probe on a model fine-tuned with ``--template zerocot`` (the probe's own
             prompt answered with ``The final answer is: \\[ \\boxed{ANSWER} \\]``), seen vs unseen.
+``cliff``   the performance cliff (``contam probe cliff``'s ``CliffProbe``: the standard CoT question
+            on each original and ``--cliff-k`` of its audited variants) on the same zerocot model.
 
     flock /tmp/cpu.lock nice -n 5 timeout 1500 .venv/bin/python bench/probe_edges.py --parts mink,paired,zerocot
     # bench/RESULTS.md, issue 17 (30 items: 18 seen / 17 unseen pairs; Gemma 3 270M as the third-party reference)
@@ -71,14 +73,14 @@ def train(out: Path, template: str, n: int, epochs: int, max_length: int, filler
     return out
 
 
-def sets(n: int) -> tuple[list, list, dict]:
+def sets(n: int, k: int = 1) -> tuple[list, list, dict]:
     from contam.data import load_benchmark
     from contam.perturb import make_reference_set
     from contam.probe.reference import variants_as_reference
 
     items = load_benchmark("gsm8k")
     seen, unseen = items[:n], items[n : 2 * n]
-    variants = variants_as_reference(make_reference_set(seen + unseen, variants=1, seed=0))
+    variants = variants_as_reference(make_reference_set(seen + unseen, variants=k, seed=0))
     return seen, unseen, variants
 
 
@@ -186,6 +188,38 @@ def part_zerocot(model_dir: Path, n: int, report: dict, out_dir: Path, answer_to
     report["zerocot"] = rows
 
 
+def part_cliff(model_dir: Path, n: int, report: dict, out_dir: Path, k: int, max_new_tokens: int) -> None:
+    from contam.models import load
+    from contam.outputs import JsonlCheckpoint
+    from contam.probe.cliff import CliffConfig, CliffProbe
+
+    seen, unseen, variants = sets(n, k)
+    m = load(f"hf:{model_dir}", cache=True)
+    probe = CliffProbe(CliffConfig(k=k, max_new_tokens=max_new_tokens))
+    rows = {}
+    for name, its in (("seen", seen), ("unseen", unseen)):
+        t, c = time.perf_counter(), cpu_s()
+        with JsonlCheckpoint(out_dir / f"cliff-k{k}-{name}.jsonl", key="key") as ck:
+            res = probe.run(m, its, variants, ck)
+        row = {
+            "n_items": res.n_items,
+            "k": res.k,
+            "acc_orig": res.acc_original,
+            "acc_variants": res.acc_variants,
+            "acc_per_variant": res.acc_per_variant,
+            "delta": res.delta,
+            "p": res.test.p_value,
+            "cc": res.calibration.confidence,
+            "flagged": res.flagged,
+            "note": res.note,
+            "s": round(time.perf_counter() - t, 1),
+            "cpu_s": round(cpu_s() - c, 1),
+        }
+        rows[name] = row
+        print(f"[cliff] {name}: {json.dumps(row, default=str)}", flush=True)
+    report["cliff"] = rows
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--parts", default="mink,paired,zerocot")
@@ -196,6 +230,8 @@ def main() -> int:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--ref-models", default="hf:smollm2,smollm2", help="comma-separated reference model specs of the paired part")
     ap.add_argument("--paired-on", choices=("text", "zerocot"), default="text", help="which fine-tuned model the paired part audits")
+    ap.add_argument("--cliff-k", type=int, default=5, help="variants per item of the cliff part")
+    ap.add_argument("--cliff-tokens", type=int, default=48, help="new tokens per cliff answer (the zerocot model answers at once)")
     ap.add_argument("--out", type=Path, default=ROOT / "out" / "issue17")
     args = ap.parse_args()
     import torch
@@ -206,10 +242,12 @@ def main() -> int:
     report: dict = {"n": args.n, "epochs": args.epochs, "zc_epochs": args.zc_epochs}
     # zerocot first: on a shared machine a timeout then cuts the cheaper parts
     refs = [r for r in args.ref_models.split(",") if r.strip()]
-    if "zerocot" in parts or ("paired" in parts and args.paired_on == "zerocot"):
+    if "zerocot" in parts or "cliff" in parts or ("paired" in parts and args.paired_on == "zerocot"):
         zc_dir = train(args.out / f"zerocot-x{args.zc_epochs}", "zerocot", args.n, args.zc_epochs, 192, 0.0)
         if "zerocot" in parts:
             part_zerocot(zc_dir, args.n, report, args.out, args.answer_tokens)
+        if "cliff" in parts:
+            part_cliff(zc_dir, args.n, report, args.out, args.cliff_k, args.cliff_tokens)
         if "paired" in parts and args.paired_on == "zerocot":
             part_paired(zc_dir, args.n, report, args.out, refs, tag="-zerocot")
     if "mink" in parts or ("paired" in parts and args.paired_on == "text"):
