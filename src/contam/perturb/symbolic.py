@@ -712,7 +712,21 @@ def _result_key(solution: str, step: Step) -> str:
     end = step.echo_end if step.echo_end >= 0 else step.end
     money = "$" in solution[max(0, step.start - 3) : step.start]
     percent = bool(re.match(r"^\s*(?:%|percent)", solution[end : end + 10]))
-    return guards.unit_key(solution, step.start, end, money=money, percent=percent)
+    key = guards.unit_key(solution, step.start, end, money=money, percent=percent)
+    if guards.is_keyed(key):
+        return key
+    # "The 2nd fastest car can go 600 MPH because 5 x 120 = <<5*120=600>>600": the same line
+    # states the result with its unit before the calculation.
+    r = Fraction(step.result)
+    if r.denominator != 1:
+        return key
+    line_start = solution.rfind("\n", 0, step.start) + 1
+    for m in re.finditer(rf"(?<![\d.,]){int(r)}(?![\d,]|\.\d)", solution[line_start : step.start]):
+        a, b = line_start + m.start(), line_start + m.end()
+        k = guards.unit_key(solution, a, b, money=solution[max(0, a - 1) : a] == "$", percent=solution[b : b + 1] == "%")
+        if guards.is_keyed(k):
+            return k
+    return key
 
 
 _HIDDEN = re.compile(
