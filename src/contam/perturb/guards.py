@@ -602,6 +602,63 @@ _NOT_NOUNS = _SKIP_ADJ | {
     "notes",
     "coin",
     "coins",
+    # Prose of a solution after an amount ("$50 because ...", "$5 x 3", "$120 now"): no thing priced.
+    "because",
+    "after",
+    "before",
+    "now",
+    "when",
+    "since",
+    "while",
+    "there",
+    "them",
+    "therefore",
+    "thus",
+    "hence",
+    "back",
+    "down",
+    "out",
+    "up",
+    "over",
+    "last",
+    "next",
+    "toward",
+    "towards",
+    "during",
+    "respectively",
+    "plus",
+    "minus",
+    "x",
+    "k",
+    "g",
+    "m",
+    "thousand",
+    "million",
+    "billion",
+    "we",
+    "you",
+    "i",
+    "cash",
+    "change",
+    "profit",
+    "leftover",
+    "leftovers",
+    "remaining",
+    "saved",
+    "spent",
+    "have",
+    "has",
+    "had",
+    "got",
+    "get",
+    "gets",
+    "can",
+    "could",
+    "should",
+    "must",
+    "did",
+    "do",
+    "does",
 }
 _RATE_AFTER = re.compile(
     r"^\s*[- ]?(?P<unit>[a-z]+)(?:\s+of\s+[a-z]+)?\s*(?:/|\s(?:a|an|per|each|every|for\s+each|for\s+every)\s+)(?P<per>[a-z]+)\b",
@@ -619,6 +676,13 @@ _MONEY_THING_BEFORE = re.compile(
 _AGE_AFTER = re.compile(r"^\s*[- ]?years?[- ]old\b", re.IGNORECASE)
 _AGE_BEFORE = re.compile(r"(?:\bat\s+the\s+age\s+of|\bat\s+age|\baged)\s+$", re.IGNORECASE)
 _PERCENT_BEFORE = re.compile(r"\b(?P<noun>[a-z]+)(?:\s+rate)?\s+(?:of|at)\s+(?:a\s+)?$", re.IGNORECASE)
+
+
+def _is_noun(word: str) -> bool:
+    """A word that can name what is counted or priced: no function word, no name (capitalised in
+    the text), no "-ing", "-ly" or "-ed" form ("$50 because", "$400 Jason", "$30 originally")."""
+    lw = word.lower()
+    return lw not in _NOT_NOUNS and len(lw) > 1 and not word[:1].isupper() and not (len(lw) > 4 and lw.endswith(("ing", "ly", "ed")))
 
 
 def _unit_word(w: str) -> str:
@@ -642,10 +706,10 @@ def unit_key(text: str, start: int, end: int, *, money: bool = False, percent: b
     if percent:
         after = re.sub(r"^\s*(?:%|percent|per\s+cent)", "", after, flags=re.IGNORECASE)
         w = _WORD.findall(after[:30])
-        if w and w[0].lower() not in _NOT_NOUNS and w[0].lower() not in ("percent",):
+        if w and _is_noun(w[0]) and w[0].lower() not in ("percent",):
             return "%" + _singular(w[0].lower())
         b = _PERCENT_BEFORE.search(before)
-        if b and b.group("noun").lower() not in _NOT_NOUNS and b.group("noun").lower() != "rate":
+        if b and _is_noun(b.group("noun")) and b.group("noun").lower() != "rate":
             return "%" + _singular(b.group("noun").lower())
         return "%"
     if not money and re.match(r"^\s*[- ]?dollars?\b", after, re.IGNORECASE):
@@ -653,15 +717,15 @@ def unit_key(text: str, start: int, end: int, *, money: bool = False, percent: b
     if money:
         after = re.sub(r"^\s*cents?\b", "", after, flags=re.IGNORECASE)
         got = _MONEY_RATE_AFTER.match(after)
-        if got and got.group("per").lower() not in _NOT_NOUNS:
+        if got and _is_noun(got.group("per")):
             return "$/" + _unit_word(got.group("per"))
         got = _MONEY_THING_AFTER.match(after)
-        if got and got.group("noun").lower() not in _NOT_NOUNS and _unit_word(got.group("noun")) != "$":
+        if got and _is_noun(got.group("noun")) and _unit_word(got.group("noun")) != "$":
             return "$/" + _unit_word(got.group("noun"))
         got = _MONEY_THING_BEFORE.search(before)
         if (
             got
-            and got.group("noun").lower() not in _NOT_NOUNS
+            and _is_noun(got.group("noun"))
             and got.group("noun").lower()
             not in (
                 "paid",
