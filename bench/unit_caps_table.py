@@ -1,16 +1,18 @@
 """Write the plausible-range table of ``contam.perturb.guards.unit_caps`` from GSM8K itself.
 
-    PYTHONPATH=src python bench/unit_caps_table.py [--percentile 99] [--min-count 8] [--show KEY ...]
+    PYTHONPATH=src python bench/unit_caps_table.py [--percentile 99] [--min-count 20] [--show KEY ...]
 
 Every number of GSM8K's train and test questions (the mention finder's numbers) and of their
 solutions (digits of the prose, calculator annotations removed) is keyed by what it measures
 (:func:`contam.perturb.guards.unit_key`: "5 hours a day" -> ``hour/day``, "a movie costs $8" ->
 ``$/movie``, "a 15% tip" -> ``%tip``, "9 years old" -> ``year old``, else the counted noun). A
-statement of a whole period ("24 hours a day", "7 days a week") is a definition, not a value of the
-rate, and is left out. For every such key seen at least ``--min-count`` times (5) the table keeps the
-``--percentile``-th percentile (99, nearest rank) and the count (section ``keyed``). Section ``nouns``
-keeps the counted-noun caps as they were computed before (95th percentile of the train questions). The packaged GSM8K files are
-byte-identical copies of openai/grade-school-math (see gsm8k/PROVENANCE.md). About 15 s.
+solution that restates a whole period ("5 hours a day * 7 days a week") states a definition, not a
+value of the rate, and is left out; a question's "open 24 hours a day" is kept. For every rate,
+price, percent or age key seen at least ``--min-count`` times (20) the table keeps the
+``--percentile``-th percentile (99, nearest rank) and the count (section ``keyed``). Section
+``nouns`` keeps the counted-noun caps as they were computed before (95th percentile of the train
+questions). The packaged GSM8K files are byte-identical copies of openai/grade-school-math (see
+gsm8k/PROVENANCE.md). About 15 s.
 """
 
 from __future__ import annotations
@@ -33,28 +35,28 @@ _NUM = re.compile(r"(?<![\w.])(\$\s*)?(\d[\d,]*(?:\.\d+)?|\.\d+)(?![\d/:])(\s*%|
 
 def values(question: str, solution: str) -> list[tuple[str, Fraction]]:
     """(key, value) for every keyed number of one item's question and solution."""
-    out: list[tuple[str, Fraction]] = []
+    out: list[tuple[str, Fraction, bool]] = []  # (key, value, stated in the solution)
     for m in find_mentions(question):
         if m.kind not in ("int", "decimal", "money", "percent", "word", "cents"):
             continue
         key = guards.unit_key(question, m.start, m.end, money=m.kind in ("money", "cents"), percent=m.kind == "percent")
         if m.kind == "cents" and key.startswith("$"):
-            out.append((key, Fraction(m.value) / 100))
+            out.append((key, Fraction(m.value) / 100, False))
         else:
-            out.append((key, Fraction(m.value)))
+            out.append((key, Fraction(m.value), False))
     prose = re.sub(r"<<[^<>]*>>", "", solution.rsplit("####", 1)[0])
     for m in _NUM.finditer(prose):
         raw = m.group(2).replace(",", "")
         key = guards.unit_key(prose, m.start(2), m.end(2), money=bool(m.group(1)), percent=bool(m.group(3)))
-        out.append((key, Fraction(raw)))
+        out.append((key, Fraction(raw), True))
     kept = []
-    for key, v in out:
+    for key, v, in_solution in out:
         if not key or v <= 0:
             continue
         unit, _, per = key.partition("/")
         whole = guards.PERIODS.get((unit, per))
-        if whole is not None and v >= whole:
-            continue  # "24 hours a day": the period's length, not a rate of anything
+        if whole is not None and v >= whole and in_solution:
+            continue  # "5 hours a day * 7 days a week": a solution restating the period's length, not a rate
         kept.append((key, v))
     return kept
 
@@ -99,7 +101,7 @@ def noun_table() -> dict[str, list]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--percentile", type=float, default=99.0)
-    ap.add_argument("--min-count", type=int, default=5)
+    ap.add_argument("--min-count", type=int, default=20)
     ap.add_argument("--show", nargs="*", default=[])
     ap.add_argument("--dry-run", action="store_true")
     args = ap.parse_args()
@@ -122,7 +124,7 @@ def main() -> None:
         "keyed": {
             "about": "rates, prices, percents by kind and ages (guards.unit_key) of every number of the questions "
             "(mention finder) and solutions (prose digits, <<annotations>> removed); nearest-rank percentile; "
-            "a period's own length ('24 hours a day') is left out",
+            "a period's own length restated by a solution ('5 hours a day * 7 days a week') is left out",
             "source": ["gsm8k/train.jsonl.gz (questions, solutions)", "gsm8k/test.jsonl.gz (questions, solutions)"],
             "percentile": args.percentile,
             "min_count": args.min_count,

@@ -433,8 +433,9 @@ def unit_caps() -> dict[str, Fraction]:
 def keyed_caps() -> dict[str, Fraction]:
     """Caps of rates, prices, percents and ages by :func:`unit_key` (``hour/day``, ``$/pen``,
     ``%tip``, ``year old``): the 99th percentile (nearest rank) of the values GSM8K's train and
-    test questions and solutions state with that key, for keys seen at least 5 times (section
-    ``keyed`` of the packaged table). A period's own length ("24 hours a day") is no value of a rate.
+    test questions and solutions state with that key, for keys seen at least 20 times (section
+    ``keyed`` of the packaged table). A solution restating a period's length ("5 hours a day * 7
+    days a week") gives no value of the rate.
 
     >>> keyed_caps()["hour/day"] < 24
     True
