@@ -163,6 +163,26 @@ class _Plan:
 _PLANS: dict[tuple[str, bool], tuple[Template, _Plan | None]] = {}
 
 
+def _clamped(r: Range | None, template: Template, sid: str) -> Range | None:
+    """A free slot's range cut to its ``le``/``ge`` bounds (plausible caps, physical limits), so
+    the sampler draws within them instead of throwing most draws away; None when nothing is left.
+    The bounds are still checked on every draw (:func:`check_constraints`) and by the audit."""
+    if r is None:
+        return None
+    lo, hi = r.lo, r.hi
+    size = r.unit * r.step
+    for c in template.constraints:
+        if c.target != sid:
+            continue
+        if c.kind == "le":
+            hi = min(hi, math.floor(Fraction(c.arg) / size))
+        elif c.kind == "ge":
+            lo = max(lo, math.ceil(Fraction(c.arg) / size))
+    if (lo, hi) == (r.lo, r.hi):
+        return r
+    return Range(r.unit, r.step, lo, hi, r.original) if hi >= lo else None
+
+
 def _plan(template: Template, wide: bool = False) -> _Plan | None:
     hit = _PLANS.get((template.id, wide))
     if hit is not None and hit[0] is template:
@@ -175,7 +195,7 @@ def _plan(template: Template, wide: bool = False) -> _Plan | None:
     for s in template.slots:
         if s.role != "free":
             continue
-        r = slot_range(s, wide)
+        r = _clamped(slot_range(s, wide), template, s.id)
         if r is None:
             ok = False
             break

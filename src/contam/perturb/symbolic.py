@@ -669,7 +669,9 @@ _PICTURED_UNITS = ("pound", "lb", "kg", "kilogram", "year", "inch", "foot", "fee
 def _result_caps(question: str, solution: str, steps: list[Step], results: list[Fraction]) -> list[Constraint]:
     """Results stated in a pictured unit stay within what the benchmark writes for that unit (the
     95th percentile of its question values, :func:`guards.unit_caps`) or 1.5 times the original
-    result, whichever is larger; the answer to "how old" stays within 1.5 times the original age."""
+    result, whichever is larger; results stated as a rate, a price, a kind of percent or an age
+    (:func:`guards.unit_key`) stay within that key's cap (:func:`guards.keyed_caps`) or the original
+    result; the answer to "how old" stays within 1.5 times the original age."""
     caps = guards.unit_caps()
     out: list[Constraint] = []
     for j, (st, r) in enumerate(zip(steps, results, strict=True)):
@@ -681,9 +683,16 @@ def _result_caps(question: str, solution: str, steps: list[Step], results: list[
                 # the benchmark's pounds are mostly goods, and a 540-pound Mastiff is no dog.
                 cap = r * 3 / 2
             out.append(Constraint("stmax", str(j), str(cap)))
+    keyed = guards.keyed_caps()
     for j, (st, r) in enumerate(zip(steps, results, strict=True)):
-        # "He spends 10*.5 = 5 hours per day": no one spends 27 hours a day (or 189 a week).
+        # "He spends 10*.5 = 5 hours per day": a rate, price, percent or age the solution states
+        # stays within what GSM8K states for it (its 99th percentile: 23 hours a day, not 24)
+        # or within the original result.
         end = st.echo_end if st.echo_end >= 0 else st.end
+        key = _result_key(solution, st)
+        if r > 0 and guards.is_keyed(key) and key in keyed:
+            out.append(Constraint("stmax", str(j), str(max(keyed[key], r))))
+            continue
         per = re.match(r"^\s*(?:hours?|hrs?)\s+(?:a|per|each|every)\s+(day|week)\b", solution[end : end + 30], re.IGNORECASE)
         if per and r > 0:
             limit = 24 if per.group(1).lower() == "day" else 168
@@ -696,6 +705,28 @@ def _result_caps(question: str, solution: str, steps: list[Step], results: list[
             out.append(Constraint("stmax", str(j), str(results[j] * 3 / 2)))
             out.append(Constraint("stmin", str(j), str(results[j] * 2 / 3)))
     return out
+
+
+def _result_key(solution: str, step: Step) -> str:
+    """The :func:`guards.unit_key` of a step's result where the solution states it ("5 hours per day")."""
+    end = step.echo_end if step.echo_end >= 0 else step.end
+    money = "$" in solution[max(0, step.start - 3) : step.start]
+    percent = bool(re.match(r"^\s*(?:%|percent)", solution[end : end + 10]))
+    key = guards.unit_key(solution, step.start, end, money=money, percent=percent)
+    if guards.is_keyed(key):
+        return key
+    # "The 2nd fastest car can go 600 MPH because 5 x 120 = <<5*120=600>>600": the same line
+    # states the result with its unit before the calculation.
+    r = Fraction(step.result)
+    if r.denominator != 1:
+        return key
+    line_start = solution.rfind("\n", 0, step.start) + 1
+    for m in re.finditer(rf"(?<![\d.,]){int(r)}(?![\d,]|\.\d)", solution[line_start : step.start]):
+        a, b = line_start + m.start(), line_start + m.end()
+        k = guards.unit_key(solution, a, b, money=solution[max(0, a - 1) : a] == "$", percent=solution[b : b + 1] == "%")
+        if guards.is_keyed(k):
+            return k
+    return key
 
 
 _HIDDEN = re.compile(
