@@ -51,7 +51,7 @@ from contam.perturb.chain import number as _number
 from contam.perturb.instantiate import Draw, check_constraints, compiled, draw
 from contam.perturb.mentions import find_mentions
 from contam.perturb.records import Template
-from contam.perturb.symbolic import restated_value
+from contam.perturb.symbolic import restated_readings
 
 CHECKS = ("faithfulness", "coverage", "reparse", "solution", "constraints", "answer_changed", "determinism", "readback", "stale_numbers")
 _REWRITABLE = ("int", "decimal", "money", "percent", "word", "cents")
@@ -151,7 +151,7 @@ def _solution_consistent(d: Draw) -> bool:
 _SOL_NUM = re.compile(r"(?<![\w.,])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)(?![\d])")
 _ANNOT = re.compile(r"<<([^<>]*)=([^<>=]*)>>")
 _RESTATE = re.compile(
-    r"((?:\$?\s?(?:\d[\d,]*(?:\.\d+)?|\.\d+)(?:\s*(?!x\s*[\d$(.])[A-Za-z%']+){0,3}\s*[-+*/x×÷]\s*\(?\s*)+"
+    r"((?:\$?\s?(?:\d[\d,]*(?:\.\d+)?|\.\d+)(?:\s*(?!x\s*[\d$(.])[A-Za-z%']+){0,3}\s*[-+*/x×÷−–]\s*\(?\s*)+"
     r"\$?\s?(?:\d[\d,]*(?:\.\d+)?|\.\d+)(?:\s*(?!x\s*[\d$(.])[A-Za-z%']+){0,3}\s*\)?)\s*=\s*\$?\s*$"
 )
 
@@ -212,7 +212,7 @@ def unaccounted_numbers(template: Template, d: Draw) -> list[str]:
         if len(said) == len(lits) and sorted(said) != sorted(lits):  # restated in another order is fine
             bad.append(f"{rm.group(1).strip()} = <<{am.group(1)}>>")
             continue
-        value = restated_value(rm.group(1))
-        if value is not None and value != _number(am.group(2)):  # "13.75 / .5 = <<20=20>>"
+        values = restated_readings(rm.group(1))
+        if values and _number(am.group(2)) not in values:  # "13.75 / .5 = <<20=20>>"
             bad.append(f"{rm.group(1).strip()} = <<{am.group(1)}={am.group(2)}>>")
     return bad

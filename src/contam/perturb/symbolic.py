@@ -128,7 +128,7 @@ def _lift(item: Item, cfg: SymbolicConfig, pin_values: frozenset[Fraction] = fro
     if _ALGEBRA.search(solution.rsplit("####", 1)[0]):
         # "Let x be ...", "2*x + x = 45": the solution reasons with an unknown the program cannot follow.
         raise Rejected("algebra_in_solution", "the solution solves for an unknown outside the annotations")
-    parsed = collect_steps(solution)
+    parsed = _bare_from_prose(solution, collect_steps(solution))
     if not parsed:
         raise Rejected("no_annotations", "solution has no <<expr=result>> annotations")
     # How often each value is read before any step produces it: when a value is read more often
@@ -162,7 +162,11 @@ def _lift(item: Item, cfg: SymbolicConfig, pin_values: frozenset[Fraction] = fro
     pin_slots: set[str] = set()
 
     for i, p in enumerate(parsed):
-        if isinstance(p.tree, arith.Num) and p.value not in seen_before(parsed, i):
+        if (
+            isinstance(p.tree, arith.Num)
+            and p.value not in seen_before(parsed, i)
+            and not _restates_given(solution, p, set(groups) | frozen_values)
+        ):
             # "<<15=15>>": a result stated, not computed; the program would read a question number as it.
             raise Rejected("bare_annotation", f"step {i}: <<{p.expr}={p.value}>> computes nothing")
         leaves: list[Leaf] = []
@@ -446,11 +450,13 @@ def _guards(
                 ):
                     extra.append(Constraint("le", sid, "7"))  # "walks there and back each day he works ... 11 times a week"
                 tall = re.match(
-                    r"^\s*[- ]?(feet|foot|ft|inches|inch|in|cm|centimeters?)\s+tall\b", question[m.end : m.end + 25], re.IGNORECASE
+                    r'^\s*[- ]?(?:(feet|foot|ft|inches|inch|in|cm|centimeters?)\s+|(?=")(")\s*)tall\b',
+                    question[m.end : m.end + 25],
+                    re.IGNORECASE,
                 )
                 if tall:
                     # "Isabel is 9 feet tall": nobody is; a height stays within a person's (or the original's).
-                    limit = {"f": 7, "i": 84, "c": 213}[tall.group(1)[0].lower()]
+                    limit = {"f": 7, "i": 84, "c": 213, '"': 84}[(tall.group(1) or tall.group(2))[0].lower()]  # 64" tall: inches
                     extra.append(Constraint("le", sid, str(max(Fraction(limit), v))))
                 if guards.hours_in_one_day(question, m):
                     extra.append(Constraint("le", sid, "24"))  # "Last Tuesday, she worked 27 hours"
@@ -731,6 +737,49 @@ def _unanchored_definite(question: str, ms: list[Mention], nouns: list[str]) -> 
     return any(d and nouns[k] not in plain for k, d in enumerate(definite)) or not plain
 
 
+def _bare_from_prose(solution: str, parsed: list) -> list:
+    """Bare annotations whose computation the prose writes right before them ("3 + 2 = <<5=5>>5",
+    "2*36 = <<72=72>>72"): the annotation takes the prose's expression when that expression,
+    words dropped, is plain arithmetic (no percent) whose exact value is the annotation's. The step
+    then computes what the text says it computes, and every literal is traced as any annotation's
+    is; a restatement that computes something else, or none, leaves the step bare (rejected)."""
+    out = []
+    for k, p in enumerate(parsed):
+        if p.prose or not isinstance(p.tree, arith.Num):
+            out.append(p)
+            continue
+        line_start = solution.rfind("\n", 0, p.start) + 1
+        prev_end = max([q.end for q in parsed[:k] if q.end <= p.start] + [line_start])
+        em = _RESTATED.search(solution[prev_end : p.start])
+        if em is None or "%" in em.group(1):
+            out.append(p)
+            continue
+        core = re.sub(r"(?<=[\d\s)])[xX](?=[\s\d$(.])", "*", em.group(1))
+        core = re.sub(r"[A-Za-z'$]+", " ", core).replace("×", "*").replace("÷", "/").replace(",", "")
+        core = re.sub(r"\s+", " ", core.replace("−", "-").replace("–", "-")).strip()
+        try:
+            tree = arith.parse(arith.normalize_expression(core))
+            value = arith.eval_node(tree)
+        except (arith.ArithError, ValueError, ZeroDivisionError):
+            out.append(p)
+            continue
+        if value != p.value or isinstance(tree, arith.Num):
+            out.append(p)
+            continue
+        out.append(dataclasses.replace(p, expr=arith.normalize_expression(core), tree=tree))
+    return out
+
+
+def _restates_given(solution: str, p: object, given: set[Fraction]) -> bool:
+    """A bare annotation that only restates a number of the question ("Chair = <<3=3>>3 feet",
+    "Amber ran <<8=8>>8 miles."): its value is a number the question states, and its line before it
+    holds no digit and no arithmetic, so nothing was computed in the head. The step then reads that
+    question number (it moves with it), which is what the line says."""
+    line_start = solution.rfind("\n", 0, p.start) + 1  # type: ignore[attr-defined]
+    before = solution[line_start : p.start]  # type: ignore[attr-defined]
+    return p.value in given and p.value > 1 and not re.search(r"[\d+*/×÷−–]|\s[-x]\s", before)  # type: ignore[attr-defined]
+
+
 def seen_before(parsed: list, i: int) -> set[Fraction]:
     """Results of the steps before step ``i`` (a bare annotation may restate one of them)."""
     return {q.value for q in parsed[:i]}
@@ -924,7 +973,7 @@ def _places(x: Fraction) -> int | None:
 
 _NUM_TXT = r"\$?\s?(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)"
 _UNIT_WORDS = r"(?:\s*(?!x\s*[\d$(.])[A-Za-z%']+){0,3}"
-_RESTATED = re.compile(rf"((?:{_NUM_TXT}{_UNIT_WORDS}\s*[-+*/x×÷]\s*\(?\s*)+{_NUM_TXT}{_UNIT_WORDS}\s*\)?)\s*=\s*\$?\s*$")
+_RESTATED = re.compile(rf"((?:{_NUM_TXT}{_UNIT_WORDS}\s*[-+*/x×÷−–]\s*\(?\s*)+{_NUM_TXT}{_UNIT_WORDS}\s*\)?)\s*=\s*\$?\s*$")
 _RESTATED_NUM = re.compile(r"(?:(?<![\w.,])|(?<=[0-9][xX]))\$?\s?(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)")
 _WORD_AS_LABEL = re.compile(
     r"\b(?:day|week|month|year|step|part|round|level|grade|page|number|no\.|game|lap|floor|stage|inning)\s+$", re.IGNORECASE
@@ -936,10 +985,27 @@ def restated_value(expr: str) -> Fraction | None:
     when it does not parse as plain arithmetic."""
     core = re.sub(r"(?<=[\d\s)])[xX](?=[\s\d$(.])", "*", expr)
     core = re.sub(r"[A-Za-z%'$]+", " ", core).replace("×", "*").replace("÷", "/").replace(",", "")
+    core = core.replace("−", "-").replace("–", "-")
     try:
         return arith.evaluate(core)
     except (arith.ArithError, ValueError, ZeroDivisionError):
         return None
+
+
+def restated_readings(expr: str) -> set[Fraction]:
+    """Every value a prose restatement can mean: :func:`restated_value`, and, when it writes a
+    percent, the same with each "N%" read as N/100 ("200 GB * 40%" is 80, the annotation
+    ``<<200*40*.01=80>>``; "7 / 20 * 100%" is 35 with the % dropped). Empty when it does not parse.
+
+    >>> sorted(restated_readings("200 GB * 40%"))
+    [Fraction(80, 1), Fraction(8000, 1)]
+    """
+    out = {v for v in (restated_value(expr),) if v is not None}
+    if "%" in expr:
+        v = restated_value(re.sub(r"(\d(?:[\d,]*\d)?(?:\.\d+)?|\.\d+)\s*%", r"(\1/100)", expr))
+        if v is not None:
+            out.add(v)
+    return out
 
 
 def _prose(
@@ -964,6 +1030,7 @@ def _prose(
     # "72/6 = <<72/6=12>>": an expression restated right before its annotation is bound literal by
     # literal, by position (binding by value cannot tell two equal literals apart, and a number after
     # "/" is not a prose number at all), so the restatement is rendered from the program too.
+    restated: set[int] = set()  # steps whose restatement is bound literal by literal
     for st in steps:
         if st.prose:
             continue
@@ -974,8 +1041,8 @@ def _prose(
         if not em:
             continue
         toks = list(_RESTATED_NUM.finditer(seg, em.start(1), em.end(1)))
-        said = restated_value(em.group(1))
-        if said is not None and said != Fraction(st.result):
+        said = restated_readings(em.group(1))
+        if said and Fraction(st.result) not in said:
             # "7.5 / .5 = <<15=15>>": the prose computes something else than the annotation.
             raise Rejected("restated_mismatch", f"{em.group(1).strip()} = is not {st.result}")
         if [_number(t.group(1)) for t in toks] != [Fraction(lf.value) for lf in st.leaves]:
@@ -984,6 +1051,7 @@ def _prose(
             a, b = prev_end + t.start(1), prev_end + t.end(1)
             out.append(ProseNumber(a, b, t.group(1), lf.kind, lf.ref, lf.scale, lf.offset))
             skip.append((a, b))
+        restated.add(steps.index(st))
     for m in _PROSE_NUM.finditer(solution, 0, body_end if body_end >= 0 else len(solution)):
         a, b = m.span(1)
         if any(s <= a < e for s, e in skip):
@@ -991,12 +1059,22 @@ def _prose(
         v = _number(m.group(1))
         # A number just before an annotation on the same line usually restates that step's literal.
         nxt = next((s for s in steps if s.start >= b and "\n" not in solution[b : s.start]), None)
+        if nxt is not None and steps.index(nxt) in restated and Fraction(nxt.result) == v:
+            # "They make $5 off each gallon because 10 - 5 = <<10-5=5>>5": before a restated
+            # calculation, the line's own number is what that calculation gives, not its operand.
+            out.append(ProseNumber(a, b, m.group(1), "step", str(steps.index(nxt))))
+            continue
         leaf = next((lf for lf in nxt.leaves if Fraction(lf.value) == v), None) if nxt else None
         if leaf is not None:
             out.append(ProseNumber(a, b, m.group(1), leaf.kind, leaf.ref, leaf.scale, leaf.offset))
             continue
         prior = [j for j, s in enumerate(steps) if s.end <= a and results[j] == v]
         later = [j for j, s in enumerate(steps) if results[j] == v]
+        if nxt is not None and not prior and Fraction(nxt.result) == v:
+            # "Each gallon costs $5 to make because 3 + 2 = <<5=5>>5": the line states the result
+            # its own annotation computes (not a later step's equal result, nor a question number).
+            out.append(ProseNumber(a, b, m.group(1), "step", str(steps.index(nxt))))
+            continue
         grp = [(g, v / g) for g in group_values if g != 0 and v / g in group_scales[g]]
         if prior or (later and not grp):
             out.append(ProseNumber(a, b, m.group(1), "step", str((prior or later)[-1])))

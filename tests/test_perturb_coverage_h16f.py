@@ -1,0 +1,123 @@
+"""Issue 16, coverage (h16f): solution formats that were rejected although the program is exact.
+
+* a percent restated in the prose ("200 GB * 40% = <<200*40*.01=80>>") reads 40% as 0.4;
+* a restatement with an en dash ("120 – 80 - 15 = <<120-80-15=25>>") is a minus;
+* a bare annotation whose calculation the prose writes right before it ("3 + 2 = <<5=5>>5")
+  takes that calculation; one that only restates a question number ("Chair = <<3=3>>3 feet")
+  reads that number;
+* a prose number just before a restated calculation is that calculation's result.
+
+Each test runs the real lifter and sampler on a real GSM8K test item (rejected before) and checks
+every emitted variant against a formula derived by hand from the variant *question* alone.
+"""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+
+from contam.data import Item, load_benchmark
+from contam.perturb import instances, lift
+from contam.perturb.records import Rejection, Template
+from contam.perturb.symbolic import restated_readings
+
+GSM = load_benchmark("gsm8k")
+
+
+def _template(item: Item) -> Template:
+    t = lift(item)
+    assert isinstance(t, Template), t
+    return t
+
+
+def _variants(item: Item, n: int = 6, seed: int = 11) -> list:
+    got = instances(_template(item), n, seed)
+    assert len(got) >= 3, "the item should yield variants"
+    return got
+
+
+def _nums(pattern: str, text: str) -> tuple[Fraction, ...]:
+    m = re.search(pattern, text)
+    assert m, (pattern, text)
+    return tuple(Fraction(g.replace(",", "")) for g in m.groups())
+
+
+def test_percent_restated_in_prose_reads_as_a_fraction() -> None:
+    """Item 7: '200 GB * 40% = <<200*40*.01=80>>80 GB' was restated_mismatch (40% read as 40)."""
+    assert sorted(restated_readings("200 GB * 40%")) == [Fraction(80), Fraction(8000)]
+    item = GSM[7]
+    assert item.question.startswith("Carla is downloading a 200 GB file")
+    for v in _variants(item):
+        size, rate, pct, wait = _nums(r"a (\d+) GB file.*download (\d+) GB/minute, but (\d+)% of the way.*takes (\d+) minutes", v.question)
+        assert Fraction(v.answer) == size * pct / 100 / rate + size / rate + wait
+
+
+def test_en_dash_in_a_restatement_is_a_minus() -> None:
+    """Item 780: 'Emma has 120 – 80 - 15 = <<120-80-15=25>>25 more points than Ava'."""
+    item = GSM[780]
+    for v in _variants(item):
+        enemy, berry, sec, more_enemies, more_berries, slower = _nums(
+            r"receive (\d+) points for every enemy.*?(\d+) points for each berry.*?(\d+) points for every second.*"
+            r"jumps on (\d+) more enemies than Emma and collects (\d+) more berries.*level (\d+) seconds slower",
+            v.question,
+        )
+        assert Fraction(v.answer) == slower * sec - more_enemies * enemy - more_berries * berry
+
+
+def test_bare_annotation_takes_the_calculation_written_before_it() -> None:
+    """Item 175: 'Each gallon costs $5 to make because 3 + 2 = <<5=5>>5' (bare_annotation before).
+    The prose numbers before each restated calculation are that calculation's result."""
+    item = GSM[175]
+    t = _template(item)
+    assert t.steps[1].expr.replace(" ", "") == "3+2"
+    for v in _variants(item):
+        lemons, sugar, price, glasses, profit = _nums(
+            r"costs \$(\d+) for lemons and \$(\d+) for sugar.*glass for \$(\d+\.\d+) and get (\d+) glasses.*made \$(\d+) in profit",
+            v.question,
+        )
+        per_gallon = glasses * price - (lemons + sugar)
+        assert Fraction(v.answer) == lemons * profit / per_gallon
+        (cost,) = _nums(r"Each gallon costs \$(\d+) to make", v.solution)
+        (gain,) = _nums(r"They make \$(\d+) off each gallon", v.solution)
+        (sold,) = _nums(r"They made and sold (\d+) gallons", v.solution)
+        assert (cost, gain, sold) == (lemons + sugar, per_gallon, profit / per_gallon)
+
+
+def test_bare_annotation_with_a_percent_and_units_between_numbers() -> None:
+    """Item 434: '3.75 / .75 = <<5=5>>5' and George's 1% left; 'George bought 5 candy bars'
+    before it is the result, not the question's $5."""
+    item = GSM[434]
+    for v in _variants(item):
+        chips, candy, spent, bags, left = _nums(
+            r"chips for (\d+) cents and candy bars for (\d+) cents. George spent \$(\d+) and got (\d+) bags.*had (\d+)% of",
+            v.question,
+        )
+        bars = (spent * (100 - left) / 100 - bags * chips / 100) / (candy / 100)
+        assert Fraction(v.answer) == bars
+        assert _nums(r"George bought (\d+) candy bars", v.solution) == (bars,)
+
+
+def test_bare_annotation_that_restates_a_question_number() -> None:
+    """Item 503: 'Chair = <<3=3>>3 feet' restates the chair's width; it moves with it."""
+    item = GSM[503]
+    for v in _variants(item):
+        wider, longer, chair = _nums(
+            r"rug is (\d+) feet wider.*couch is (\d+) feet longer than twice.*chair is (\d+) feet wide", v.question
+        )
+        assert Fraction(v.answer) == 2 * (chair + wider) + longer
+
+
+def test_bare_annotations_still_rejected_where_nothing_is_written() -> None:
+    """Item 935: '15 widgets/hour * 24 hours/day = <<360=360>>' (a unit with a slash between the
+    numbers) and item 473 ('12 inches / 12 inches/foot = <<1=1>>'): no plain calculation, no
+    question number restated: still bare_annotation. Item 975's '60 - 30 = <<30=30>>' is a
+    calculation, never the question's 30 restated."""
+    for k in (935, 473):
+        r = lift(GSM[k])
+        assert isinstance(r, Rejection) and r.reason == "bare_annotation", (k, r)
+    t = _template(GSM[975])
+    assert t.steps[0].expr.replace(" ", "") == "60-30"
+    for v in _variants(GSM[975]):
+        total, robert, more = _nums(r"share (\d+) cherries. If Robert has (\d+) cherries, and has (\d+) more", v.question)
+        jerry = total - robert - (robert - more)
+        assert Fraction(v.answer) == robert - jerry
