@@ -121,3 +121,24 @@ def test_bare_annotations_still_rejected_where_nothing_is_written() -> None:
         total, robert, more = _nums(r"share (\d+) cherries. If Robert has (\d+) cherries, and has (\d+) more", v.question)
         jerry = total - robert - (robert - more)
         assert Fraction(v.answer) == robert - jerry
+
+
+def test_answer_computed_in_the_last_prose_line_with_units() -> None:
+    """Item 458: '7 puppies / 20 puppies * 100% = 35%' after the last annotation (answer_not_computed
+    before); item 699: '16 pencils / 2 pencils/pair = 8 pairs'. Item 1035's '5 seconds x 7 bottles'
+    reads a 7 nothing explains (8 bottles, 7 gaps): still rejected."""
+    for v in _variants(GSM[458]):
+        a, a_spots, b, b_spots = _nums(r"has (\d+) puppies, (\d+) of which.*has (\d+) puppies, (\d+) of which", v.question)
+        assert Fraction(v.answer) == (a_spots + b_spots) / (a + b) * 100
+    for v in _variants(GSM[699]):
+        space, missing = _nums(r"space for (\d+) pencils.*there are (\d+) pencils missing", v.question)
+        assert Fraction(v.answer) == (space - missing) / 2
+    r = lift(GSM[1035])
+    assert isinstance(r, Rejection) and r.reason == "untraced_operand", r
+
+
+def test_teeth_are_a_fact_of_nature() -> None:
+    """Item 1179 ('James has 30 teeth'): 60 teeth is no person's; the count is frozen, and with it
+    nothing the answer reads is left to move."""
+    r = lift(GSM[1179])
+    assert isinstance(r, Rejection) and r.reason == "answer_independent", r

@@ -46,7 +46,7 @@ import re
 from fractions import Fraction
 
 from contam.perturb import arith, readback
-from contam.perturb.chain import Rejected, collect_steps
+from contam.perturb.chain import Rejected, collect_steps, final_unit_equation
 from contam.perturb.chain import number as _number
 from contam.perturb.instantiate import Draw, check_constraints, compiled, draw
 from contam.perturb.mentions import find_mentions
@@ -145,7 +145,16 @@ def _solution_consistent(d: Draw) -> bool:
         steps = collect_steps(d.solution)
     except Rejected:
         return False
-    return bool(steps) and Fraction(d.answer) in {p.value for p in steps}
+    if not steps:
+        return False
+    if Fraction(d.answer) in {p.value for p in steps}:
+        return True
+    # The answer computed in the last prose line with unit words ("7 puppies / 20 puppies * 100% =
+    # 35%"): exact, and its value is the answer (the same rule the lifter admits it by).
+    try:
+        return final_unit_equation(d.solution, Fraction(d.answer)) is not None
+    except Rejected:
+        return False
 
 
 _SOL_NUM = re.compile(r"(?<![\w.,])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)(?![\d])")

@@ -40,7 +40,7 @@ from fractions import Fraction
 
 from contam.data.items import Item
 from contam.perturb import arith, guards
-from contam.perturb.chain import _PROSE_NUM, Rejected, collect_steps
+from contam.perturb.chain import _PROSE_NUM, Rejected, collect_steps, final_unit_equation
 from contam.perturb.chain import number as _number
 from contam.perturb.mentions import ORDINALS, find_mentions, licensed_constants
 from contam.perturb.records import Constraint, Leaf, Mention, ProseNumber, Rejection, Slot, Step, Template
@@ -131,6 +131,13 @@ def _lift(item: Item, cfg: SymbolicConfig, pin_values: frozenset[Fraction] = fro
     parsed = _bare_from_prose(solution, collect_steps(solution))
     if not parsed:
         raise Rejected("no_annotations", "solution has no <<expr=result>> annotations")
+    if all(p.value != answer for p in parsed):
+        # "7 puppies / 20 puppies * 100% = 35%" after the last annotation: the answer is computed in
+        # the prose with unit words between the numbers; that line becomes the last step (its
+        # literals are traced like any other; otherwise the item stays answer_not_computed).
+        last = final_unit_equation(solution, answer)
+        if last is not None and not any(p.start < last.end and last.start < p.end for p in parsed):
+            parsed = sorted([*parsed, last], key=lambda p: p.start)
     # How often each value is read before any step produces it: when a value is read more often
     # than the question states it, some reads come from a constant ("2/2" for "2 bolts ... half").
     reads: dict[Fraction, int] = {}
