@@ -142,3 +142,23 @@ def test_teeth_are_a_fact_of_nature() -> None:
     nothing the answer reads is left to move."""
     r = lift(GSM[1179])
     assert isinstance(r, Rejection) and r.reason == "answer_independent", r
+
+
+def test_weekdays_and_weekend_days_are_calendar_constants() -> None:
+    """Item 169: '5 x 20 = <<5*20=100>>' for 'walks 20 miles a day. Except on weekends' (untraced_operand
+    before: the 5 weekdays and 2 weekend days are facts of the calendar, never question numbers)."""
+    for v in _variants(GSM[169]):
+        day, weekend = _nums(r"walks (\d+) miles a day. Except on weekends when he walks (\d+) miles", v.question)
+        assert Fraction(v.answer) == 5 * day + 2 * weekend
+
+
+def test_a_period_of_a_stated_length_is_a_world_fact() -> None:
+    """Item 750: 'two 4-week months' became 'two 11-week months' once the weekday 5 was licensed;
+    the 4 of '4-week months' is how long a month is, and it stays 4."""
+    item = GSM[750]
+    t = _template(item)
+    assert {s.value: s.source for s in t.slots}["4"] == "guard:world_fact"
+    for v in _variants(item):
+        assert "two 4-week months" in v.question
+        weekday, weekend = _nums(r"weekdays, (\d+) chairs.*weekends, (\d+) chairs", v.question)
+        assert Fraction(v.answer) == 2 * 4 * (5 * weekday + 2 * weekend)

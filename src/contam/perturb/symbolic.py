@@ -430,6 +430,13 @@ def _guards(
         ):
             why = "world_fact"  # "there are exactly 4 weeks in April": how long a month is, as the story counts it
         elif any(
+            re.match(
+                r"^[- ](?:(?:days?|weeks?)[- ](?:weeks?|months?|years?)|months?[- ]years?)\b", question[m.end : m.end + 20], re.IGNORECASE
+            )
+            for m in ms
+        ):
+            why = "world_fact"  # "two 4-week months", "a 30-day month": how long a period is (gsm8k/test/750)
+        elif any(
             re.search(
                 r"(?:(?:circumference|diameter|radius)\s+of\s+(?:the\s+)?(?:earth|moon|sun)\s+is|orbits\s+the\s+sun\s+every)\s+$",
                 question[max(0, m.start - 50) : m.start],
