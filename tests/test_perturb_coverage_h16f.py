@@ -162,3 +162,17 @@ def test_a_period_of_a_stated_length_is_a_world_fact() -> None:
         assert "two 4-week months" in v.question
         weekday, weekend = _nums(r"weekdays, (\d+) chairs.*weekends, (\d+) chairs", v.question)
         assert Fraction(v.answer) == 2 * 4 * (5 * weekday + 2 * weekend)
+
+
+def test_heights_stay_human() -> None:
+    """Item 1292 (admitted by the bare-annotation rule): 'Anne, who is twice the size of Albert' with
+    Albert at 76" made a 152" Anne (graded ill-posed); a height the solution states ('72" tall')
+    stays within 84" and at least two thirds of the original. Item 494: no 30" cheerleader."""
+    for v in _variants(GSM[1292]):
+        grew, shorter, albert = _nums(r'grew (\d+)" over.*now (\d+)" shorter.*Albert is (\d+)" tall', v.question)
+        assert 48 <= 2 * albert <= 84
+        assert Fraction(v.answer) == 2 * albert - shorter - grew
+    for v in _variants(GSM[494]):
+        nine, tenth = _nums(r'cheerleaders are (\d+)" tall.  The 10th cheerleader is (\d+)" tall', v.question)
+        assert 40 <= tenth < nine <= 84
+        assert Fraction(v.answer) == (3 * nine + tenth) / 12

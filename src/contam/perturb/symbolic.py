@@ -352,6 +352,7 @@ def _lift(item: Item, cfg: SymbolicConfig, pin_values: frozenset[Fraction] = fro
     constraints += _answer_bounds(question, mentions, slots, answer, answer_step)
     constraints += _budget_bounds(question, mentions, slots, results)
     constraints += _result_caps(question, solution, steps, results)
+    constraints += _height_caps(solution, steps, results)
     constraints += _partition_bounds(question, mentions, slots)
     # Ages stay human (at most 100 where the original's were) and angles stay angles (at most 90
     # degrees from the ground): "Bill saw the comet at 200", "227 degrees from the ground".
@@ -472,6 +473,7 @@ def _guards(
                     # "Isabel is 9 feet tall": nobody is; a height stays within a person's (or the original's).
                     limit = {"f": 7, "i": 84, "c": 213, '"': 84}[(tall.group(1) or tall.group(2))[0].lower()]  # 64" tall: inches
                     extra.append(Constraint("le", sid, str(max(Fraction(limit), v))))
+                    extra.append(Constraint("ge", sid, str(v * 2 / 3)))  # nor a 30" cheerleader for a 60" one
                 if guards.hours_in_one_day(question, m):
                     extra.append(Constraint("le", sid, "24"))  # "Last Tuesday, she worked 27 hours"
                 cap = guards.period_cap(question, m)
@@ -749,6 +751,24 @@ def _unanchored_definite(question: str, ms: list[Mention], nouns: list[str]) -> 
         return False
     plain = {n for n, d in zip(nouns, definite, strict=True) if not d and n}
     return any(d and nouns[k] not in plain for k, d in enumerate(definite)) or not plain
+
+
+_TALL_AFTER = re.compile(r'^\s*(?:(")|(inches|inch|in|feet|foot|ft|cm|centimeters?)\s)\s*tall\b', re.IGNORECASE)
+
+
+def _height_caps(solution: str, steps: list[Step], results: list[Fraction]) -> list[Constraint]:
+    """A result the solution states as a height ("Anne is 2*36 = <<2*36=72>>72" tall") stays within a
+    person's (84 inches, 7 feet, 213 cm) or the original's, and at least two thirds of the original:
+    twice a 76" Albert made a 152" Anne (gsm8k/test/1292)."""
+    out: list[Constraint] = []
+    for j, (st, r) in enumerate(zip(steps, results, strict=True)):
+        end = st.echo_end if st.echo_end >= 0 else st.end
+        m = _TALL_AFTER.match(solution[end : end + 20])
+        if m and r > 0:
+            limit = 84 if m.group(1) else {"i": 84, "f": 7, "c": 213}[m.group(2)[0].lower()]
+            out.append(Constraint("stmax", str(j), str(max(Fraction(limit), r))))
+            out.append(Constraint("stmin", str(j), str(r * 2 / 3)))  # nor shrinks to a baby's (a 14" Albert)
+    return out
 
 
 def _bare_from_prose(solution: str, parsed: list) -> list:
