@@ -176,3 +176,19 @@ def test_heights_stay_human() -> None:
         nine, tenth = _nums(r'cheerleaders are (\d+)" tall.  The 10th cheerleader is (\d+)" tall', v.question)
         assert 40 <= tenth < nine <= 84
         assert Fraction(v.answer) == (3 * nine + tenth) / 12
+
+
+def test_a_count_the_question_names_is_a_constant() -> None:
+    """Item 1277: 'Mia and Emma ... the average of their ages' divides by 2 (untraced_operand before):
+    the two named people are never renamed or added to, so the 2 is a constant."""
+    for v in _variants(GSM[1277]):
+        apart, mia = _nums(r"currently (\d+) years apart.*is (\d+) years old", v.question)
+        assert Fraction(v.answer) == (mia + mia + apart) / 2
+
+
+def test_a_prose_count_of_days_that_shares_a_moving_value_is_not_rewritten() -> None:
+    """Item 1186: 'During the 5 days together' (3 + 2 named days) shares its value with '5 miles',
+    which moves; rewriting it by value made 'During the 6 days together'. The 5 is pinned instead
+    (and then nothing the answer reads moves: rejected)."""
+    r = lift(GSM[1186])
+    assert isinstance(r, Rejection) and r.reason == "answer_independent", r

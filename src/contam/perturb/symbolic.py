@@ -103,6 +103,9 @@ def _lift(item: Item, cfg: SymbolicConfig, pin_values: frozenset[Fraction] = fro
         raise Rejected("no_final_answer", "final answer is not a number") from None
     mentions = find_mentions(question)
     constants = licensed_constants(question + " " + solution.rsplit("####", 1)[0])
+    # Counts the question states by naming what it counts ("Nick, Richard, Jason and DJ" are 4,
+    # "Saturday and Sunday" 2 days): no instance renames or adds one, so such a count is a constant.
+    story_counts = {Fraction(k) for k in guards.phrase_counts(question) + guards.enumerations(question) if k > 1}
 
     # Slot groups: perturbable mentions by value; frozen mentions act as constants.
     groups: dict[Fraction, list[int]] = {}
@@ -188,7 +191,7 @@ def _lift(item: Item, cfg: SymbolicConfig, pin_values: frozenset[Fraction] = fro
                 if len(fresh) == 1:
                     from_steps = fresh
             from_groups = [(g, v / g) for g in group_values if g != 0 and v / g in group_scales[g]]
-            from_const = v in frozen_values or (v in constants and v != 1)
+            from_const = v in frozen_values or (v in constants and v != 1) or v in story_counts
             if from_steps and v.denominator == 1 and int(v) in strong and v not in (0, 1) and (v not in groups or v in frozen_values):
                 # "7 * 10" for 7 dimes after a step that happened to give 10: the literal is the dime's
                 # 10 or that result, and no draw keeps both readings unless the result never moves:
@@ -363,7 +366,10 @@ def _lift(item: Item, cfg: SymbolicConfig, pin_values: frozenset[Fraction] = fro
     if not any(s.role == "free" for s in slots):
         raise Rejected("nothing_to_perturb", "no question number the program reads can be changed")
     moving_results = {r for r, d in zip(results, deps, strict=True) if d}
-    prose = _prose(solution, steps, slots, group_values, group_scales, gid, results, frozen_values | set(constants), cfg, moving_results)
+    slot_nouns = {gid[v]: {guards.head_noun(question, mentions[i]) for i in ix} for v, ix in groups.items()}
+    prose = _prose(
+        solution, steps, slots, group_values, group_scales, gid, results, frozen_values | set(constants), cfg, moving_results, slot_nouns
+    )
     notes = tuple(f"slot {gid[v]} merges {len(ix)} mentions" for v, ix in groups.items() if len(ix) > 1 and gid[v] in bound)
     if notes and not cfg.merge_repeated:
         raise Rejected("repeated_value", notes[0])
@@ -1053,6 +1059,7 @@ def _prose(
     consts: set[Fraction],
     cfg: SymbolicConfig,
     moving_results: set[Fraction],
+    slot_nouns: dict[str, set[str]] | None = None,
 ) -> list[ProseNumber]:
     """Bind every number of the solution's prose (outside annotations and echoes) to what rewrites it."""
     body_end = solution.rfind("####")
@@ -1119,6 +1126,13 @@ def _prose(
                 # could contradict it ("the remaining 24 liters"), so the item is not templated.
                 raise Rejected(
                     "unused_number_in_solution", f"{m.group(1)} is stated in the question and used in the solution outside any computation"
+                )
+            unit = re.match(r"\s*(day|week|month|year|hour|minute)s?\b", solution[b : b + 12], re.IGNORECASE)
+            if unit and roles[sid] != "frozen" and slot_nouns is not None and unit.group(1).lower() not in slot_nouns.get(sid, set()):
+                # "During the 5 days together" where the 5 that moves is "5 miles": a count the prose
+                # made (3 + 2 days) that only shares the value; rewriting it would misstate the days.
+                raise _AmbiguousProse(
+                    v, f"{m.group(1)} {unit.group(1)} in the solution equals a number that changes and counts something else"
                 )
             out.append(ProseNumber(a, b, m.group(1), "slot", sid, str(grp[0][1])))
         elif v in consts or v in (0, 1):
