@@ -192,3 +192,13 @@ def test_a_prose_count_of_days_that_shares_a_moving_value_is_not_rewritten() -> 
     (and then nothing the answer reads moves: rejected)."""
     r = lift(GSM[1186])
     assert isinstance(r, Rejection) and r.reason == "answer_independent", r
+
+
+def test_a_label_restated_in_the_solution_is_no_unused_number() -> None:
+    """Item 760: 'horse #2' in the question and the solution (unused_number_in_solution before): a
+    label, frozen like the question's; the counts and percents move."""
+    for v in _variants(GSM[760]):
+        assert "horse #2" in v.question and "horse #7" in v.question and "horse #12" in v.question
+        first, total, second = _nums(r"(\d+)% of (\d+) people think horse #2.*?(\d+)% of the remaining", v.question)
+        rest = total - total * first / 100
+        assert Fraction(v.answer) == rest - rest * second / 100

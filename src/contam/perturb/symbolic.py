@@ -1121,6 +1121,10 @@ def _prose(
             out.append(ProseNumber(a, b, m.group(1), "step", str((prior or later)[-1])))
         elif grp:
             sid = gid[grp[0][0]]
+            if roles[sid] == "frozen" and unused[sid] and solution[max(0, a - 1) : a] == "#":
+                # "horse #2": a label the question names the same way, never read and never moved.
+                out.append(ProseNumber(a, b, m.group(1), "const", ""))
+                continue
             if roles[sid] == "frozen" and unused[sid]:
                 # The solution reasons with a number the program never reads: changing the others
                 # could contradict it ("the remaining 24 liters"), so the item is not templated.
