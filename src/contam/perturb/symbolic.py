@@ -1100,9 +1100,19 @@ def _prose(
         v = _number(m.group(1))
         # A number just before an annotation on the same line usually restates that step's literal.
         nxt = next((s for s in steps if s.start >= b and "\n" not in solution[b : s.start]), None)
-        if nxt is not None and steps.index(nxt) in restated and Fraction(nxt.result) == v:
-            # "They make $5 off each gallon because 10 - 5 = <<10-5=5>>5": before a restated
-            # calculation, the line's own number is what that calculation gives, not its operand.
+        if (
+            nxt is not None
+            and steps.index(nxt) in restated
+            and Fraction(nxt.result) == v
+            and (
+                all(Fraction(lf.value) != v for lf in nxt.leaves)
+                or re.search(r"\b(?:because|since)\b", solution[b : nxt.start], re.IGNORECASE)
+            )
+        ):
+            # "They make $5 off each gallon because 10 - 5 = <<10-5=5>>5": the number a restated
+            # calculation justifies ("because") is what it gives, not its operand; where the value
+            # is also an operand and nothing says "because" ("a rate of $5 per hour by doing
+            # 25 / $5 = 5 hours"), the operand reading below is kept.
             out.append(ProseNumber(a, b, m.group(1), "step", str(steps.index(nxt))))
             continue
         leaf = next((lf for lf in nxt.leaves if Fraction(lf.value) == v), None) if nxt else None
