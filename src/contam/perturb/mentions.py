@@ -119,7 +119,7 @@ CONSTANTS: tuple[tuple[Fraction, str], ...] = (
     (Fraction(52), r"week|year"),
     (Fraction(365), r"year|day|annual"),
     (Fraction(366), r"leap"),
-    (Fraction(30), r"month|april|june|september|november"),
+    (Fraction(30), r"month"),
     (Fraction(31), r"month|january|march|may|july|august|october|december"),
     (Fraction(28), r"february"),
     (Fraction(4), r"quarter|week|month|quadruple|season"),
