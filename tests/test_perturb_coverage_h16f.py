@@ -202,3 +202,14 @@ def test_a_label_restated_in_the_solution_is_no_unused_number() -> None:
         first, total, second = _nums(r"(\d+)% of (\d+) people think horse #2.*?(\d+)% of the remaining", v.question)
         rest = total - total * first / 100
         assert Fraction(v.answer) == rest - rest * second / 100
+
+
+def test_a_restatement_cut_by_words_binds_to_the_last_literals() -> None:
+    """Item 303: '250 of the original number of books - 135 sold books - 50 unsold books =
+    <<250-135-50=65>>' (restated_mismatch before: the match kept only '135 ... - 50 ...')."""
+    for v in _variants(GSM[303]):
+        total, price, unsold, now = _nums(
+            r"collection of (\d+) books.*sells at (\d+)\$.*currently (\d+) unsold.*this year is (\d+)", v.question
+        )
+        assert Fraction(v.answer) == price * (total - 3 * now - unsold)
+        assert f"{total} of the original number of books - {3 * now} sold books - {unsold} unsold books" in v.solution

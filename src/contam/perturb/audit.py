@@ -218,6 +218,8 @@ def unaccounted_numbers(template: Template, d: Draw) -> list[str]:
             continue
         said = [_number(t) for t in re.findall(r"\d[\d,]*(?:\.\d+)?|\.\d+", rm.group(1))]
         lits = [_number(t) for t in re.findall(r"\d[\d,]*(?:\.\d+)?|\.\d+", am.group(1))]
+        if len(said) < len(lits) and said == lits[len(lits) - len(said) :] and "%" not in rm.group(1):
+            continue  # words cut the restatement; what is left is the annotation's last literals
         if len(said) == len(lits) and sorted(said) != sorted(lits):  # restated in another order is fine
             bad.append(f"{rm.group(1).strip()} = <<{am.group(1)}>>")
             continue

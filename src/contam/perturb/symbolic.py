@@ -1083,6 +1083,16 @@ def _prose(
             continue
         toks = list(_RESTATED_NUM.finditer(seg, em.start(1), em.end(1)))
         said = restated_readings(em.group(1))
+        tail = [Fraction(lf.value) for lf in st.leaves][len(st.leaves) - len(toks) :] if len(toks) < len(st.leaves) else []
+        if tail and [_number(t.group(1)) for t in toks] == tail and "%" not in em.group(1):
+            # "250 of the original number of books - 135 sold books - 50 unsold books = <<250-135-50=65>>":
+            # the words cut the restatement, and what is left is the annotation's last literals in
+            # order: bound to those, by position (the earlier numbers are bound by value below).
+            for t, lf in zip(toks, st.leaves[len(st.leaves) - len(toks) :], strict=True):
+                a, b = prev_end + t.start(1), prev_end + t.end(1)
+                out.append(ProseNumber(a, b, t.group(1), lf.kind, lf.ref, lf.scale, lf.offset))
+                skip.append((a, b))
+            continue
         if said and Fraction(st.result) not in said:
             # "7.5 / .5 = <<15=15>>": the prose computes something else than the annotation.
             raise Rejected("restated_mismatch", f"{em.group(1).strip()} = is not {st.result}")
