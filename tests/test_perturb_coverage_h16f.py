@@ -213,3 +213,18 @@ def test_a_restatement_cut_by_words_binds_to_the_last_literals() -> None:
         )
         assert Fraction(v.answer) == price * (total - 3 * now - unsold)
         assert f"{total} of the original number of books - {3 * now} sold books - {unsold} unsold books" in v.solution
+
+
+def test_a_unit_word_prose_line_a_later_step_reads() -> None:
+    """Item 955: '20 patients/day * 7 days/week = 140 patients' then '<<140*2=280>>' (untraced_operand
+    before: the 140 is computed in prose with unit words). Item 1012: the charge before the park is
+    '40 + 24 + 38 = 102%' on new numbers unless a share the prose states below 100% stays below it."""
+    for v in _variants(GSM[955]):
+        (per_day,) = _nums(r"occupied. Due to the coronavirus outbreak, (\d+) patients", v.question)
+        assert Fraction(v.answer) == 1000 - 200 - per_day * 14
+    for v in _variants(GSM[1012]):
+        rate1, hours, rate2, left = _nums(
+            r"losing (\d+)% of the total.*?(\d+) hours later.*?instead (\d+)% of.*remaining was (\d+)%", v.question
+        )
+        start = rate1 * hours + rate2 * 3 + left
+        assert Fraction(v.answer) == start < 100

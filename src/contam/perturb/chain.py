@@ -70,8 +70,22 @@ def final_unit_equation(solution: str, answer: Fraction) -> _Parsed | None:
     body_end = solution.rfind("####")
     body_end = body_end if body_end >= 0 else len(solution)
     last = max((m.end() for m in _ANNOT.finditer(solution, 0, body_end)), default=0)
-    found = None
-    for m in _UNIT_EQ.finditer(solution, last, body_end):
+    found = [p for p in unit_equations(solution) if p.start >= last and p.value == answer]
+    return found[-1] if found else None
+
+
+def unit_equations(solution: str) -> list[_Parsed]:
+    """Exact prose equations with unit words between the numbers, outside annotations ("Zeke's
+    team has 7 players + 13 players = 20 players"): words dropped, plain arithmetic, the stated
+    result exact. The lifter adds one only where a later literal reads its result (or it gives
+    the final answer) and nothing else explains that value."""
+    body_end = solution.rfind("####")
+    body_end = body_end if body_end >= 0 else len(solution)
+    spans = [(m.start(), m.end()) for m in _ANNOT.finditer(solution, 0, body_end)]
+    out: list[_Parsed] = []
+    for m in _UNIT_EQ.finditer(solution, 0, body_end):
+        if any(a < m.end() and m.start() < b for a, b in spans) or solution[m.end() : m.end() + 3].lstrip().startswith("<<"):
+            continue
         core = re.sub(r"(?<=[\w%.])\s+[xX]\s+(?=[$\d.])", " * ", m.group(1))
         core = re.sub(r"[A-Za-z][A-Za-z'/]*", " ", core).replace("%", "")
         core = re.sub(r"\s+", " ", core.replace("−", "-").replace("–", "-")).strip()
@@ -79,9 +93,9 @@ def final_unit_equation(solution: str, answer: Fraction) -> _Parsed | None:
             tree, value = _exact_step(core, m.group(2).replace("%", ""), "prose equation")
         except Rejected:
             continue
-        if value == answer and not isinstance(tree, arith.Num):
-            found = _Parsed(core, tree, value, m.start(), m.end(), m.start(2), m.end(2), True)
-    return found
+        if not isinstance(tree, arith.Num):
+            out.append(_Parsed(core, tree, value, m.start(), m.end(), m.start(2), m.end(2), True))
+    return out
 
 
 def collect_steps(solution: str) -> list[_Parsed]:
