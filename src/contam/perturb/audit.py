@@ -46,12 +46,12 @@ import re
 from fractions import Fraction
 
 from contam.perturb import arith, readback
-from contam.perturb.chain import Rejected, collect_steps
+from contam.perturb.chain import Rejected, collect_steps, final_unit_equation
 from contam.perturb.chain import number as _number
 from contam.perturb.instantiate import Draw, check_constraints, compiled, draw
 from contam.perturb.mentions import find_mentions
 from contam.perturb.records import Template
-from contam.perturb.symbolic import restated_value
+from contam.perturb.symbolic import restated_readings
 
 CHECKS = ("faithfulness", "coverage", "reparse", "solution", "constraints", "answer_changed", "determinism", "readback", "stale_numbers")
 _REWRITABLE = ("int", "decimal", "money", "percent", "word", "cents")
@@ -145,13 +145,22 @@ def _solution_consistent(d: Draw) -> bool:
         steps = collect_steps(d.solution)
     except Rejected:
         return False
-    return bool(steps) and Fraction(d.answer) in {p.value for p in steps}
+    if not steps:
+        return False
+    if Fraction(d.answer) in {p.value for p in steps}:
+        return True
+    # The answer computed in the last prose line with unit words ("7 puppies / 20 puppies * 100% =
+    # 35%"): exact, and its value is the answer (the same rule the lifter admits it by).
+    try:
+        return final_unit_equation(d.solution, Fraction(d.answer)) is not None
+    except Rejected:
+        return False
 
 
 _SOL_NUM = re.compile(r"(?<![\w.,])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)(?![\d])")
 _ANNOT = re.compile(r"<<([^<>]*)=([^<>=]*)>>")
 _RESTATE = re.compile(
-    r"((?:\$?\s?(?:\d[\d,]*(?:\.\d+)?|\.\d+)(?:\s*(?!x\s*[\d$(.])[A-Za-z%']+){0,3}\s*[-+*/x×÷]\s*\(?\s*)+"
+    r"((?:\$?\s?(?:\d[\d,]*(?:\.\d+)?|\.\d+)(?:\s*(?!x\s*[\d$(.])[A-Za-z%']+){0,3}\s*[-+*/x×÷−–]\s*\(?\s*)+"
     r"\$?\s?(?:\d[\d,]*(?:\.\d+)?|\.\d+)(?:\s*(?!x\s*[\d$(.])[A-Za-z%']+){0,3}\s*\)?)\s*=\s*\$?\s*$"
 )
 
@@ -209,10 +218,12 @@ def unaccounted_numbers(template: Template, d: Draw) -> list[str]:
             continue
         said = [_number(t) for t in re.findall(r"\d[\d,]*(?:\.\d+)?|\.\d+", rm.group(1))]
         lits = [_number(t) for t in re.findall(r"\d[\d,]*(?:\.\d+)?|\.\d+", am.group(1))]
+        if len(said) < len(lits) and said == lits[len(lits) - len(said) :] and "%" not in rm.group(1):
+            continue  # words cut the restatement; what is left is the annotation's last literals
         if len(said) == len(lits) and sorted(said) != sorted(lits):  # restated in another order is fine
             bad.append(f"{rm.group(1).strip()} = <<{am.group(1)}>>")
             continue
-        value = restated_value(rm.group(1))
-        if value is not None and value != _number(am.group(2)):  # "13.75 / .5 = <<20=20>>"
+        values = restated_readings(rm.group(1))
+        if values and _number(am.group(2)) not in values:  # "13.75 / .5 = <<20=20>>"
             bad.append(f"{rm.group(1).strip()} = <<{am.group(1)}={am.group(2)}>>")
     return bad

@@ -52,6 +52,52 @@ _PROSE_EQ = re.compile(
 )
 
 
+_UNIT = r"(?:\s+(?![xX]\s)[A-Za-z][A-Za-z'/]*){0,3}"
+_TERM = rf"{_NUMTOK}{_UNIT}"
+_UNIT_EQ = re.compile(rf"(?<![\w.,/:$])({_TERM}(?:\s*[-+*/×÷x−–]\s*{_TERM})+)\s*=\s*({_NUMTOK})(?![\d.,]*\d)")
+
+
+def final_unit_equation(solution: str, answer: Fraction) -> _Parsed | None:
+    """The final answer computed in the prose after the last annotation, with unit words between
+    the numbers ("7 puppies / 20 puppies * 100% = 35%", "310 miles/day - 250 miles/day = 60
+    miles/day"): the words are dropped and the rest must be plain arithmetic whose exact value is
+    the answer. None when there is no such line (the item stays ``answer_not_computed``).
+
+    >>> p = final_unit_equation("<<8+12=20>>20 puppies. So 7 puppies / 20 puppies * 100% = 35%\\n#### 35", Fraction(35))
+    >>> p.expr, p.value
+    ('7 / 20 * 100', Fraction(35, 1))
+    """
+    body_end = solution.rfind("####")
+    body_end = body_end if body_end >= 0 else len(solution)
+    last = max((m.end() for m in _ANNOT.finditer(solution, 0, body_end)), default=0)
+    found = [p for p in unit_equations(solution) if p.start >= last and p.value == answer]
+    return found[-1] if found else None
+
+
+def unit_equations(solution: str) -> list[_Parsed]:
+    """Exact prose equations with unit words between the numbers, outside annotations ("Zeke's
+    team has 7 players + 13 players = 20 players"): words dropped, plain arithmetic, the stated
+    result exact. The lifter adds one only where a later literal reads its result (or it gives
+    the final answer) and nothing else explains that value."""
+    body_end = solution.rfind("####")
+    body_end = body_end if body_end >= 0 else len(solution)
+    spans = [(m.start(), m.end()) for m in _ANNOT.finditer(solution, 0, body_end)]
+    out: list[_Parsed] = []
+    for m in _UNIT_EQ.finditer(solution, 0, body_end):
+        if any(a < m.end() and m.start() < b for a, b in spans) or solution[m.end() : m.end() + 3].lstrip().startswith("<<"):
+            continue
+        core = re.sub(r"(?<=[\w%.])\s+[xX]\s+(?=[$\d.])", " * ", m.group(1))
+        core = re.sub(r"[A-Za-z][A-Za-z'/]*", " ", core).replace("%", "")
+        core = re.sub(r"\s+", " ", core.replace("−", "-").replace("–", "-")).strip()
+        try:
+            tree, value = _exact_step(core, m.group(2).replace("%", ""), "prose equation")
+        except Rejected:
+            continue
+        if not isinstance(tree, arith.Num):
+            out.append(_Parsed(core, tree, value, m.start(), m.end(), m.start(2), m.end(2), True))
+    return out
+
+
 def collect_steps(solution: str) -> list[_Parsed]:
     """Calculator annotations, and arithmetic written in the prose without one ("60/15 = 4 cartons")."""
     body_end = solution.rfind("####")

@@ -157,6 +157,8 @@ NATURE_NOUNS = (
     "hand",
     "finger",
     "toe",
+    "teeth",  # "James has 30 teeth": 60 teeth is no person's (gsm8k/test/1179)
+    "tooth",
     "ear",
     "face",
     "vertice",

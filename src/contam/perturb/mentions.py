@@ -124,11 +124,11 @@ CONSTANTS: tuple[tuple[Fraction, str], ...] = (
     (Fraction(28), r"february"),
     (Fraction(4), r"quarter|week|month|quadruple|season"),
     (Fraction(3), r"triple|third|thrice|yard|feet|foot|tricycle|triplet"),
-    (Fraction(2), r"half|halves|twice|double|pair|both|couple|twin|bicycle|biweekly|semi|every other|each other|round trip|back"),
+    (Fraction(2), r"half|halves|twice|double|pair|both|couple|twin|bicycle|biweekly|semi|every other|each other|round trip|back|weekend"),
     (Fraction(100), r"percent|%|cent|century|centuries|meter|hundred"),
     (Fraction(1000), r"thousand|kilo|gram|liter|litre|millimet|ml\b|kg\b|km\b"),
     (Fraction(10), r"dime|decade"),
-    (Fraction(5), r"nickel"),
+    (Fraction(5), r"nickel|weekday"),  # five weekdays, two weekend days: facts of the calendar
     (Fraction(25), r"quarter"),
     (Fraction(16), r"ounce|pound"),
     (Fraction(8), r"pint|gallon|quart"),

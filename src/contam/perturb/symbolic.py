@@ -40,7 +40,7 @@ from fractions import Fraction
 
 from contam.data.items import Item
 from contam.perturb import arith, guards
-from contam.perturb.chain import _PROSE_NUM, Rejected, collect_steps
+from contam.perturb.chain import _PROSE_NUM, Rejected, collect_steps, final_unit_equation, unit_equations
 from contam.perturb.chain import number as _number
 from contam.perturb.mentions import ORDINALS, find_mentions, licensed_constants
 from contam.perturb.records import Constraint, Leaf, Mention, ProseNumber, Rejection, Slot, Step, Template
@@ -69,9 +69,16 @@ def template_id(item: Item) -> str:
 def lift(item: Item, config: SymbolicConfig | None = None) -> Template | Rejection:
     """Template ``item`` or say why not (a :class:`Rejection` with a short reason)."""
     pins: frozenset[Fraction] = frozenset()
+    wanted: frozenset[tuple[Fraction, int]] = frozenset()
     while True:
         try:
-            return _lift(item, config or SymbolicConfig(), pins)
+            return _lift(item, config or SymbolicConfig(), pins, wanted)
+        except _Untraced as r:
+            # A literal nothing explains may be the result of a prose line with unit words
+            # ("7 players + 13 players = 20 players"): lift again with that line as a step, once.
+            if (r.value, r.start) in wanted or len(wanted) >= 3:
+                return Rejection(item.id, r.reason, r.detail)
+            wanted = wanted | {(r.value, r.start)}
         except _AmbiguousProse as r:
             # A number in the prose that may be a label or a moving number: lift again with every
             # number of that value pinned (it then reads the same in every instance), once per value.
@@ -82,6 +89,15 @@ def lift(item: Item, config: SymbolicConfig | None = None) -> Template | Rejecti
             return Rejection(item.id, r.reason, r.detail)
 
 
+class _Untraced(Rejected):
+    """``untraced_operand`` with the literal's value and where its step starts."""
+
+    def __init__(self, value: Fraction, start: int, detail: str) -> None:
+        super().__init__("untraced_operand", detail)
+        self.value = value
+        self.start = start
+
+
 class _AmbiguousProse(Rejected):
     """``ambiguous_solution_number`` with the value that could be pinned instead."""
 
@@ -90,7 +106,12 @@ class _AmbiguousProse(Rejected):
         self.value = value
 
 
-def _lift(item: Item, cfg: SymbolicConfig, pin_values: frozenset[Fraction] = frozenset()) -> Template:
+def _lift(
+    item: Item,
+    cfg: SymbolicConfig,
+    pin_values: frozenset[Fraction] = frozenset(),
+    wanted: frozenset[tuple[Fraction, int]] = frozenset(),
+) -> Template:
     question, solution = item.question, item.solution
     if "####" not in solution:
         # Other GSM-style sets keep the final answer in its own field: write it GSM8K's way.
@@ -103,6 +124,9 @@ def _lift(item: Item, cfg: SymbolicConfig, pin_values: frozenset[Fraction] = fro
         raise Rejected("no_final_answer", "final answer is not a number") from None
     mentions = find_mentions(question)
     constants = licensed_constants(question + " " + solution.rsplit("####", 1)[0])
+    # Counts the question states by naming what it counts ("Nick, Richard, Jason and DJ" are 4,
+    # "Saturday and Sunday" 2 days): no instance renames or adds one, so such a count is a constant.
+    story_counts = {Fraction(k) for k in guards.phrase_counts(question) + guards.enumerations(question) if k > 1}
 
     # Slot groups: perturbable mentions by value; frozen mentions act as constants.
     groups: dict[Fraction, list[int]] = {}
@@ -128,9 +152,25 @@ def _lift(item: Item, cfg: SymbolicConfig, pin_values: frozenset[Fraction] = fro
     if _ALGEBRA.search(solution.rsplit("####", 1)[0]):
         # "Let x be ...", "2*x + x = 45": the solution reasons with an unknown the program cannot follow.
         raise Rejected("algebra_in_solution", "the solution solves for an unknown outside the annotations")
-    parsed = collect_steps(solution)
+    parsed = _bare_from_prose(solution, collect_steps(solution))
     if not parsed:
         raise Rejected("no_annotations", "solution has no <<expr=result>> annotations")
+    if all(p.value != answer for p in parsed):
+        # "7 puppies / 20 puppies * 100% = 35%" after the last annotation: the answer is computed in
+        # the prose with unit words between the numbers; that line becomes the last step (its
+        # literals are traced like any other; otherwise the item stays answer_not_computed).
+        last = final_unit_equation(solution, answer)
+        if last is not None and not any(p.start < last.end and last.start < p.end for p in parsed):
+            parsed = sorted([*parsed, last], key=lambda p: p.start)
+    for value, start in sorted(wanted):
+        # The last unit-word prose line before the step that reads ``value`` and gives it.
+        found = [
+            q
+            for q in unit_equations(solution)
+            if q.value == value and q.end <= start and not any(p.start < q.end and q.start < p.end for p in parsed)
+        ]
+        if found:
+            parsed = sorted([*parsed, found[-1]], key=lambda p: p.start)
     # How often each value is read before any step produces it: when a value is read more often
     # than the question states it, some reads come from a constant ("2/2" for "2 bolts ... half").
     reads: dict[Fraction, int] = {}
@@ -162,7 +202,11 @@ def _lift(item: Item, cfg: SymbolicConfig, pin_values: frozenset[Fraction] = fro
     pin_slots: set[str] = set()
 
     for i, p in enumerate(parsed):
-        if isinstance(p.tree, arith.Num) and p.value not in seen_before(parsed, i):
+        if (
+            isinstance(p.tree, arith.Num)
+            and p.value not in seen_before(parsed, i)
+            and not _restates_given(solution, p, set(groups) | frozen_values)
+        ):
             # "<<15=15>>": a result stated, not computed; the program would read a question number as it.
             raise Rejected("bare_annotation", f"step {i}: <<{p.expr}={p.value}>> computes nothing")
         leaves: list[Leaf] = []
@@ -177,7 +221,7 @@ def _lift(item: Item, cfg: SymbolicConfig, pin_values: frozenset[Fraction] = fro
                 if len(fresh) == 1:
                     from_steps = fresh
             from_groups = [(g, v / g) for g in group_values if g != 0 and v / g in group_scales[g]]
-            from_const = v in frozen_values or (v in constants and v != 1)
+            from_const = v in frozen_values or (v in constants and v != 1) or v in story_counts
             if from_steps and v.denominator == 1 and int(v) in strong and v not in (0, 1) and (v not in groups or v in frozen_values):
                 # "7 * 10" for 7 dimes after a step that happened to give 10: the literal is the dime's
                 # 10 or that result, and no draw keeps both readings unless the result never moves:
@@ -235,8 +279,8 @@ def _lift(item: Item, cfg: SymbolicConfig, pin_values: frozenset[Fraction] = fro
             elif from_const or v == 1 or v == 0:
                 leaves.append(Leaf("const", "", "1", str(v), lit.text))
             else:
-                raise Rejected(
-                    "untraced_operand", f"step {i}: {lit.text} in {p.expr} is not in the question, an earlier result, or a known constant"
+                raise _Untraced(
+                    v, p.start, f"step {i}: {lit.text} in {p.expr} is not in the question, an earlier result, or a known constant"
                 )
         if (
             isinstance(p.tree, arith.BinOp)
@@ -341,6 +385,12 @@ def _lift(item: Item, cfg: SymbolicConfig, pin_values: frozenset[Fraction] = fro
     constraints += _answer_bounds(question, mentions, slots, answer, answer_step)
     constraints += _budget_bounds(question, mentions, slots, results)
     constraints += _result_caps(question, solution, steps, results)
+    constraints += _height_caps(solution, steps, results)
+    for j, (st, r) in enumerate(zip(steps, results, strict=True)):
+        if st.prose and 0 < r < 100 and "%" in solution[st.echo_start : st.echo_end + 1]:
+            # "40 + 24 + 38 = 102%" for the charge of a power bank that "wasn't fully charged"
+            # (gsm8k/test/1012): a share the prose states below the whole stays below it.
+            constraints.append(Constraint("stmax", str(j), "9999/100"))
     constraints += _partition_bounds(question, mentions, slots)
     # Ages stay human (at most 100 where the original's were) and angles stay angles (at most 90
     # degrees from the ground): "Bill saw the comet at 200", "227 degrees from the ground".
@@ -351,7 +401,10 @@ def _lift(item: Item, cfg: SymbolicConfig, pin_values: frozenset[Fraction] = fro
     if not any(s.role == "free" for s in slots):
         raise Rejected("nothing_to_perturb", "no question number the program reads can be changed")
     moving_results = {r for r, d in zip(results, deps, strict=True) if d}
-    prose = _prose(solution, steps, slots, group_values, group_scales, gid, results, frozen_values | set(constants), cfg, moving_results)
+    slot_nouns = {gid[v]: {guards.head_noun(question, mentions[i]) for i in ix} for v, ix in groups.items()}
+    prose = _prose(
+        solution, steps, slots, group_values, group_scales, gid, results, frozen_values | set(constants), cfg, moving_results, slot_nouns
+    )
     notes = tuple(f"slot {gid[v]} merges {len(ix)} mentions" for v, ix in groups.items() if len(ix) > 1 and gid[v] in bound)
     if notes and not cfg.merge_repeated:
         raise Rejected("repeated_value", notes[0])
@@ -419,6 +472,13 @@ def _guards(
         ):
             why = "world_fact"  # "there are exactly 4 weeks in April": how long a month is, as the story counts it
         elif any(
+            re.match(
+                r"^[- ](?:(?:days?|weeks?)[- ](?:weeks?|months?|years?)|months?[- ]years?)\b", question[m.end : m.end + 20], re.IGNORECASE
+            )
+            for m in ms
+        ):
+            why = "world_fact"  # "two 4-week months", "a 30-day month": how long a period is (gsm8k/test/750)
+        elif any(
             re.search(
                 r"(?:(?:circumference|diameter|radius)\s+of\s+(?:the\s+)?(?:earth|moon|sun)\s+is|orbits\s+the\s+sun\s+every)\s+$",
                 question[max(0, m.start - 50) : m.start],
@@ -446,12 +506,15 @@ def _guards(
                 ):
                     extra.append(Constraint("le", sid, "7"))  # "walks there and back each day he works ... 11 times a week"
                 tall = re.match(
-                    r"^\s*[- ]?(feet|foot|ft|inches|inch|in|cm|centimeters?)\s+tall\b", question[m.end : m.end + 25], re.IGNORECASE
+                    r'^\s*[- ]?(?:(feet|foot|ft|inches|inch|in|cm|centimeters?)\s+|(?=")(")\s*)tall\b',
+                    question[m.end : m.end + 25],
+                    re.IGNORECASE,
                 )
                 if tall:
                     # "Isabel is 9 feet tall": nobody is; a height stays within a person's (or the original's).
-                    limit = {"f": 7, "i": 84, "c": 213}[tall.group(1)[0].lower()]
+                    limit = {"f": 7, "i": 84, "c": 213, '"': 84}[(tall.group(1) or tall.group(2))[0].lower()]  # 64" tall: inches
                     extra.append(Constraint("le", sid, str(max(Fraction(limit), v))))
+                    extra.append(Constraint("ge", sid, str(v * 2 / 3)))  # nor a 30" cheerleader for a 60" one
                 if guards.hours_in_one_day(question, m):
                     extra.append(Constraint("le", sid, "24"))  # "Last Tuesday, she worked 27 hours"
                 cap = guards.period_cap(question, m)
@@ -762,6 +825,67 @@ def _unanchored_definite(question: str, ms: list[Mention], nouns: list[str]) -> 
     return any(d and nouns[k] not in plain for k, d in enumerate(definite)) or not plain
 
 
+_TALL_AFTER = re.compile(r'^\s*(?:(")|(inches|inch|in|feet|foot|ft|cm|centimeters?)\s)\s*tall\b', re.IGNORECASE)
+
+
+def _height_caps(solution: str, steps: list[Step], results: list[Fraction]) -> list[Constraint]:
+    """A result the solution states as a height ("Anne is 2*36 = <<2*36=72>>72" tall") stays within a
+    person's (84 inches, 7 feet, 213 cm) or the original's, and at least two thirds of the original:
+    twice a 76" Albert made a 152" Anne (gsm8k/test/1292)."""
+    out: list[Constraint] = []
+    for j, (st, r) in enumerate(zip(steps, results, strict=True)):
+        end = st.echo_end if st.echo_end >= 0 else st.end
+        m = _TALL_AFTER.match(solution[end : end + 20])
+        if m and r > 0:
+            limit = 84 if m.group(1) else {"i": 84, "f": 7, "c": 213}[m.group(2)[0].lower()]
+            out.append(Constraint("stmax", str(j), str(max(Fraction(limit), r))))
+            out.append(Constraint("stmin", str(j), str(r * 2 / 3)))  # nor shrinks to a baby's (a 14" Albert)
+    return out
+
+
+def _bare_from_prose(solution: str, parsed: list) -> list:
+    """Bare annotations whose computation the prose writes right before them ("3 + 2 = <<5=5>>5",
+    "2*36 = <<72=72>>72"): the annotation takes the prose's expression when that expression,
+    words dropped, is plain arithmetic (no percent) whose exact value is the annotation's. The step
+    then computes what the text says it computes, and every literal is traced as any annotation's
+    is; a restatement that computes something else, or none, leaves the step bare (rejected)."""
+    out = []
+    for k, p in enumerate(parsed):
+        if p.prose or not isinstance(p.tree, arith.Num):
+            out.append(p)
+            continue
+        line_start = solution.rfind("\n", 0, p.start) + 1
+        prev_end = max([q.end for q in parsed[:k] if q.end <= p.start] + [line_start])
+        em = _RESTATED.search(solution[prev_end : p.start])
+        if em is None or "%" in em.group(1):
+            out.append(p)
+            continue
+        core = re.sub(r"(?<=[\d\s)])[xX](?=[\s\d$(.])", "*", em.group(1))
+        core = re.sub(r"[A-Za-z'$]+", " ", core).replace("×", "*").replace("÷", "/").replace(",", "")
+        core = re.sub(r"\s+", " ", core.replace("−", "-").replace("–", "-")).strip()
+        try:
+            tree = arith.parse(arith.normalize_expression(core))
+            value = arith.eval_node(tree)
+        except (arith.ArithError, ValueError, ZeroDivisionError):
+            out.append(p)
+            continue
+        if value != p.value or isinstance(tree, arith.Num):
+            out.append(p)
+            continue
+        out.append(dataclasses.replace(p, expr=arith.normalize_expression(core), tree=tree))
+    return out
+
+
+def _restates_given(solution: str, p: object, given: set[Fraction]) -> bool:
+    """A bare annotation that only restates a number of the question ("Chair = <<3=3>>3 feet",
+    "Amber ran <<8=8>>8 miles."): its value is a number the question states, and its line before it
+    holds no digit and no arithmetic, so nothing was computed in the head. The step then reads that
+    question number (it moves with it), which is what the line says."""
+    line_start = solution.rfind("\n", 0, p.start) + 1  # type: ignore[attr-defined]
+    before = solution[line_start : p.start]  # type: ignore[attr-defined]
+    return p.value in given and p.value > 1 and not re.search(r"[\d+*/×÷−–]|\s[-x]\s", before)  # type: ignore[attr-defined]
+
+
 def seen_before(parsed: list, i: int) -> set[Fraction]:
     """Results of the steps before step ``i`` (a bare annotation may restate one of them)."""
     return {q.value for q in parsed[:i]}
@@ -955,7 +1079,7 @@ def _places(x: Fraction) -> int | None:
 
 _NUM_TXT = r"\$?\s?(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)"
 _UNIT_WORDS = r"(?:\s*(?!x\s*[\d$(.])[A-Za-z%']+){0,3}"
-_RESTATED = re.compile(rf"((?:{_NUM_TXT}{_UNIT_WORDS}\s*[-+*/x×÷]\s*\(?\s*)+{_NUM_TXT}{_UNIT_WORDS}\s*\)?)\s*=\s*\$?\s*$")
+_RESTATED = re.compile(rf"((?:{_NUM_TXT}{_UNIT_WORDS}\s*[-+*/x×÷−–]\s*\(?\s*)+{_NUM_TXT}{_UNIT_WORDS}\s*\)?)\s*=\s*\$?\s*$")
 _RESTATED_NUM = re.compile(r"(?:(?<![\w.,])|(?<=[0-9][xX]))\$?\s?(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)")
 _WORD_AS_LABEL = re.compile(
     r"\b(?:day|week|month|year|step|part|round|level|grade|page|number|no\.|game|lap|floor|stage|inning)\s+$", re.IGNORECASE
@@ -967,10 +1091,27 @@ def restated_value(expr: str) -> Fraction | None:
     when it does not parse as plain arithmetic."""
     core = re.sub(r"(?<=[\d\s)])[xX](?=[\s\d$(.])", "*", expr)
     core = re.sub(r"[A-Za-z%'$]+", " ", core).replace("×", "*").replace("÷", "/").replace(",", "")
+    core = core.replace("−", "-").replace("–", "-")
     try:
         return arith.evaluate(core)
     except (arith.ArithError, ValueError, ZeroDivisionError):
         return None
+
+
+def restated_readings(expr: str) -> set[Fraction]:
+    """Every value a prose restatement can mean: :func:`restated_value`, and, when it writes a
+    percent, the same with each "N%" read as N/100 ("200 GB * 40%" is 80, the annotation
+    ``<<200*40*.01=80>>``; "7 / 20 * 100%" is 35 with the % dropped). Empty when it does not parse.
+
+    >>> sorted(restated_readings("200 GB * 40%"))
+    [Fraction(80, 1), Fraction(8000, 1)]
+    """
+    out = {v for v in (restated_value(expr),) if v is not None}
+    if "%" in expr:
+        v = restated_value(re.sub(r"(\d(?:[\d,]*\d)?(?:\.\d+)?|\.\d+)\s*%", r"(\1/100)", expr))
+        if v is not None:
+            out.add(v)
+    return out
 
 
 def _prose(
@@ -984,6 +1125,7 @@ def _prose(
     consts: set[Fraction],
     cfg: SymbolicConfig,
     moving_results: set[Fraction],
+    slot_nouns: dict[str, set[str]] | None = None,
 ) -> list[ProseNumber]:
     """Bind every number of the solution's prose (outside annotations and echoes) to what rewrites it."""
     body_end = solution.rfind("####")
@@ -995,6 +1137,7 @@ def _prose(
     # "72/6 = <<72/6=12>>": an expression restated right before its annotation is bound literal by
     # literal, by position (binding by value cannot tell two equal literals apart, and a number after
     # "/" is not a prose number at all), so the restatement is rendered from the program too.
+    restated: set[int] = set()  # steps whose restatement is bound literal by literal
     for st in steps:
         if st.prose:
             continue
@@ -1005,8 +1148,18 @@ def _prose(
         if not em:
             continue
         toks = list(_RESTATED_NUM.finditer(seg, em.start(1), em.end(1)))
-        said = restated_value(em.group(1))
-        if said is not None and said != Fraction(st.result):
+        said = restated_readings(em.group(1))
+        tail = [Fraction(lf.value) for lf in st.leaves][len(st.leaves) - len(toks) :] if len(toks) < len(st.leaves) else []
+        if tail and [_number(t.group(1)) for t in toks] == tail and "%" not in em.group(1):
+            # "250 of the original number of books - 135 sold books - 50 unsold books = <<250-135-50=65>>":
+            # the words cut the restatement, and what is left is the annotation's last literals in
+            # order: bound to those, by position (the earlier numbers are bound by value below).
+            for t, lf in zip(toks, st.leaves[len(st.leaves) - len(toks) :], strict=True):
+                a, b = prev_end + t.start(1), prev_end + t.end(1)
+                out.append(ProseNumber(a, b, t.group(1), lf.kind, lf.ref, lf.scale, lf.offset))
+                skip.append((a, b))
+            continue
+        if said and Fraction(st.result) not in said:
             # "7.5 / .5 = <<15=15>>": the prose computes something else than the annotation.
             raise Rejected("restated_mismatch", f"{em.group(1).strip()} = is not {st.result}")
         if [_number(t.group(1)) for t in toks] != [Fraction(lf.value) for lf in st.leaves]:
@@ -1015,6 +1168,7 @@ def _prose(
             a, b = prev_end + t.start(1), prev_end + t.end(1)
             out.append(ProseNumber(a, b, t.group(1), lf.kind, lf.ref, lf.scale, lf.offset))
             skip.append((a, b))
+        restated.add(steps.index(st))
     for m in _PROSE_NUM.finditer(solution, 0, body_end if body_end >= 0 else len(solution)):
         a, b = m.span(1)
         if any(s <= a < e for s, e in skip):
@@ -1022,22 +1176,53 @@ def _prose(
         v = _number(m.group(1))
         # A number just before an annotation on the same line usually restates that step's literal.
         nxt = next((s for s in steps if s.start >= b and "\n" not in solution[b : s.start]), None)
+        if (
+            nxt is not None
+            and steps.index(nxt) in restated
+            and Fraction(nxt.result) == v
+            and (
+                all(Fraction(lf.value) != v for lf in nxt.leaves)
+                or re.search(r"\b(?:because|since)\b", solution[b : nxt.start], re.IGNORECASE)
+            )
+        ):
+            # "They make $5 off each gallon because 10 - 5 = <<10-5=5>>5": the number a restated
+            # calculation justifies ("because") is what it gives, not its operand; where the value
+            # is also an operand and nothing says "because" ("a rate of $5 per hour by doing
+            # 25 / $5 = 5 hours"), the operand reading below is kept.
+            out.append(ProseNumber(a, b, m.group(1), "step", str(steps.index(nxt))))
+            continue
         leaf = next((lf for lf in nxt.leaves if Fraction(lf.value) == v), None) if nxt else None
         if leaf is not None:
             out.append(ProseNumber(a, b, m.group(1), leaf.kind, leaf.ref, leaf.scale, leaf.offset))
             continue
         prior = [j for j, s in enumerate(steps) if s.end <= a and results[j] == v]
         later = [j for j, s in enumerate(steps) if results[j] == v]
+        if nxt is not None and not prior and Fraction(nxt.result) == v:
+            # "Each gallon costs $5 to make because 3 + 2 = <<5=5>>5": the line states the result
+            # its own annotation computes (not a later step's equal result, nor a question number).
+            out.append(ProseNumber(a, b, m.group(1), "step", str(steps.index(nxt))))
+            continue
         grp = [(g, v / g) for g in group_values if g != 0 and v / g in group_scales[g]]
         if prior or (later and not grp):
             out.append(ProseNumber(a, b, m.group(1), "step", str((prior or later)[-1])))
         elif grp:
             sid = gid[grp[0][0]]
+            if roles[sid] == "frozen" and unused[sid] and solution[max(0, a - 1) : a] == "#":
+                # "horse #2": a label the question names the same way, never read and never moved.
+                out.append(ProseNumber(a, b, m.group(1), "const", ""))
+                continue
             if roles[sid] == "frozen" and unused[sid]:
                 # The solution reasons with a number the program never reads: changing the others
                 # could contradict it ("the remaining 24 liters"), so the item is not templated.
                 raise Rejected(
                     "unused_number_in_solution", f"{m.group(1)} is stated in the question and used in the solution outside any computation"
+                )
+            unit = re.match(r"\s*(day|week|month|year|hour|minute)s?\b", solution[b : b + 12], re.IGNORECASE)
+            if unit and roles[sid] != "frozen" and slot_nouns is not None and unit.group(1).lower() not in slot_nouns.get(sid, set()):
+                # "During the 5 days together" where the 5 that moves is "5 miles": a count the prose
+                # made (3 + 2 days) that only shares the value; rewriting it would misstate the days.
+                raise _AmbiguousProse(
+                    v, f"{m.group(1)} {unit.group(1)} in the solution equals a number that changes and counts something else"
                 )
             out.append(ProseNumber(a, b, m.group(1), "slot", sid, str(grp[0][1])))
         elif v in consts or v in (0, 1):
