@@ -115,12 +115,12 @@ def test_known_defective_originals_get_no_instances() -> None:
 
 
 def test_every_listed_defect_matches_its_packaged_original() -> None:
-    """Each of the 26 entries (8 from variant gradings, 18 from reading the originals, 2 of 3
+    """Each of the 30 entries (9 from variant gradings, 21 from reading the originals, 2 or 3 of 3
     readers agreeing) names a real GSM8K test item by id and question start, and rejects it."""
     from contam.perturb.vetting import known_defects
 
     listed = known_defects()
-    assert len(listed) == 26
+    assert len(listed) == 30
     for gid, (start, detail) in listed.items():
         item = GSM[int(gid.rsplit("/", 1)[1])]
         assert item.id == gid and item.question.startswith(start), gid
