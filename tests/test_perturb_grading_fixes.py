@@ -115,12 +115,12 @@ def test_known_defective_originals_get_no_instances() -> None:
 
 
 def test_every_listed_defect_matches_its_packaged_original() -> None:
-    """Each of the 30 entries (9 from variant gradings, 21 from reading the originals, 2 or 3 of 3
+    """Each of the 31 entries (10 from variant gradings, 21 from reading the originals, 2 or 3 of 3
     readers agreeing) names a real GSM8K test item by id and question start, and rejects it."""
     from contam.perturb.vetting import known_defects
 
     listed = known_defects()
-    assert len(listed) == 30
+    assert len(listed) == 31
     for gid, (start, detail) in listed.items():
         item = GSM[int(gid.rsplit("/", 1)[1])]
         assert item.id == gid and item.question.startswith(start), gid
@@ -161,3 +161,16 @@ def test_originals_found_defective_by_the_second_grading_get_no_instances() -> N
 
     items = [GSM[i] for i in (119, 768, 649, 1059)]
     assert make_reference_set(items, variants=2, seed=0) == []
+
+
+def test_a_period_keeps_dividing_what_it_divided() -> None:
+    """Item 292 (graded ill-posed, 2026-11-26): "$4 every 40 minutes" for 150 minutes of work left
+    3.75 pay blocks (pro rata or whole blocks?). "Every N minutes" is now a frozen period: the
+    pay moves, the 10 minutes stay, and 150 / 10 is still a whole number of blocks."""
+    ref = build_reference_set([GSM[292]], variants=5, seed=0)
+    assert len(ref.variants) == 5
+    for v in ref.variants:
+        assert "every 10 minutes" in v.question
+        assert not v.question.startswith("Susan earns $5 ")
+    (t,) = ref.templates.values()
+    assert [s.source for s in t.slots if s.value == "10"] == ["guard:period"]

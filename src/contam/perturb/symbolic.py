@@ -487,6 +487,15 @@ def _guards(
             for m in ms
         ):
             why = "world_fact"  # "Comet Halley orbits the sun every 75 years", "the circumference of the earth is 40,000 km"
+        elif any(
+            re.search(r"\bevery\s+$", question[max(0, m.start - 8) : m.start], re.IGNORECASE)
+            and re.match(r"^\s*(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?)\b", question[m.end : m.end + 12], re.IGNORECASE)
+            for m in ms
+        ):
+            # "earns $5 every 10 minutes" for 150 minutes of work: 15 whole blocks. "Every 40 minutes"
+            # leaves 3.75 blocks, paid pro rata or not (graded ill-posed, gsm8k/test/292); "harvests
+            # every 3 months" over a year likewise. The period keeps dividing what it divided.
+            why = "period"
         elif any(guards.is_conversion(question, m) for m in ms):
             why = "conversion"  # "1 Mb has 1000 kb"
         elif any(guards.is_bill(question, m) for m in ms):
