@@ -115,12 +115,12 @@ def test_known_defective_originals_get_no_instances() -> None:
 
 
 def test_every_listed_defect_matches_its_packaged_original() -> None:
-    """Each of the 31 entries (10 from variant gradings, 21 from reading the originals, 2 or 3 of 3
+    """Each of the 32 entries (11 from variant gradings, 21 from reading the originals, 2 or 3 of 3
     readers agreeing) names a real GSM8K test item by id and question start, and rejects it."""
     from contam.perturb.vetting import known_defects
 
     listed = known_defects()
-    assert len(listed) == 31
+    assert len(listed) == 32
     for gid, (start, detail) in listed.items():
         item = GSM[int(gid.rsplit("/", 1)[1])]
         assert item.id == gid and item.question.startswith(start), gid
@@ -174,3 +174,14 @@ def test_a_period_keeps_dividing_what_it_divided() -> None:
         assert not v.question.startswith("Susan earns $5 ")
     (t,) = ref.templates.values()
     assert [s.source for s in t.slots if s.value == "10"] == ["guard:period"]
+
+
+def test_a_moving_number_keeps_its_order_with_a_frozen_one_of_its_kind() -> None:
+    """Item 721 (graded ill-posed, 2026-11-26): 300 taps per minute is frozen, 250 and 200 taps
+    per minute move, and "her tap rate slowed down to 200": a draw of 470 and 400 made the slow-down
+    a speed-up. Numbers that count the same thing as a frozen one stay on its side of it."""
+    ref = build_reference_set([GSM[721]], variants=5, seed=0)
+    assert len(ref.variants) == 5
+    for v in ref.variants:
+        rates = [int(x) for x in re.findall(r"(\d+) taps per minute", v.question)]
+        assert rates[0] == 300 and rates[2] < rates[1] < 300, rates

@@ -378,7 +378,7 @@ def _lift(
     if not deps[answer_step]:
         raise Rejected("answer_independent", "the answer does not depend on any number that can change")
     by_id = {s.id: s for s in slots}
-    constraints = _constraints(slots, mentions, results, step_ties, by_id)
+    constraints = _constraints(slots, mentions, results, step_ties, by_id, question)
     constraints += [Constraint("eqstep", str(j), str(k)) for j, k in sorted(set(step_eqs))]
     moving_ids = {s.id for s in slots if s.role == "free"}
     constraints += [c for c in guard_constraints if c.target in moving_ids]
@@ -1035,12 +1035,22 @@ def _decimals(text: str) -> int:
     return len(t.split(".", 1)[1]) if "." in t else 0
 
 
+#: A question that says one quantity became another ("slowed down to", "rose to", "cut to"): a
+#: reader checks the direction, so same-kind numbers keep their order (see :func:`_constraints`).
+_CHANGE_WORD = re.compile(
+    r"\b(?:slow(?:s|ed)?\s+down|sp(?:ed|eeds?)\s+up|(?:dropp?(?:s|ed)?|fell|falls?|rose|rises?|went\s+(?:up|down)|"
+    r"increased|decreased|reduced|cut|raised|lowered|climbed|grew|shrank)\s+to)\b",
+    re.IGNORECASE,
+)
+
+
 def _constraints(
     slots: list[Slot],
     mentions: list[Mention],
     results: list[Fraction],
     step_ties: list[tuple[str, int, Fraction]],
     by_id: dict[str, Slot],
+    question: str = "",
 ) -> list[Constraint]:
     out: list[Constraint] = []
     for i, r in enumerate(results):
@@ -1071,6 +1081,26 @@ def _constraints(
             sa, sb = moving[a], moving[b]
             if family.get(sa.kind, "n") == family.get(sb.kind, "n") and Fraction(sa.value) < Fraction(sb.value):
                 out.append(Constraint("order", sa.id, sb.id))
+    if question and _CHANGE_WORD.search(question):
+        # A frozen number counts the same thing as a moving one ("300 taps per minute" frozen,
+        # "250" and "200 taps per minute" moving, and "slowed down to 200"): they keep their order,
+        # or "slowed down" becomes a speed-up (graded ill-posed, gsm8k/test/721).
+        def nouns(sl: Slot) -> set[str]:
+            return {guards.head_noun(question, mentions[i]) for i in sl.mentions} - {""}
+
+        frozen = [s for s in slots if s.role == "frozen" and s.mentions]
+        for sa in moving:
+            na = nouns(sa)
+            for sb in frozen:
+                if family.get(sa.kind, "n") != family.get(sb.kind, "n") or not (na & nouns(sb)):
+                    continue
+                # Bounds, not "order": the sampler clamps a free slot's range to them; no moving
+                # value may equal an original one, so the order stays strict.
+                va, vb = Fraction(sa.value), Fraction(sb.value)
+                if va < vb:
+                    out.append(Constraint("le", sa.id, str(vb)))
+                elif va > vb:
+                    out.append(Constraint("ge", sa.id, str(vb)))
     return out
 
 
