@@ -9,32 +9,14 @@ every emitted variant against a formula derived by hand from the variant *questi
 
 from __future__ import annotations
 
-import re
 from fractions import Fraction
 
-from contam.data import Item, load_benchmark
+from contam.data import load_benchmark
 from contam.perturb import instances, lift
 from contam.perturb.records import Rejection, Template
+from lifted import lifted, numbers, variants_of
 
 GSM = load_benchmark("gsm8k")
-
-
-def _template(item: Item) -> Template:
-    t = lift(item)
-    assert isinstance(t, Template), t
-    return t
-
-
-def _variants(item: Item, n: int = 6, seed: int = 11) -> list:
-    got = instances(_template(item), n, seed)
-    assert len(got) >= 3, "the item should yield variants"
-    return got
-
-
-def _nums(pattern: str, text: str) -> tuple[Fraction, ...]:
-    m = re.search(pattern, text)
-    assert m, (pattern, text)
-    return tuple(Fraction(g.replace(",", "")) for g in m.groups())
 
 
 def _guards(t: Template) -> dict[str, str]:
@@ -47,10 +29,10 @@ def test_result_equal_to_a_constant_is_pinned() -> None:
     feeds that result are frozen and the other speeds move."""
     item = GSM[8]
     assert item.question.startswith("John drives for 3 hours at a speed of 60 mph")
-    t = _template(item)
+    t = lifted(item)
     assert "guard:pinned" in _guards(t).values()
-    for v in _variants(item):
-        hours, speed, total, stuck, slow, fast = _nums(
+    for v in variants_of(item):
+        hours, speed, total, stuck, slow, fast = numbers(
             r"drives for (\d+) hours at a speed of (\d+) mph.*get home in (\d+) hours.*the first (\d+) hours.*"
             r"speed of (\d+)mph.*going at (\d+) mph",
             v.question,
@@ -63,8 +45,8 @@ def test_percent_read_as_a_result_is_pinned() -> None:
     two $10 plans (ambiguous_operand before). Both are pinned; the cable package moves."""
     item = GSM[392]
     assert "cable" in item.question
-    for v in _variants(item):
-        netflix, each, save, cable = _nums(
+    for v in variants_of(item):
+        netflix, each, save, cable = numbers(
             r"Netflix for \$(\d+) a month.*cost \$(\d+) a month each but he saves (\d+)%.*\$(\d+) cable", v.question
         )
         assert Fraction(v.answer) == cable - (netflix + 2 * each * (1 - save / 100))
@@ -76,13 +58,13 @@ def test_unused_total_freezes_its_parts() -> None:
     ('9 31 minutes break', stated 10); now the parts are frozen and only the days move."""
     item = GSM[1100]
     assert item.question.startswith("Bobby takes a 30 min lunch")
-    t = _template(item)
+    t = lifted(item)
     assert {k: v for k, v in _guards(t).items() if v == "guard:unused_total_part"} == {
         "2": "guard:unused_total_part",
         "15": "guard:unused_total_part",
     }
-    for v in _variants(item):
-        lunch, n, brk, days = _nums(r"takes a (\d+) min lunch and (\d+) (\d+) minutes break.*After (\d+) days", v.question)
+    for v in variants_of(item):
+        lunch, n, brk, days = numbers(r"takes a (\d+) min lunch and (\d+) (\d+) minutes break.*After (\d+) days", v.question)
         assert (lunch, n, brk) == (30, 2, 15)
         assert Fraction(v.answer) == (lunch + n * brk) * days / 60
 
@@ -90,8 +72,8 @@ def test_unused_total_freezes_its_parts() -> None:
 def test_unused_total_parts_in_a_card_count() -> None:
     """Item 395: 24 (passed out) = 2 + 5 + 17 with other numbers; the parts are frozen, the rest moves."""
     item = GSM[395]
-    for v in _variants(item):
-        made, boxes, per, out, fam, got = _nums(
+    for v in variants_of(item):
+        made, boxes, per, out, fam, got = numbers(
             r"made (\d+) Valentine.*brought her (\d+) boxes.*had (\d+) cards each.*passed out (\d+) to her classmates, "
             r"(\d+) to her family and received (\d+)",
             v.question,
@@ -101,9 +83,9 @@ def test_unused_total_parts_in_a_card_count() -> None:
 
 def test_weeks_in_april_stay_a_fact() -> None:
     """Item 1192 ('exactly 7 weeks in April' under the reverted loosening): the 4 weeks never move."""
-    for v in _variants(GSM[1192]):
+    for v in variants_of(GSM[1192]):
         assert "exactly 4 weeks in April" in v.question
-        hours, days, rate, bonus = _nums(
+        hours, days, rate, bonus = numbers(
             r"works for ([\d.]+) hours a day (\d+) days.*rate is \$(\d+(?:\.\d+)?).*additional \$(\d+)", v.question
         )
         assert Fraction(v.answer) == hours * days * 4 * rate + bonus
@@ -128,15 +110,15 @@ def test_a_number_after_a_slash_in_the_prose_is_pinned() -> None:
     (ambiguous_solution_number before). Every number of that value is pinned and the rest moves."""
     item = GSM[874]
     assert item.question.startswith("Ella earned $33 for 3 hours")
-    for v in _variants(item):
-        pay, hours, later = _nums(r"earned \$(\d+) for (\d+) hours.*after (\d+) hours", v.question)
+    for v in variants_of(item):
+        pay, hours, later = numbers(r"earned \$(\d+) for (\d+) hours.*after (\d+) hours", v.question)
         assert hours == 3
         assert Fraction(v.answer) == pay / hours * later
 
 
 def test_a_ratio_read_in_the_prose_stays() -> None:
     """Item 30: 'ratio of 7:11' and the prose's '11/18': the ratio is pinned, the total and the years move."""
-    for v in _variants(GSM[30]):
-        a, b, total, years = _nums(r"ratio of (\d+):(\d+)\. If their total age now is (\d+).*age (\d+) years", v.question)
+    for v in variants_of(GSM[30]):
+        a, b, total, years = numbers(r"ratio of (\d+):(\d+)\. If their total age now is (\d+).*age (\d+) years", v.question)
         assert (a, b) == (7, 11)
         assert Fraction(v.answer) == total * b / (a + b) + years
