@@ -23,7 +23,7 @@ import re
 from fractions import Fraction
 from functools import lru_cache
 
-from contam.perturb.mentions import ORDINALS, UNITS
+from contam.perturb.mentions import MEASURES, NATURE_NOUNS, ORDINALS, UNITS
 from contam.perturb.records import Mention
 
 DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
@@ -144,37 +144,6 @@ _CONVERSION_AFTER = re.compile(
 _CONVERSION_BEFORE = re.compile(
     r"(?:\b(?:a|an|one|1|each|every)\s+[a-zA-Z]+\s+(?:has|have|is|equals|contains|holds|=|makes|is\s+equal\s+to|weighs|are)\s+)$",
     re.IGNORECASE,
-)
-#: Counts fixed by nature: legs of a table, wheels of a car, sides of a square ...
-NATURE_NOUNS = (
-    "leg",
-    "wheel",
-    "wing",
-    "side",
-    "corner",
-    "eye",
-    "arm",
-    "hand",
-    "finger",
-    "toe",
-    "teeth",  # "James has 30 teeth": 60 teeth is no person's (gsm8k/test/1179)
-    "tooth",
-    "ear",
-    "face",
-    "vertice",
-    "vertex",
-    "edge",
-    "season",
-    "continent",
-    "player",
-    # "15 4-legged animals", "a 3-wheeled cart": the count is the kind of thing, not a quantity.
-    "legged",
-    "wheeled",
-    "sided",
-    "winged",
-    "footed",
-    "eyed",
-    "headed",
 )
 _DEFINITE = re.compile(
     r"(?:\b(?:the|all|these|those|both|each\s+of\s+the|any\s+of\s+the|of\s+the|among\s+the|for\s+the|by\s+the|across\s+the|between\s+the)\s+(?:(?:other|remaining|last|first|next|previous)\s+)?)$",
@@ -347,8 +316,21 @@ def period_cap(text: str, m: Mention) -> tuple[int, bool] | None:
 
 
 def is_conversion(text: str, m: Mention) -> bool:
-    """A stated unit conversion or definition ("1 Mb has 1000 kb", "12 inches per foot")."""
-    return bool(_CONVERSION_BEFORE.search(text[max(0, m.start - 40) : m.start]) or _CONVERSION_AFTER.match(text[m.end : m.end + 40]))
+    """A stated unit conversion or definition ("1 Mb has 1000 kb", "12 inches per foot").
+
+    Only when a unit of measure, a fixed-size thing (:data:`MEASURES`) or a count fixed by nature
+    (:data:`NATURE_NOUNS`) is named: "a basket contains 25 oranges" and "10 eggs in a basket" are
+    story counts that may move; "16 cups in a gallon" and "a deck has 52 cards" may not.
+    """
+    before = _CONVERSION_BEFORE.search(text[max(0, m.start - 40) : m.start])
+    after = _CONVERSION_AFTER.match(text[m.end : m.end + 40])
+    if not (before or after):
+        return False
+    words = [_singular(w.lower()) for w in _WORD.findall((before.group(0) if before else "") + " " + (after.group(0) if after else ""))]
+    words.append(head_noun(text, m))
+    return any(
+        w in MEASURES or w.rstrip("s") in MEASURES or _UNIT_ALIASES.get(w, "") in MEASURES or w.startswith(NATURE_NOUNS) for w in words
+    )
 
 
 def is_definite(text: str, m: Mention) -> bool:

@@ -296,3 +296,48 @@ def word_for(n: int) -> str | None:
     hundreds, rest = divmod(n, 100)
     head = f"{UNIT_NAMES[hundreds]} hundred"
     return head if rest == 0 else f"{head} {word_for(rest)}"
+
+
+#: Counts fixed by nature: legs of a table, wheels of a car, sides of a square ...
+NATURE_NOUNS = (
+    "leg",
+    "wheel",
+    "wing",
+    "side",
+    "corner",
+    "eye",
+    "arm",
+    "hand",
+    "finger",
+    "toe",
+    "teeth",  # "James has 30 teeth": 60 teeth is no person's (gsm8k/test/1179)
+    "tooth",
+    "ear",
+    "face",
+    "vertice",
+    "vertex",
+    "edge",
+    "season",
+    "continent",
+    "player",
+    # "15 4-legged animals", "a 3-wheeled cart": the count is the kind of thing, not a quantity.
+    "legged",
+    "wheeled",
+    "sided",
+    "winged",
+    "footed",
+    "eyed",
+    "headed",
+)
+#: Units of measure and things whose size is a fact ("52 cards in a deck", "3 angles in a
+#: triangle"): a stated "N x in a y" or "a y has N x" naming one of these is a definition.
+MEASURES = frozenset(
+    "second minute hour day week month year decade century "
+    "inch foot feet yard mile meter metre centimeter centimetre millimeter millimetre kilometer kilometre km cm mm ft "
+    "ounce pound gram kilogram kg mg ton tonne lb oz "
+    "cup pint quart gallon liter litre milliliter millilitre ml tablespoon teaspoon tbsp tsp "
+    "bit byte kb mb gb tb kilobyte megabyte gigabyte terabyte "
+    "cent penny pennie nickel dime quarter dollar $ "
+    "dozen pair score degree calorie "
+    "deck triangle square rectangle pentagon hexagon octagon cube die dice clock alphabet".split()
+)

@@ -35,7 +35,7 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
-from contam.perturb.mentions import ORDINALS, TENS, UNITS
+from contam.perturb.mentions import MEASURES, NATURE_NOUNS, ORDINALS, TENS, UNITS
 
 # The number words are the lifter's (contam.perturb.mentions); what is independent here is the
 # reading of the variant question, not the vocabulary.
@@ -153,8 +153,11 @@ def conversions(text: str) -> list[tuple[str, str, Fraction]]:
         else:
             n, small, big = m.group(4), m.group(5), m.group(6)
         v = _val(n)
-        if v is not None:
-            out.append((_sing(small), _sing(big), v))
+        small, big = _sing(small), _sing(big)
+        # "16 cups in a gallon", "a table has 4 legs", "a deck has 52 cards": a definition. "A
+        # basket has 25 oranges" is a story count a variant may change.
+        if v is not None and ((small, big) in _CONV or any(w in MEASURES or w.startswith(NATURE_NOUNS) for w in (small, big))):
+            out.append((small, big, v))
     return out
 
 

@@ -200,8 +200,27 @@ def _lift(
     # the solution meant, the program computes the same number.
     pinned: set[int] = set()
     pin_slots: set[str] = set()
+    # "2 inches ... twice that" solved as 2*2: the question's 2 and the constant of "twice" are
+    # both read, in one product. Which factor is which does not matter, so one is the slot and
+    # the other the constant, and the 2 may move (gsm8k/test/1224). Read alone in another step it
+    # is the question's 2: a multiplier word multiplies ("2 + 4" after "2 x 2" for "twice as much").
+    split: set[Fraction] = set()
 
     for i, p in enumerate(parsed):
+        lits = arith.literals(p.tree)
+        twins = {
+            v
+            for v in {lit.value for lit in lits}
+            if _only_products(p.tree)
+            and sum(lit.value == v for lit in lits) == 2
+            and sum(sum(x.value == v for x in arith.literals(q.tree)) > 1 for q in parsed) == 1
+            and len(groups.get(v, ())) == 1
+            and sum(not m.perturbable and m.kind == "multiplier" and Fraction(m.value) == v for m in mentions) == 1
+            and sum(not m.perturbable and Fraction(m.value) * Fraction(x) == v for m in mentions for x in m.scales) == 1
+            and v not in results
+            and v not in (0, 1)
+        }
+        twin_seen: set[Fraction] = set()
         if (
             isinstance(p.tree, arith.Num)
             and p.value not in seen_before(parsed, i)
@@ -257,7 +276,12 @@ def _lift(
                     step_ties.extend((gid[g], j, scale) for g, scale in from_groups)
                 consumed.add(j)
                 step_eqs.extend((j, k) for k in from_steps[1:])
+            elif v in twins and v in twin_seen:
+                leaves.append(Leaf("const", "", "1", str(v), lit.text))
             elif from_groups:
+                if v in twins:
+                    twin_seen.add(v)
+                    split.add(v)
                 if any(r * k == v for r in results for k in (Fraction(1, 100), Fraction(100))):
                     # ".5" for the 100% - 50% = 50% of a step, or for the 50% the question states: which
                     # one the solution meant cannot be told, so neither may move (both pinned).
@@ -269,7 +293,7 @@ def _lift(
                 for h, hscale in from_groups[1:]:
                     slot_links.setdefault(gid[h], (gid[g], scale / hscale))
                 stated = sum(len(groups[h]) for h, _ in from_groups)
-                if from_const and reads.get(v, 0) > stated:
+                if from_const and reads.get(v, 0) > stated and v not in split:
                     freeze.update(gid[h] for h, _ in from_groups)
             elif len(affine := _percent_affine(v, group_values, groups, mentions)) == 1:
                 # "25% more" written as 1.25, "20% off" as 0.8: 1 +/- p/100 of a percent slot.
@@ -316,7 +340,7 @@ def _lift(
     if answer_step < 0:
         raise Rejected("answer_not_computed", f"final answer {answer} is not the result of any annotation")
 
-    guard_freeze, guard_constraints = _guards(question, solution, mentions, groups, gid, reads, steps, freeze, frozen_values)
+    guard_freeze, guard_constraints = _guards(question, solution, mentions, groups, gid, reads, steps, freeze, frozen_values, split)
     freeze |= set(guard_freeze)
     slots = _resolve_slots(mentions, groups, gid, bound, slot_links, step_ties, freeze)
     # A question number derived from a step result must count what that result counts ("four packs"
@@ -424,6 +448,13 @@ def _lift(
     )
 
 
+def _only_products(node: arith.Node) -> bool:
+    """A tree of products alone ("2*2", "3*2*5"): its factors can be read in any order."""
+    if isinstance(node, arith.BinOp):
+        return node.op == "*" and _only_products(node.left) and _only_products(node.right)
+    return isinstance(node, arith.Num)
+
+
 def _guards(
     question: str,
     solution: str,
@@ -434,6 +465,7 @@ def _guards(
     steps: list[Step],
     already: set[str],
     frozen_values: set[Fraction] | None = None,
+    split: set[Fraction] | None = None,
 ) -> tuple[dict[str, str], list[Constraint]]:
     """Slots to freeze (slot id -> guard name) and range constraints, from what the text means
     (:mod:`contam.perturb.guards`); raises :class:`Rejected` where freezing cannot make it right."""
@@ -449,9 +481,9 @@ def _guards(
         why = ""
         if any(_LABEL.search(question[max(0, m.start - 12) : m.start]) for m in ms):
             why = "label"  # "Grade 5", "Room 12": a name, not a quantity
-        elif v.denominator == 1 and int(v) in consts and reads.get(v, 0) >= 1:
+        elif v.denominator == 1 and int(v) in consts and reads.get(v, 0) >= 1 and not (split and v in split):
             why = "constant_word"  # "twice", "Monday to Friday", "Sunday and Wednesday", 7 days a week, 3 listed flavors
-        elif frozen_values and v in frozen_values and reads.get(v, 0) >= 1:
+        elif frozen_values and v in frozen_values and reads.get(v, 0) >= 1 and not (split and v in split):
             why = "frozen_mention"  # the 5 of "2/5" read as "Grade 5": a frozen fraction explains it too
         elif len(ms) > 1 and len(set(nouns)) > 1 and (reads.get(v, 0) < len(ms) or len({m.kind for m in ms}) > 1):
             # "three cups ... three separate meals": which one the program reads is unknown; and a

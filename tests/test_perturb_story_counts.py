@@ -1,0 +1,82 @@
+"""Issue 16, coverage: story counts that were frozen as if they were facts.
+
+* "10 eggs in a basket", "each pack has 5 pens": a container's count is part of the story and may
+  move; a stated conversion ("16 cups in a gallon", "1 Mb has 1000 kb") or a count fixed by nature
+  ("each table has 4 legs") may not, in the lifter and in the audit's read-back alike;
+* "2 inches ... twice that", solved as 2*2: the question's number and the multiplier are the two
+  factors of one product, so the number may move while "twice" stays 2.
+
+Each test runs the real lifter and sampler on a real GSM8K test item and checks every variant
+against a formula derived by hand from the variant *question* alone.
+"""
+
+from __future__ import annotations
+
+from contam.data import load_benchmark
+from contam.perturb import instances, lift
+from contam.perturb.readback import check
+from contam.perturb.records import Rejection
+from lifted import lifted, numbers, variants_of
+
+GSM = load_benchmark("gsm8k")
+
+
+def test_a_container_count_moves() -> None:
+    """Item 1308: '10 eggs in a basket' was frozen as a conversion, so nothing could move."""
+    item = GSM[1308]
+    assert item.question.startswith("If there are 10 eggs in a basket")
+    for v in variants_of(item):
+        (eggs,) = numbers(r"there are (\d+) eggs in a basket", v.question)
+        assert eggs != 10
+        assert int(v.answer) == eggs + 2 * eggs
+
+
+def test_a_pack_size_shared_with_a_pack_count_moves_with_it() -> None:
+    """Item 1196: '5 packs of red pens ... each pack has 5 pens' read 5 * 5: both fives are read."""
+    for v in variants_of(GSM[1196]):
+        packs, per_pack = numbers(r"bought (\d+) packs of red pens.*each pack has (\d+) pens", v.question)
+        assert int(v.answer) == packs * per_pack + 2 * packs * per_pack
+
+
+def test_conversions_and_facts_of_nature_stay_frozen() -> None:
+    """Item 1051 ('16 cups in a gallon') and 1307 ('each table has 4 legs') keep those numbers."""
+    for index, fact in ((1051, "16 cups in a gallon"), (1307, "Each table has 4 legs")):
+        t = lift(GSM[index])
+        if isinstance(t, Rejection):
+            continue
+        for v in variants_of(GSM[index], n=4) if any(s.role == "free" for s in t.slots) else []:
+            assert fact in v.question
+
+
+def test_readback_checks_conversions_not_container_counts() -> None:
+    assert check("If there are 16 cups in a gallon, she drinks 3.", "If there are 20 cups in a gallon, she drinks 3.") == ["conversion"]
+    assert check("A deck has 52 cards.", "A deck has 60 cards.") == ["conversion"]
+    assert check("Each table has 4 legs.", "Each table has 6 legs.") == ["conversion"]
+    assert check("There are 10 eggs in a basket.", "There are 35 eggs in a basket.") == []
+    assert check("A basket contains 25 oranges.", "A basket contains 45 oranges.") == []
+
+
+def test_a_number_and_its_multiplier_in_one_product() -> None:
+    """Item 1224: 'It rained 2 inches ... 1 more inch than twice' solved as 2*2 + 1."""
+    for v in variants_of(GSM[1224]):
+        (rain,) = numbers(r"It rained (\d+) inches on Monday", v.question)
+        assert "1 more inch than twice" in v.question
+        assert int(v.answer) == 2 * rain + 1
+
+
+def test_the_number_read_again_alone_is_the_question_number() -> None:
+    """Item 921: '2 x 2 = 4' for twice Abby's 2 slices, then '2 + 4': the lone 2 is Abby's (few
+    values divide the 24 slices, so few variants)."""
+    got = instances(lifted(GSM[921]), 3, 11)
+    assert got
+    for v in got:
+        (abby,) = numbers(r"Abby can eat (\d+) slices a day", v.question)
+        assert 24 % (3 * abby) == 0
+        assert int(v.answer) == 24 // (3 * abby)
+
+
+def test_a_lone_factor_that_may_be_the_multiplier_stays_rejected() -> None:
+    """Item 372: '1 * 2' for twice Tuesday's 1 hour, with Thursday's 2 hours in the question: the
+    2 is the multiplier or Thursday's, and no product holds both, so nothing is split."""
+    t = lift(GSM[372])
+    assert isinstance(t, Rejection) or all(s.value != "2" or s.role != "free" for s in t.slots)
