@@ -12,6 +12,8 @@ against a formula derived by hand from the variant *question* alone.
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 from contam.data import load_benchmark
 from contam.perturb import instances, lift
 from contam.perturb.readback import check
@@ -80,3 +82,19 @@ def test_a_lone_factor_that_may_be_the_multiplier_stays_rejected() -> None:
     2 is the multiplier or Thursday's, and no product holds both, so nothing is split."""
     t = lift(GSM[372])
     assert isinstance(t, Rejection) or all(s.value != "2" or s.role != "free" for s in t.slots)
+
+
+def test_a_count_of_nature_the_solution_states_is_a_constant() -> None:
+    """Item 599: '5 dogs * 4 legs/dog', '10 birds * 2 legs/bird' (the question never says 4 or 2
+    legs). The cats' 2 is frozen: the solution's 2 legs of a bird could be read as it."""
+    for v in variants_of(GSM[599]):
+        dogs, cats, birds = numbers(r"has (\d+) dogs, (\d+) cats, and (\d+) birds", v.question)
+        assert cats == 2
+        assert int(v.answer) == 4 * dogs + 4 * cats + 2 * birds
+
+
+def test_the_two_long_sides_of_a_rectangle() -> None:
+    """Item 212: '6 miles * 2' for 'the two long sides of the park'."""
+    for v in variants_of(GSM[212], n=3):
+        short, long, speed = numbers(r"measures ([\d.]+) miles by ([\d.]+) miles. If he walks at (\d+) miles/hour", v.question)
+        assert Fraction(v.answer) == (2 * short + 2 * long) / speed

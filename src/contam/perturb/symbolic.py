@@ -42,7 +42,7 @@ from contam.data.items import Item
 from contam.perturb import arith, guards
 from contam.perturb.chain import _PROSE_NUM, Rejected, collect_steps, final_unit_equation, unit_equations
 from contam.perturb.chain import number as _number
-from contam.perturb.mentions import ORDINALS, find_mentions, licensed_constants
+from contam.perturb.mentions import ORDINALS, find_mentions, licensed_constants, word_for
 from contam.perturb.records import Constraint, Leaf, Mention, ProseNumber, Rejection, Slot, Step, Template
 
 
@@ -124,6 +124,10 @@ def _lift(
         raise Rejected("no_final_answer", "final answer is not a number") from None
     mentions = find_mentions(question)
     constants = licensed_constants(question + " " + solution.rsplit("####", 1)[0])
+    # "5 dogs * 4 legs/dog", "the two long sides of the park": a count of nature the solution
+    # states is a constant, as if the question had said it (a question number of that value
+    # counting something else is frozen by the solution_fact guard).
+    constants = [*constants, *(Fraction(k) for k in _nature_counts(solution.rsplit("####", 1)[0]))]
     # Counts the question states by naming what it counts ("Nick, Richard, Jason and DJ" are 4,
     # "Saturday and Sunday" 2 days): no instance renames or adds one, so such a count is a constant.
     story_counts = {Fraction(k) for k in guards.phrase_counts(question) + guards.enumerations(question) if k > 1}
@@ -655,6 +659,29 @@ def _complement_stated(v: Fraction, ms: list[Mention], mentions: list[Mention]) 
     own = {(m.start, m.end) for m in ms}
     others = [x for m in mentions if (m.start, m.end) not in own and (x := _as_share(m)) is not None]
     return any(a + b == 1 for a in mine for b in others)
+
+
+def _nature_counts(body: str) -> set[int]:
+    """Counts of nature the solution's prose states ("4 legs/dog", "has 4 legs", "the two long
+    sides"), 2 to 12; not a result ("= 8 legs")."""
+    prose = re.sub(r"<<[^<>]*>>", " ", body)
+    words = "|".join(n for n in guards.NATURE_NOUNS if n.isalpha() and not n.endswith("ed"))
+    spelled = {word_for(k): k for k in range(2, 13)}
+    number = "|".join(["\\d+", *(w for w in spelled if w)])
+    out = set()
+    for m in re.finditer(
+        rf"(?<![\d.])\b({number})(?![\d.])\s+(?:[a-z]+\s+){{0,2}}?(?:{words})s?\b(?P<per>\s*/\s*[a-z]|\s+(?:per|each|on\s+each|for\s+each)\b)?",
+        prose,
+        re.IGNORECASE,
+    ):
+        # "4 legs/dog", "the two long sides": a count per thing, not a result ("= 8 legs").
+        if not (m.group("per") or re.search(r"\b(?:has|have|with|the|its)\s+$", prose[max(0, m.start() - 6) : m.start()], re.IGNORECASE)):
+            continue
+        tok = m.group(1).lower()
+        k = int(tok) if tok.isdigit() else spelled.get(tok)
+        if k is not None and 2 <= k <= 12:
+            out.add(k)
+    return out
 
 
 def _nature_in_solution(body: str, v: int, nouns: list[str]) -> bool:
