@@ -98,3 +98,23 @@ def test_the_two_long_sides_of_a_rectangle() -> None:
     for v in variants_of(GSM[212], n=3):
         short, long, speed = numbers(r"measures ([\d.]+) miles by ([\d.]+) miles. If he walks at (\d+) miles/hour", v.question)
         assert Fraction(v.answer) == (2 * short + 2 * long) / speed
+
+
+def test_a_result_read_on_already_is_not_read_again_for_another_count() -> None:
+    """Item 132: '2+4 = 6 times', '6+4 = 10 times', '10x6' with 'each ride cost 6 tickets': the
+    second 6 is the tickets (the rides' 6 was read on), and no tie pins the tickets to the rides."""
+    for v in variants_of(GSM[132]):
+        pam, fred, luge, tickets = numbers(
+            r"rode the roller coaster (\d+) times while Fred rode it (\d+) times.*luge (\d+) times.*cost (\d+) tickets", v.question
+        )
+        assert int(v.answer) == (pam + fred + 2 * luge) * tickets
+
+
+def test_a_fresh_result_of_another_unit_is_no_question_number() -> None:
+    """Item 44: '20/10 = 2 pounds' then '10*2' (the 2 pounds) and '2*20' with '$2.00 each' per
+    candle: the $2 price moves apart from the pounds of beeswax."""
+    for v in variants_of(GSM[44]):
+        per_pound, cost, price, sold = numbers(
+            r"make (\d+) tapered.*cost \$([\d.]+) in.*each candle for \$([\d.]+) each.*sells (\d+) candles", v.question
+        )
+        assert Fraction(v.answer) == price * sold - cost * sold / per_pound

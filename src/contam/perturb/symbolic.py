@@ -244,6 +244,14 @@ def _lift(
                 if len(fresh) == 1:
                     from_steps = fresh
             from_groups = [(g, v / g) for g in group_values if g != 0 and v / g in group_scales[g]]
+            if len(from_steps) == 1 and from_steps[0] in consumed and len(from_groups) == 1 and from_groups[0][1] == 1:
+                # "2+4 = 6 times ... 6+4 = 10 times ... 10x6" with "each ride cost 6 tickets": the
+                # result was read on already, and it counts times, not tickets. A chain reads each
+                # result onward once; a second read of a result that counts something else than
+                # the question's equal number is that number (gsm8k/test/132).
+                unit = _result_unit(solution, steps[from_steps[0]])
+                if unit and _counts_other(question, mentions, groups[from_groups[0][0]], unit):
+                    from_steps = []
             from_const = v in frozen_values or (v in constants and v != 1) or v in story_counts
             if from_steps and v.denominator == 1 and int(v) in strong and v not in (0, 1) and (v not in groups or v in frozen_values):
                 # "7 * 10" for 7 dimes after a step that happened to give 10: the literal is the dime's
@@ -277,7 +285,15 @@ def _lift(
                 # A question number already read elsewhere against a result nothing has read yet:
                 # the result is meant (a chain reads each result onward). Otherwise tie them.
                 if not (j not in consumed and all(gid[g] in bound for g, _ in from_groups)):
-                    step_ties.extend((gid[g], j, scale) for g, scale in from_groups)
+                    # A fresh result read where an equal question number counts something else
+                    # ("6+4" after "2+4 = 6 times", with "6 tickets" per ride): the result is
+                    # meant, and no tie pins the tickets to the rides.
+                    unit = _result_unit(solution, steps[j]) if j not in consumed else ""
+                    step_ties.extend(
+                        (gid[g], j, scale)
+                        for g, scale in from_groups
+                        if not (unit and scale == 1 and _counts_other(question, mentions, groups[g], unit))
+                    )
                 consumed.add(j)
                 step_eqs.extend((j, k) for k in from_steps[1:])
             elif v in twins and v in twin_seen:
@@ -782,6 +798,12 @@ def _result_unit(solution: str, step: Step) -> str:
     words = re.findall(r"[A-Za-z$%]+", solution[end : end + 30])
     unit = "$" if "$" in before or (words[:1] == ["$"]) else (guards._singular(words[0].lower()) if words else "")
     return "$" if unit in ("dollar", "dollars") else unit
+
+
+def _counts_other(question: str, mentions: list[Mention], idx: list[int], unit: str) -> bool:
+    """Whether the question's mentions ``idx`` all name what they count, and none counts ``unit``."""
+    nouns = {guards.head_noun(question, mentions[k]) for k in idx}
+    return "" not in nouns and unit not in nouns
 
 
 def _same_unit(question: str, solution: str, mentions: list[Mention], slot: Slot, step: Step) -> bool:
