@@ -209,6 +209,8 @@ def _lift(
     # the other the constant, and the 2 may move (gsm8k/test/1224). Read alone in another step it
     # is the question's 2: a multiplier word multiplies ("2 + 4" after "2 x 2" for "twice as much").
     split: set[Fraction] = set()
+    # Results read on by a sum of terms in their own unit ("6+4 = 10 times" for "2+4 = 6 times").
+    confirmed: set[int] = set()
 
     for i, p in enumerate(parsed):
         lits = arith.literals(p.tree)
@@ -225,6 +227,8 @@ def _lift(
             and v not in (0, 1)
         }
         twin_seen: set[Fraction] = set()
+        sums = _only_sums(p.tree)
+        here = _result_unit(solution, p) if sums else ""
         if (
             isinstance(p.tree, arith.Num)
             and p.value not in seen_before(parsed, i)
@@ -244,13 +248,17 @@ def _lift(
                 if len(fresh) == 1:
                     from_steps = fresh
             from_groups = [(g, v / g) for g in group_values if g != 0 and v / g in group_scales[g]]
-            if len(from_steps) == 1 and from_steps[0] in consumed and len(from_groups) == 1 and from_groups[0][1] == 1:
-                # "2+4 = 6 times ... 6+4 = 10 times ... 10x6" with "each ride cost 6 tickets": the
-                # result was read on already, and it counts times, not tickets. A chain reads each
-                # result onward once; a second read of a result that counts something else than
-                # the question's equal number is that number (gsm8k/test/132).
-                unit = _result_unit(solution, steps[from_steps[0]])
-                if unit and _counts_other(question, mentions, groups[from_groups[0][0]], unit):
+            if len(from_steps) == 1 and len(from_groups) == 1 and from_groups[0][1] == 1:
+                there = _result_unit(solution, steps[from_steps[0]])
+                nouns = {guards.head_noun(question, mentions[k]) for k in groups[from_groups[0][0]]}
+                if from_steps[0] in confirmed and there and "" not in nouns and there not in nouns:
+                    # "2+4 = 6 times ... 6+4 = 10 times ... 10x6" with "each ride cost 6 tickets":
+                    # the 6 times were read on by a sum of times; a second read, where an equal
+                    # number counts tickets, is that number (gsm8k/test/132).
+                    from_steps = []
+                elif sums and there and here and here != there and here in nouns:
+                    # "6-3 = 3 potatoes ... 3-1 = 2 scoops" with "1 less than 3 scoops": a sum of
+                    # scoops reads the question's 3 scoops, not the 3 potatoes (gsm8k/test/1140).
                     from_steps = []
             from_const = v in frozen_values or (v in constants and v != 1) or v in story_counts
             if from_steps and v.denominator == 1 and int(v) in strong and v not in (0, 1) and (v not in groups or v in frozen_values):
@@ -285,16 +293,20 @@ def _lift(
                 # A question number already read elsewhere against a result nothing has read yet:
                 # the result is meant (a chain reads each result onward). Otherwise tie them.
                 if not (j not in consumed and all(gid[g] in bound for g, _ in from_groups)):
-                    # A fresh result read where an equal question number counts something else
-                    # ("6+4" after "2+4 = 6 times", with "6 tickets" per ride): the result is
-                    # meant, and no tie pins the tickets to the rides.
-                    unit = _result_unit(solution, steps[j]) if j not in consumed else ""
+                    # A fresh result added to or taken from what counts the same thing ("6+4 = 10
+                    # times" after "2+4 = 6 times", with "6 tickets" per ride): the result is
+                    # meant, and no tie pins the tickets to the rides. A product mixes units, so
+                    # there the tie stays ("40/100*40": 40 students or the 40 %).
+                    unit = _result_unit(solution, steps[j]) if j not in consumed and sums else ""
+                    same = bool(unit) and unit == here
                     step_ties.extend(
                         (gid[g], j, scale)
                         for g, scale in from_groups
-                        if not (unit and scale == 1 and _counts_other(question, mentions, groups[g], unit))
+                        if not (same and scale == 1 and _counts_other(question, mentions, groups[g], unit))
                     )
                 consumed.add(j)
+                if sums and here and here == _result_unit(solution, steps[j]):
+                    confirmed.add(j)  # read on by a sum of the same unit: the result is meant there
                 step_eqs.extend((j, k) for k in from_steps[1:])
             elif v in twins and v in twin_seen:
                 leaves.append(Leaf("const", "", "1", str(v), lit.text))
@@ -466,6 +478,13 @@ def _lift(
         constraints=tuple(constraints),
         notes=notes,
     )
+
+
+def _only_sums(node: arith.Node) -> bool:
+    """A tree of sums and differences alone ("6+4", "7-2-1"): its terms count one thing."""
+    if isinstance(node, arith.BinOp):
+        return node.op in "+-" and _only_sums(node.left) and _only_sums(node.right)
+    return isinstance(node, arith.Num)
 
 
 def _only_products(node: arith.Node) -> bool:
