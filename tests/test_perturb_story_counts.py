@@ -12,10 +12,12 @@ against a formula derived by hand from the variant *question* alone.
 
 from __future__ import annotations
 
+import re
 from fractions import Fraction
 
 from contam.data import load_benchmark
 from contam.perturb import instances, lift
+from contam.perturb.mentions import TENS, UNITS
 from contam.perturb.readback import check
 from contam.perturb.records import Rejection
 from lifted import lifted, numbers, variants_of
@@ -110,11 +112,44 @@ def test_a_result_read_on_already_is_not_read_again_for_another_count() -> None:
         assert int(v.answer) == (pam + fred + 2 * luge) * tickets
 
 
-def test_a_fresh_result_of_another_unit_is_no_question_number() -> None:
-    """Item 44: '20/10 = 2 pounds' then '10*2' (the 2 pounds) and '2*20' with '$2.00 each' per
-    candle: the $2 price moves apart from the pounds of beeswax."""
-    for v in variants_of(GSM[44]):
-        per_pound, cost, price, sold = numbers(
-            r"make (\d+) tapered.*cost \$([\d.]+) in.*each candle for \$([\d.]+) each.*sells (\d+) candles", v.question
+def test_a_sum_of_another_unit_reads_the_question_number() -> None:
+    """Item 1140: '6-3 = 3 potatoes', then '3-1 = 2 scoops' for '1 less than 3 scoops': the sum of
+    scoops reads the question's 3 scoops, and '18*(3/2)' the 3 potatoes."""
+    for v in variants_of(GSM[1140]):
+        a, b, c, d, e, f = numbers(
+            r"ate (\d+) less than (\d+) scoops.*takes (\d+) less than (\d+) potatoes to make (\d+) less than (\d+) scoops", v.question
         )
-        assert Fraction(v.answer) == price * sold - cost * sold / per_pound
+        assert Fraction(v.answer) == (b - a) * Fraction(d - c, f - e)
+
+
+def test_a_word_that_counts_nothing_in_the_story_is_no_unit() -> None:
+    """Item 1068: '7-4 = 3 remained', then '3+3 = 6 sub sandwiches' with 'another three': 'remained'
+    is no thing the question counts, so the chain reads the result (graded wrong when the unit rule
+    took the question's three instead: 3+3 whatever Mark ate)."""
+    for v in variants_of(GSM[1068]):
+        m = re.search(r"contains (\d+) meatballs.*Sidney ordered 3 less than ([\w-]+) meatball.*Mark ate (\d+) of", v.question)
+        assert m, v.question
+        per, ordered, ate = int(m.group(1)), m.group(2), int(m.group(3))
+        words = {**UNITS, **TENS}
+        total = int(ordered) if ordered.isdigit() else sum(words[w] for w in ordered.split("-"))
+        assert int(v.answer) == (total - 3 - ate + 3) * per
+
+
+def test_a_number_restated_with_its_noun_is_no_fact_of_time() -> None:
+    """Item 647: '24 feet of soil' was frozen as the 24 hours of a day ('feet/hour' licenses it);
+    the solution writes '24 feet / 4 feet/hour', so its 24 is the feet of soil."""
+    for v in variants_of(GSM[647]):
+        soil, clay = numbers(r"dig through (\d+) feet of soil and (\d+) feet of clay", v.question)
+        assert soil != 24
+        assert Fraction(v.answer) == soil / 4 + clay / 2
+
+
+def test_a_term_of_a_sum_in_its_result_unit_is_that_result() -> None:
+    """Item 321: '$4/2 = $2', then '$2 - $1' (the magazine's $2, not the 2 of 'half'); item 513:
+    '$500 - $100' after '$500 * 0.2 = $100' (the clothes, not the 100 of a percent)."""
+    for v in variants_of(GSM[321]):
+        (book,) = numbers(r"The book costs \$(\d+)", v.question)
+        assert Fraction(v.answer) == book / 2 - 1
+    for v in variants_of(GSM[513]):
+        had, clothes, cds = numbers(r"Julie had \$(\d+)\. She spent (\d+)% of it on clothes and then (\d+)% of the remaining", v.question)
+        assert Fraction(v.answer) == had * (1 - clothes / 100) * (1 - cds / 100)

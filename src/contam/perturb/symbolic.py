@@ -211,6 +211,10 @@ def _lift(
     split: set[Fraction] = set()
     # Results read on by a sum of terms in their own unit ("6+4 = 10 times" for "2+4 = 6 times").
     confirmed: set[int] = set()
+    story_nouns = {guards.head_noun(question, m) for m in mentions} | {
+        guards._singular(w.group(0).lower()) for m in mentions if (w := re.match(r"\s*[A-Za-z]+", question[m.end : m.end + 20]))
+    }
+    story_nouns = {n.strip() for n in story_nouns} - {"", "%"}
 
     for i, p in enumerate(parsed):
         lits = arith.literals(p.tree)
@@ -228,7 +232,10 @@ def _lift(
         }
         twin_seen: set[Fraction] = set()
         sums = _only_sums(p.tree)
+        # The unit a sum's result is stated in, if it is a thing the question counts ("times",
+        # "scoops"; not "remained").
         here = _result_unit(solution, p) if sums else ""
+        here = here if here in story_nouns else ""
         if (
             isinstance(p.tree, arith.Num)
             and p.value not in seen_before(parsed, i)
@@ -250,6 +257,7 @@ def _lift(
             from_groups = [(g, v / g) for g in group_values if g != 0 and v / g in group_scales[g]]
             if len(from_steps) == 1 and len(from_groups) == 1 and from_groups[0][1] == 1:
                 there = _result_unit(solution, steps[from_steps[0]])
+                there = there if there in story_nouns else ""
                 nouns = {guards.head_noun(question, mentions[k]) for k in groups[from_groups[0][0]]}
                 if from_steps[0] in confirmed and there and "" not in nouns and there not in nouns:
                     # "2+4 = 6 times ... 6+4 = 10 times ... 10x6" with "each ride cost 6 tickets":
@@ -261,7 +269,14 @@ def _lift(
                     # scoops reads the question's 3 scoops, not the 3 potatoes (gsm8k/test/1140).
                     from_steps = []
             from_const = v in frozen_values or (v in constants and v != 1) or v in story_counts
-            if from_steps and v.denominator == 1 and int(v) in strong and v not in (0, 1) and (v not in groups or v in frozen_values):
+            # "4+1 = 5 points" after "4*.25 = 1 point", "$2 - $1" after "$4/2 = $2": a term of a sum
+            # stated in the unit of the result it equals is that result; a multiplier, a percent
+            # base or a denominator is no term of a sum of points or dollars. (A fact of time, "60
+            # minutes", may be one, so it still pins.)
+            counted = bool(from_steps) and bool(here) and here == _result_unit(solution, steps[from_steps[0]]) and v not in _TIME_FACTS
+            if counted:
+                pass
+            elif from_steps and v.denominator == 1 and int(v) in strong and v not in (0, 1) and (v not in groups or v in frozen_values):
                 # "7 * 10" for 7 dimes after a step that happened to give 10: the literal is the dime's
                 # 10 or that result, and no draw keeps both readings unless the result never moves:
                 # so it never moves (pinned); the item is rejected later if nothing else can move.
@@ -269,13 +284,14 @@ def _lift(
                 # The constant itself may come from a stated period ("a 40-hour workweek" is 2,400
                 # minutes): the number that states the period is pinned too, or that reading moves.
                 pin_slots.update(gid[g] for g in group_values if g != 0 and v / g in _PERIOD_FACTORS)
-            if from_steps and v == 1 and v in frozen_values:
+            if from_steps and v == 1 and v in frozen_values and not counted:
                 # "1 * 7" for "1 pound of coffee per day" after 5 * .2 = 1: the question's frozen 1 or
                 # that result (gsm8k/test/661 read the result and stated 401 for 107). Pinned as above,
                 # so both readings are 1 in every instance.
                 pinned.update(from_steps)
             if (
                 from_steps
+                and not counted
                 and v not in (0, 1)
                 and v not in groups
                 and any(
@@ -480,6 +496,24 @@ def _lift(
     )
 
 
+def _restated_with_noun(body: str, v: Fraction, ms: list[Mention], nouns: list[str], reads: dict[Fraction, int]) -> bool:
+    """Whether the solution reads ``v`` no more often than the question states it and restates it
+    with the question's noun ("60 downloads", "$30 a month" is not): then a 60 the solution reads
+    is the 60 downloads, not 60 minutes of an hour a word elsewhere makes a fact."""
+    if reads.get(v, 0) > len(ms) or any(not n or n in ("$", "%") or len(n) < 3 for n in nouns):
+        return False
+    prose = re.sub(r"<<[^<>]*>>", " ", body)
+    text = str(v.numerator) if v.denominator == 1 else ""
+    return bool(text) and all(
+        re.search(rf"(?<![\d.,]){text}(?![\d.,]\d)\s+(?:[a-z]+\s+)?{re.escape(n[:-1] if len(n) > 3 else n)}", prose, re.IGNORECASE)
+        for n in set(nouns)
+    )
+
+
+#: Facts of time a sum may add as a term ("60 minutes + 30 minutes").
+_TIME_FACTS = frozenset(Fraction(k) for k in (7, 12, 24, 28, 30, 31, 52, 60, 365, 366))
+
+
 def _only_sums(node: arith.Node) -> bool:
     """A tree of sums and differences alone ("6+4", "7-2-1"): its terms count one thing."""
     if isinstance(node, arith.BinOp):
@@ -510,6 +544,7 @@ def _guards(
     (:mod:`contam.perturb.guards`); raises :class:`Rejected` where freezing cannot make it right."""
     body = solution.rsplit("####", 1)[0]
     consts = guards.constant_values(question, body)
+    worded = guards.constant_values(question, body, world=False)  # stated by a word: "twice", "Monday to Friday"
     ordinals = guards.ordinal_values(question) | guards.ordinal_values(body)
     freeze: dict[str, str] = {}
     extra: list[Constraint] = []
@@ -520,7 +555,13 @@ def _guards(
         why = ""
         if any(_LABEL.search(question[max(0, m.start - 12) : m.start]) for m in ms):
             why = "label"  # "Grade 5", "Room 12": a name, not a quantity
-        elif v.denominator == 1 and int(v) in consts and reads.get(v, 0) >= 1 and not (split and v in split):
+        elif (
+            v.denominator == 1
+            and int(v) in consts
+            and reads.get(v, 0) >= 1
+            and not (split and v in split)
+            and not (int(v) not in worded and _restated_with_noun(body, v, ms, nouns, reads))
+        ):
             why = "constant_word"  # "twice", "Monday to Friday", "Sunday and Wednesday", 7 days a week, 3 listed flavors
         elif frozen_values and v in frozen_values and reads.get(v, 0) >= 1 and not (split and v in split):
             why = "frozen_mention"  # the 5 of "2/5" read as "Grade 5": a frozen fraction explains it too
