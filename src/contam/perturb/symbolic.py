@@ -42,7 +42,7 @@ from contam.data.items import Item
 from contam.perturb import arith, guards
 from contam.perturb.chain import _PROSE_NUM, Rejected, collect_steps, final_unit_equation, unit_equations
 from contam.perturb.chain import number as _number
-from contam.perturb.mentions import ORDINALS, find_mentions, licensed_constants, word_for
+from contam.perturb.mentions import CONSTANTS, ORDINALS, find_mentions, licensed_constants, word_for
 from contam.perturb.records import Constraint, Leaf, Mention, ProseNumber, Rejection, Slot, Step, Template
 
 
@@ -231,6 +231,23 @@ def _lift(
             and v not in (0, 1)
         }
         twin_seen: set[Fraction] = set()
+        # "60/15 = 4 containers ... 4*4" with "$4.00 per carton": a product of a result and the
+        # question's equal number, read nowhere else. Whichever factor is which, the product is
+        # the same, so one is the result and the other the number, and no tie pins them together.
+        pairs = {
+            v
+            for v in {lit.value for lit in lits}
+            if _only_products(p.tree)
+            and sum(lit.value == v for lit in lits) == 2
+            and sum(x.value == v for q in parsed for x in arith.literals(q.tree)) == 2
+            and sum(r == v for r in results) == 1
+            and len(groups.get(v, ())) == 1
+            and v not in frozen_values
+            and v not in constants
+            and v not in story_counts
+            and v not in (0, 1)
+        }
+        pair_seen: set[Fraction] = set()
         sums = _only_sums(p.tree)
         # The unit a sum's result is stated in, if it is a thing the question counts ("times",
         # "scoops"; not "remained").
@@ -255,6 +272,12 @@ def _lift(
                 if len(fresh) == 1:
                     from_steps = fresh
             from_groups = [(g, v / g) for g in group_values if g != 0 and v / g in group_scales[g]]
+            if v in pairs:
+                if v in pair_seen:
+                    from_steps = []  # the second factor: the question's number
+                else:
+                    pair_seen.add(v)
+                    from_groups = []  # the first: the result
             if len(from_steps) == 1 and len(from_groups) == 1 and from_groups[0][1] == 1:
                 there = _result_unit(solution, steps[from_steps[0]])
                 there = there if there in story_nouns else ""
@@ -502,6 +525,8 @@ def _restated_with_noun(body: str, v: Fraction, ms: list[Mention], nouns: list[s
     is the 60 downloads, not 60 minutes of an hour a word elsewhere makes a fact."""
     if reads.get(v, 0) > len(ms) or any(not n or n in ("$", "%") or len(n) < 3 for n in nouns):
         return False
+    if any(value == v and pattern and re.search(pattern, n) for value, pattern in CONSTANTS for n in nouns):
+        return False  # "7 days", "16 ounces": a fact of that very unit (a week, a pound) stays a fact
     prose = re.sub(r"<<[^<>]*>>", " ", body)
     text = str(v.numerator) if v.denominator == 1 else ""
     return bool(text) and all(
