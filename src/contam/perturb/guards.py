@@ -91,7 +91,8 @@ CONSTANT_WORDS: dict[str, int] = {
 WORLD_FACTS: tuple[tuple[int, str], ...] = (
     (7, r"\bweek|\bdays?\b"),
     (24, r"\bhours?\b|\bday"),
-    (60, r"minute|\bhours?\b|second"),
+    # "second" as a unit, not the ordinal of "Elijah's second dog" (gsm8k/test/1123).
+    (60, r"minute|\bhours?\b|\bseconds\b|\b(?:per|a|one|each|every|\d+)\s+second\b"),
     (12, r"month|year|inch|feet|foot|dozen"),
     (52, r"\bweek.*\byear|\byear.*\bweek"),
     (365, r"\byear"),

@@ -112,7 +112,7 @@ ORDINALS = {
 # Known constants a solution may use without the question stating them, each licensed by a
 # keyword in the problem (60 needs minutes/hours/seconds, 7 needs a week, ...). 1 is always allowed.
 CONSTANTS: tuple[tuple[Fraction, str], ...] = (
-    (Fraction(60), r"minute|hour|second|mph|per hour"),
+    (Fraction(60), r"minute|hour|\bseconds\b|\b(?:per|a|one|each|every|\d+)\s+second\b|mph|per hour"),
     (Fraction(24), r"hour|day"),
     (Fraction(7), r"week|day"),
     (Fraction(12), r"dozen|month|year|inch|foot|feet|annual"),
