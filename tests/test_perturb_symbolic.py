@@ -194,12 +194,16 @@ def test_prose_arithmetic_becomes_a_step(test_items: list[Item]) -> None:
     t = lift(cynthia)
     assert isinstance(t, Template)
     assert t.steps[0].prose and t.steps[0].expr == "60/15"
-    # "4*4": one 4 is the $4.00 price, the other the 60/15 = 4 cartons. Which is which cannot be
-    # told, so the price is frozen and tied to the carton count: every draw would have to keep
-    # 4 cartons at $4, the answer cannot change, and no instance is emitted (issue 16).
+    # "4*4": one 4 is the $4.00 price, the other the 60/15 = 4 containers, and neither 4 is read
+    # anywhere else. Which factor is which does not change the product, so one is the result and
+    # the other the price, which moves on its own (before, it was frozen and tied to the
+    # containers, and no instance was emitted).
     price = next(s for s in t.slots if s.value == "4")
-    assert price.role == "frozen" and price.source == "guard:result_unit"
-    assert draw(t, seed=0) is None
+    assert price.role == "free"
+    d = draw(t, seed=0)
+    assert d is not None and audit_instance(t, d, seed=0, index=0) == []
+    m = re.search(r"with (\d+) servings .* \$([\d.]+) per carton.*After (\d+) days", d.question)
+    assert m and Fraction(d.answer) == Fraction(m.group(3)) / int(m.group(1)) * Fraction(m.group(2))
     jack = Item(
         id="other/2",
         question="Jack had 8 pens and bought 3 boxes of 6 pens. How many pens does he have?",

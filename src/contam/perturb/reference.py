@@ -14,6 +14,7 @@ cannot be templated or instantiated get no variant (:func:`build_reference_set` 
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import random
 from collections.abc import Iterable, Sequence
@@ -26,7 +27,7 @@ from contam.perturb.choices import mask_option, permute
 from contam.perturb.instantiate import SamplerStats, draw
 from contam.perturb.mentions import find_mentions
 from contam.perturb.names import swap_names
-from contam.perturb.records import AuditReport, Rejection, Template, Variant
+from contam.perturb.records import AuditReport, Constraint, Rejection, Template, Variant
 from contam.perturb.symbolic import SymbolicConfig, lift
 from contam.perturb.vetting import original_defect, vet
 from contam.progress import track
@@ -56,6 +57,7 @@ def instances(
     distinct: bool = True,
     wide_tier: bool = True,
     names: bool = False,
+    label: str = "",
 ) -> list[Variant]:
     """Up to ``n`` audited instances of ``template`` (distinct questions unless ``distinct=False``).
 
@@ -98,7 +100,7 @@ def instances(
             if distinct and d.question in seen:
                 continue
             seen.add(d.question)
-            tier = "wide" if wide else ""
+            tier = label + ("wide" if wide else "")
             question, solution, swapped = d.question, d.solution, {}
             if names:
                 question, solution, swapped = swap_names(
@@ -122,12 +124,30 @@ def instances(
                     audit_hash=digest,
                     original_answer=template.answer,
                     values={k: str(v) for k, v in d.values.items()},
-                    metadata={"index": index, "attempts": d.attempts, "tier": "wide" if wide else "same-digits", "names": swapped},
+                    metadata={
+                        "index": index,
+                        "attempts": d.attempts,
+                        "tier": label + ("wide" if wide else "same-digits"),
+                        "names": swapped,
+                    },
                 )
             )
         if len(out) >= n or not wide_tier:
             break
     return out
+
+
+def cents_template(template: Template) -> Template | None:
+    """``template`` with its whole-dollar results allowed to have cents, or None if it has none.
+
+    The lifter marks the ``int`` constraint of a result the solution states in dollars with
+    ``arg="$"``; here it becomes ``decimals`` 2. The id differs, so its instances have their own
+    random streams and their own audit.
+    """
+    relaxed = tuple(Constraint("decimals", c.target, "2") if c.kind == "int" and c.arg == "$" else c for c in template.constraints)
+    if relaxed == template.constraints:
+        return None
+    return dataclasses.replace(template, id=template.id + "+cents", constraints=relaxed)
 
 
 def _kind_for(item: Item, kind: str) -> str:
@@ -189,6 +209,13 @@ def build_reference_set(
         templated += 1
         templates[t.id] = t
         got = instances(t, variants, seed, budget=budget, failures=failures, stats=stats, names=names)
+        if len(got) < variants and (tc := cents_template(t)) is not None:
+            # Too few instances with whole dollars: money results may have cents ($2.50), as
+            # prices do. Only for such items, so every other item's instances stay as they were.
+            templates[tc.id] = tc
+            seen = {v.question for v in got}
+            more = instances(tc, variants - len(got), seed, budget=budget, failures=failures, stats=stats, names=names, label="cents")
+            got += [v for v in more if v.question not in seen]
         if len(got) >= variants:
             covered += 1
         elif not got:

@@ -473,7 +473,8 @@ def _lift(
     if not deps[answer_step]:
         raise Rejected("answer_independent", "the answer does not depend on any number that can change")
     by_id = {s.id: s for s in slots}
-    constraints = _constraints(slots, mentions, results, step_ties, by_id, question)
+    money = {j for j, st in enumerate(steps) if _result_unit(solution, st) == "$"}
+    constraints = _constraints(slots, mentions, results, step_ties, by_id, question, money)
     constraints += [Constraint("eqstep", str(j), str(k)) for j, k in sorted(set(step_eqs))]
     moving_ids = {s.id for s in slots if s.role == "free"}
     constraints += [c for c in guard_constraints if c.target in moving_ids]
@@ -1217,11 +1218,14 @@ def _constraints(
     step_ties: list[tuple[str, int, Fraction]],
     by_id: dict[str, Slot],
     question: str = "",
+    money: set[int] | None = None,
 ) -> list[Constraint]:
     out: list[Constraint] = []
     for i, r in enumerate(results):
         if r.denominator == 1:
-            out.append(Constraint("int", str(i)))
+            # A whole amount of money is marked: a fallback may let it have cents (see
+            # contam.perturb.reference.cents_template).
+            out.append(Constraint("int", str(i), "$" if money and i in money else ""))
         else:
             places = _places(r)
             out.append(Constraint("decimals", str(i), str(max(2, places if places is not None else 2))))
