@@ -89,15 +89,17 @@ CONSTANT_WORDS: dict[str, int] = {
 #: license them. A question number equal to one of these, where the solution reads that value,
 #: is ambiguous (the "7" of a week, the "60" of an hour).
 WORLD_FACTS: tuple[tuple[int, str], ...] = (
-    (7, r"\bweek|\bdays?\b"),
-    (24, r"\bhours?\b|\bday"),
+    # A fact of time converts one unit into another, so both are named somewhere in the item:
+    # "12 homes" in the first of "three years" is no 12 months (gsm8k/test/854).
+    (7, r"(?s)(?=.*\bweeks?\b)(?=.*\bdays?\b)"),
+    (24, r"(?s)(?=.*\bhours?\b)(?=.*\bdays?\b)"),
     # "second" as a unit, not the ordinal of "Elijah's second dog" (gsm8k/test/1123).
-    (60, r"minute|\bhours?\b|\bseconds\b|\b(?:per|a|one|each|every|\d+)\s+second\b"),
-    (12, r"month|year|inch|feet|foot|dozen"),
+    (60, r"(?s)(?=.*minute)(?=.*(?:\bhours?\b|\bseconds\b|\b(?:per|a|one|each|every|\d+)\s+second\b))"),
+    (12, r"(?s)(?=.*month)(?=.*year)|(?=.*inch)(?=.*(?:feet|foot))|dozen"),
     (52, r"\bweek.*\byear|\byear.*\bweek"),
-    (365, r"\byear"),
-    (30, r"\bmonth"),
-    (31, r"\bmonth"),
+    (365, r"(?s)(?=.*\byears?\b)(?=.*\bdays?\b)"),
+    (30, r"(?s)(?=.*\bmonths?\b)(?=.*\bdays?\b)"),
+    (31, r"(?s)(?=.*\bmonths?\b)(?=.*\bdays?\b)"),
     (100, r"percent|%|cent|meter|metre"),
     (1000, r"kilo|\bkg\b|\bkm\b|gram|liter|litre|milli|\bml\b|\bkb\b|\bmb\b"),
     (16, r"ounce|pound"),

@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import random
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -144,6 +145,8 @@ def cents_template(template: Template) -> Template | None:
     ``arg="$"``; here it becomes ``decimals`` 2. The id differs, so its instances have their own
     random streams and their own audit.
     """
+    if re.search(r"\bround|\bnearest\b|\bwhole\s+(?:dollar|number)", template.question, re.IGNORECASE):
+        return None  # "rounded to the nearest integer": the question asks for whole dollars (gsm8k/test/438)
     relaxed = tuple(Constraint("decimals", c.target, "2") if c.kind == "int" and c.arg == "$" else c for c in template.constraints)
     if relaxed == template.constraints:
         return None
