@@ -88,6 +88,8 @@ CONSTANT_WORDS: dict[str, int] = {
 #: Facts of the world a solution uses without the question stating them, by the words that
 #: license them. A question number equal to one of these, where the solution reads that value,
 #: is ambiguous (the "7" of a week, the "60" of an hour).
+#: The facts of time, whose licence needs both units named (see :data:`WORLD_FACTS`).
+TIME_FACT_VALUES = frozenset({7, 12, 24, 30, 31, 60, 365})
 WORLD_FACTS: tuple[tuple[int, str], ...] = (
     # A fact of time converts one unit into another, so both are named somewhere in the item:
     # "12 homes" in the first of "three years" is no 12 months (gsm8k/test/854).
