@@ -58,6 +58,18 @@ def test_readback_checks_conversions_not_container_counts() -> None:
     assert check("Each table has 4 legs.", "Each table has 6 legs.") == ["conversion"]
     assert check("There are 10 eggs in a basket.", "There are 35 eggs in a basket.") == []
     assert check("A basket contains 25 oranges.", "A basket contains 45 oranges.") == []
+    assert check("Each bag weighs 50 pounds.", "Each bag weighs 40 pounds.") == []
+    assert check("There are 12 hours in a day.", "There are 20 hours in a day.") == ["conversion"]
+
+
+def test_a_weight_of_one_thing_is_no_conversion() -> None:
+    """Item 288: 'Each flagstone weighs 75 pounds' names one unit: a story quantity, which moves."""
+    got = instances(lifted(GSM[288]), 5, 0)
+    assert len(got) >= 3
+    assert any("weighs 75 pounds" not in v.question for v in got)
+    for v in got:
+        weight, capacity, stones = numbers(r"weighs (\d+) pounds.*total weight of (\d+) pounds.*transport (\d+) flagstones", v.question)
+        assert int(v.answer) == -(-(weight * stones) // capacity)
 
 
 def test_a_number_and_its_multiplier_in_one_product() -> None:
@@ -70,13 +82,13 @@ def test_a_number_and_its_multiplier_in_one_product() -> None:
 
 def test_the_number_read_again_alone_is_the_question_number() -> None:
     """Item 921: '2 x 2 = 4' for twice Abby's 2 slices, then '2 + 4': the lone 2 is Abby's (few
-    values divide the 24 slices, so few variants)."""
+    values divide the loaf's slices, so few variants)."""
     got = instances(lifted(GSM[921]), 3, 11)
     assert got
     for v in got:
-        (abby,) = numbers(r"Abby can eat (\d+) slices a day", v.question)
-        assert 24 % (3 * abby) == 0
-        assert int(v.answer) == 24 // (3 * abby)
+        loaf, abby = numbers(r"A loaf of bread has (\d+) slices. If Abby can eat (\d+) slices a day", v.question)
+        assert loaf % (3 * abby) == 0
+        assert int(v.answer) == loaf // (3 * abby)
 
 
 def test_a_lone_factor_that_may_be_the_multiplier_stays_rejected() -> None:

@@ -23,7 +23,7 @@ import re
 from fractions import Fraction
 from functools import lru_cache
 
-from contam.perturb.mentions import MEASURES, NATURE_NOUNS, ORDINALS, UNITS
+from contam.perturb.mentions import FIXED_SIZE, MEASURES, NATURE_NOUNS, ORDINALS, UNITS
 from contam.perturb.records import Mention
 
 DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
@@ -323,9 +323,10 @@ def period_cap(text: str, m: Mention) -> tuple[int, bool] | None:
 def is_conversion(text: str, m: Mention) -> bool:
     """A stated unit conversion or definition ("1 Mb has 1000 kb", "12 inches per foot").
 
-    Only when a unit of measure, a fixed-size thing (:data:`MEASURES`) or a count fixed by nature
-    (:data:`NATURE_NOUNS`) is named: "a basket contains 25 oranges" and "10 eggs in a basket" are
-    story counts that may move; "16 cups in a gallon" and "a deck has 52 cards" may not.
+    Only between two units of measure (:data:`MEASURES`), or where a fixed-size thing
+    (:data:`FIXED_SIZE`) or a count fixed by nature (:data:`NATURE_NOUNS`) is named: "a basket
+    contains 25 oranges", "10 eggs in a basket" and "each flagstone weighs 75 pounds" are story
+    quantities that may move; "16 cups in a gallon" and "a deck has 52 cards" may not.
     """
     before = _CONVERSION_BEFORE.search(text[max(0, m.start - 40) : m.start])
     after = _CONVERSION_AFTER.match(text[m.end : m.end + 40])
@@ -333,9 +334,12 @@ def is_conversion(text: str, m: Mention) -> bool:
         return False
     words = [_singular(w.lower()) for w in _WORD.findall((before.group(0) if before else "") + " " + (after.group(0) if after else ""))]
     words.append(head_noun(text, m))
-    return any(
-        w in MEASURES or w.rstrip("s") in MEASURES or _UNIT_ALIASES.get(w, "") in MEASURES or w.startswith(NATURE_NOUNS) for w in words
-    )
+    units = {
+        _UNIT_ALIASES.get(w, w.rstrip("s") if w.rstrip("s") in MEASURES else w)
+        for w in words
+        if w in MEASURES or w.rstrip("s") in MEASURES or _UNIT_ALIASES.get(w, "") in MEASURES
+    }
+    return len(units) >= 2 or any(w in FIXED_SIZE or w.startswith(NATURE_NOUNS) for w in words)
 
 
 def is_definite(text: str, m: Mention) -> bool:

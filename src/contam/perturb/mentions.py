@@ -329,8 +329,9 @@ NATURE_NOUNS = (
     "eyed",
     "headed",
 )
-#: Units of measure and things whose size is a fact ("52 cards in a deck", "3 angles in a
-#: triangle"): a stated "N x in a y" or "a y has N x" naming one of these is a definition.
+#: Units of measure: a stated "N x in a y" or "a y has N x" between two of them is a conversion
+#: ("16 cups in a gallon", "1 Mb has 1000 kb"); with one ("each flagstone weighs 75 pounds") it
+#: is a story quantity.
 MEASURES = frozenset(
     "second minute hour day week month year decade century "
     "inch foot feet yard mile meter metre centimeter centimetre millimeter millimetre kilometer kilometre km cm mm ft "
@@ -338,6 +339,8 @@ MEASURES = frozenset(
     "cup pint quart gallon liter litre milliliter millilitre ml tablespoon teaspoon tbsp tsp "
     "bit byte kb mb gb tb kilobyte megabyte gigabyte terabyte "
     "cent penny pennie nickel dime quarter dollar $ "
-    "dozen pair score degree calorie "
-    "deck triangle square rectangle pentagon hexagon octagon cube die dice clock alphabet".split()
+    "dozen pair score degree".split()
 )
+#: Things whose size is a fact ("52 cards in a deck", "3 angles in a triangle"): one of these
+#: named in a stated "N x in a y" makes it a definition.
+FIXED_SIZE = frozenset("deck triangle square rectangle pentagon hexagon octagon cube die dice clock alphabet".split())

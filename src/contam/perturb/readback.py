@@ -35,7 +35,7 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
-from contam.perturb.mentions import MEASURES, NATURE_NOUNS, ORDINALS, TENS, UNITS
+from contam.perturb.mentions import FIXED_SIZE, MEASURES, NATURE_NOUNS, ORDINALS, TENS, UNITS
 
 # The number words are the lifter's (contam.perturb.mentions); what is independent here is the
 # reading of the variant question, not the vocabulary.
@@ -155,8 +155,13 @@ def conversions(text: str) -> list[tuple[str, str, Fraction]]:
         v = _val(n)
         small, big = _sing(small), _sing(big)
         # "16 cups in a gallon", "a table has 4 legs", "a deck has 52 cards": a definition. "A
-        # basket has 25 oranges" is a story count a variant may change.
-        if v is not None and ((small, big) in _CONV or any(w in MEASURES or w.startswith(NATURE_NOUNS) for w in (small, big))):
+        # basket has 25 oranges" and "each bag weighs 50 pounds" are story quantities a variant
+        # may change.
+        if v is not None and (
+            (small, big) in _CONV
+            or all(w in MEASURES for w in (small, big))
+            or any(w in FIXED_SIZE or w.startswith(NATURE_NOUNS) for w in (small, big))
+        ):
             out.append((small, big, v))
     return out
 
