@@ -64,8 +64,8 @@ def test_readback_checks_conversions_not_container_counts() -> None:
 
 def test_a_weight_of_one_thing_is_no_conversion() -> None:
     """Item 288: 'Each flagstone weighs 75 pounds' names one unit: a story quantity, which moves."""
-    got = instances(lifted(GSM[288]), 5, 0)
-    assert len(got) >= 3
+    got = build_reference_set([GSM[288]], variants=5, seed=0).variants
+    assert len(got) >= 2  # whole trucks from whole stones: few draws divide
     assert any("weighs 75 pounds" not in v.question for v in got)
     for v in got:
         weight, capacity, stones = numbers(r"weighs (\d+) pounds.*total weight of (\d+) pounds.*transport (\d+) flagstones", v.question)
