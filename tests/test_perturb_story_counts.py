@@ -20,6 +20,7 @@ from contam.perturb import build_reference_set, instances, lift
 from contam.perturb.mentions import TENS, UNITS
 from contam.perturb.readback import check
 from contam.perturb.records import Rejection
+from contam.perturb.vetting import original_defect
 from lifted import lifted, numbers, variants_of
 
 GSM = load_benchmark("gsm8k")
@@ -63,13 +64,14 @@ def test_readback_checks_conversions_not_container_counts() -> None:
 
 
 def test_a_weight_of_one_thing_is_no_conversion() -> None:
-    """Item 288: 'Each flagstone weighs 75 pounds' names one unit: a story quantity, which moves."""
-    got = build_reference_set([GSM[288]], variants=5, seed=0).variants
-    assert len(got) >= 2  # whole trucks from whole stones: few draws divide
-    assert any("weighs 75 pounds" not in v.question for v in got)
+    """Item 248: 'Each bag weighs 50 pounds' names one unit: a story quantity, which moves."""
+    got = variants_of(GSM[248])
+    assert any("weighs 50 pounds" not in v.question for v in got)
     for v in got:
-        weight, capacity, stones = numbers(r"weighs (\d+) pounds.*total weight of (\d+) pounds.*transport (\d+) flagstones", v.question)
-        assert int(v.answer) == -(-(weight * stones) // capacity)
+        bags, weight, price = numbers(
+            r"bought (\d+) bags of onions. Each bag weighs (\d+) pounds. A pound of onions cost \$(\d+(?:\.\d+)?)", v.question
+        )
+        assert Fraction(v.answer) == bags * weight * price
 
 
 def test_a_number_and_its_multiplier_in_one_product() -> None:
@@ -179,3 +181,24 @@ def test_money_may_have_cents_where_whole_dollars_run_short() -> None:
             r"each of the (\d+) students.*cost \$([\d.]+) per lollypop.*each student sold (\d+) lollipops.*for \$([\d.]+) each", v.question
         )
         assert Fraction(v.answer) == students * sold * (price - cost)
+
+
+def test_a_divisor_of_a_count_in_its_own_unit_is_no_result_of_that_unit() -> None:
+    """Item 1112: '12/4 = 3 kg' for 'a quarter of that' after '12/3 = 4 kg': kilograms over 4 kg
+    would be no kilograms, so the 4 is the quarter's, not the 4 kg (it was pinned, and the item
+    rejected)."""
+    got = instances(lifted(GSM[1112]), 5, 0)
+    assert len(got) >= 2
+    for v in got:
+        (kg,) = numbers(r"bought (\d+) kg of apples", v.question)
+        assert Fraction(v.answer) == kg - kg / 4 - kg / 3
+
+
+def test_a_result_never_used_keeps_its_value() -> None:
+    """Item 672: '30 - 12 - 8 = 10 neutral days' is never read again; the story then names eight
+    neutral days. Fifteen good days left seven neutral ones (graded ill-posed), so whatever that
+    result depends on stays as it was."""
+    t = lift(GSM[672])
+    assert isinstance(t, Rejection) or all(s.value != "12" or s.role == "frozen" for s in t.slots)
+    listed = original_defect(GSM[288])
+    assert listed is not None and listed.reason == "original_defect"  # 80 whole stones need 4 trucks, not 3

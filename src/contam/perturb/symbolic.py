@@ -35,6 +35,7 @@ import dataclasses
 import hashlib
 import itertools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -219,6 +220,18 @@ def _lift(
     }
     story_nouns = {n.strip() for n in story_nouns} - {"", "%"}
 
+    def unit_of_step(j: int) -> str:
+        u = _result_unit(solution, steps[j])
+        return u if u in story_nouns else ""
+
+    def unit_of(value: Fraction) -> str:
+        """What a literal of this value counts: an earlier result's unit, or the one noun of the
+        question's mentions of it; "" when unknown or ambiguous."""
+        if value in results:
+            return unit_of_step(results.index(value)) if results.count(value) == 1 and value not in groups else ""
+        nouns = {guards.head_noun(question, mentions[k]) for k in groups.get(value, [])}
+        return next(iter(nouns)) if len(nouns) == 1 and "" not in nouns else ""
+
     for i, p in enumerate(parsed):
         lits = arith.literals(p.tree)
         twins = {
@@ -252,6 +265,8 @@ def _lift(
         }
         pair_seen: set[Fraction] = set()
         sums = _only_sums(p.tree)
+        unit_here = _result_unit(solution, p)
+        unit_here = unit_here if unit_here in story_nouns and unit_here != "$" else ""
         # The unit a sum's result is stated in, if it is a thing the question counts ("times",
         # "scoops"; not "remained").
         here = _result_unit(solution, p) if sums else ""
@@ -300,6 +315,10 @@ def _lift(
             # base or a denominator is no term of a sum of points or dollars. (A fact of time, "60
             # minutes", may be one, so it still pins.)
             counted = bool(from_steps) and bool(here) and here == _result_unit(solution, steps[from_steps[0]]) and v not in _TIME_FACTS
+            if from_steps and from_const and not from_groups and _scale_free(p.tree, lit, unit_of, unit_of_step(from_steps[0]), unit_here):
+                # "12/3 = 4 sandwiches ... 12/4 = 3 sandwiches" for "a quarter of the sandwiches":
+                # sandwiches over 4 sandwiches would be no sandwiches, so the 4 is the quarter's.
+                from_steps = []
             if counted:
                 pass
             elif from_steps and v.denominator == 1 and int(v) in strong and v not in (0, 1) and (v not in groups or v in frozen_values):
@@ -468,6 +487,12 @@ def _lift(
             slots, deps = rebuild()
         return slots, deps
 
+    # A result the solution computes and never uses ("30 - 12 - 8 = 10 neutral days", before the
+    # story names "eight neutral days") checks the story; a draw that changes it may contradict
+    # what the story says next (15 good days left 7 neutral days for eight: gsm8k/test/672). It
+    # stays, as a pinned result does.
+    read_steps = {int(leaf.ref) for st in steps for leaf in st.leaves if leaf.kind == "step"}
+    pinned.update(j for j in range(len(steps)) if j not in read_steps and j != answer_step)
     for v in pin_values:  # numbers of the prose that may be labels (see lift)
         if v in gid:
             pin_slots.add(gid[v])
@@ -546,6 +571,23 @@ def _restated_with_noun(body: str, v: Fraction, ms: list[Mention], nouns: list[s
 
 #: Facts of time a sum may add as a term ("60 minutes + 30 minutes").
 _TIME_FACTS = frozenset(Fraction(k) for k in (7, 12, 24, 28, 30, 31, 52, 60, 365, 366))
+
+
+def _scale_free(tree: arith.Node, lit: arith.Num, unit_of: Callable[[Fraction], str], step_unit: str, unit: str) -> bool:
+    """Whether ``lit`` is the divisor of "x / k", or a factor of "x * k", where x counts ``unit``
+    and so does the whole step: then k has no unit, and cannot be an earlier result counting
+    ``unit`` (``step_unit``)."""
+    if not unit or step_unit != unit or not isinstance(tree, arith.BinOp):
+        return False
+    if tree.op == "/" and tree.right is lit:
+        rest = [x for x in arith.literals(tree.left) if x.value != 1]
+    elif tree.op == "*" and lit in (tree.left, tree.right):
+        rest = [tree.right if tree.left is lit else tree.left]
+        if not isinstance(rest[0], arith.Num):
+            return False
+    else:
+        return False
+    return len(rest) == 1 and isinstance(rest[0], arith.Num) and unit_of(rest[0].value) == unit
 
 
 def _only_sums(node: arith.Node) -> bool:
