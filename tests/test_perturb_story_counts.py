@@ -202,3 +202,25 @@ def test_a_result_never_used_keeps_its_value() -> None:
     assert isinstance(t, Rejection) or all(s.value != "12" or s.role == "frozen" for s in t.slots)
     listed = original_defect(GSM[288])
     assert listed is not None and listed.reason == "original_defect"  # 80 whole stones need 4 trucks, not 3
+
+
+def test_a_list_of_names_with_initials_is_counted() -> None:
+    """Item 334: 'Nick, Richard, Jason and DJ ... share their guns equally': 24/4, four people."""
+    for v in variants_of(GSM[334], n=4, seed=0):
+        a, b, c, d = numbers(r"DJ has (\d+) guns, Nick has (\d+) guns, RJ has (\d+) guns? and Richard has (\d+) guns", v.question)
+        assert Fraction(v.answer) == Fraction(a + b + c + d, 4)
+
+
+def test_days_named_one_by_one_are_counted() -> None:
+    """Item 928: Monday, 'both Tuesday and Wednesday', Thursday and Friday, then '300/5': the
+    five named days; item 813: 'John and DeSean' are two ('14/2')."""
+    for v in variants_of(GSM[928], n=4, seed=0):
+        mon, thu, fri = numbers(
+            r"On Monday, she removed (\d+) Junebugs.*Thursday she removed (\d+) and on Friday she removed (\d+)", v.question
+        )
+        assert Fraction(v.answer) == (mon + 2 * mon + 2 * mon + thu + fri) / 5
+    for v in variants_of(GSM[813], n=4, seed=0):
+        bag, john, desean, dropped = numbers(
+            r"The bag has (\d+) marshmallows.*John makes (\d+) S'mores, DeSean makes (\d+) S'mores, and they dropped (\d+)", v.question
+        )
+        assert Fraction(v.answer) == Fraction(bag - john - desean - dropped, 2)

@@ -227,14 +227,18 @@ def phrase_counts(text: str) -> list[int]:
             if any(a <= m.start() < b for a, b in taken):
                 continue
             out.append(len(re.findall(rf"\b(?:{alt})", m.group(0))))
+    # "On Monday ... On both Tuesday and Wednesday ... Thursday ... Friday": over 5 days.
+    named = {d for d in DAYS if re.search(rf"\b{d}s?\b", low)}
+    if len(named) >= 2:
+        out.append(len(named))
     return out
 
 
 _LIST = re.compile(
-    r"(?P<items>(?:[A-Z][a-z]+|(?:\$?\d[\d,.]*|[a-z]+)\s+[a-z][a-z -]{0,30}?)(?:\s*,\s*(?:[A-Z][a-z]+|(?:\$?\d[\d,.]*|[a-z]+)\s+[a-z][a-z -]{0,30}?))+"
-    r"\s*,?\s+(?:and|or)\s+(?:[A-Z][a-z]+|(?:\$?\d[\d,.]*|[a-z]+)\s+[a-z][a-z -]{0,30}?))(?=[.,;:?!)]|\s+(?:for|to|at|in|on|with|each|that|which|who)\b|$)"
+    r"(?P<items>(?:[A-Z][a-z]+|[A-Z]{2,3}\b|(?:\$?\d[\d,.]*|[a-z]+)\s+[a-z][a-z -]{0,30}?)(?:\s*,\s*(?:[A-Z][a-z]+|[A-Z]{2,3}\b|(?:\$?\d[\d,.]*|[a-z]+)\s+[a-z][a-z -]{0,30}?))+"
+    r"\s*,?\s+(?:and|or)\s+(?:[A-Z][a-z]+|[A-Z]{2,3}\b|(?:\$?\d[\d,.]*|[a-z]+)\s+[a-z][a-z -]{0,30}?))(?=[.,;:?!)]|\s+(?:for|to|at|in|on|with|each|that|which|who)\b|$)"
 )
-_NAME_PAIR = re.compile(r"\b([A-Z][a-z]+)\s+and\s+([A-Z][a-z]+)\b")
+_NAME_PAIR = re.compile(r"\b([A-Z][a-z]+(?:[A-Z][a-z]+)?)\s+and\s+([A-Z][a-z]+(?:[A-Z][a-z]+)?)\b")  # "John and DeSean"
 _NOT_NAMES = {
     "The",
     "If",
