@@ -224,3 +224,20 @@ def test_days_named_one_by_one_are_counted() -> None:
             r"The bag has (\d+) marshmallows.*John makes (\d+) S'mores, DeSean makes (\d+) S'mores, and they dropped (\d+)", v.question
         )
         assert Fraction(v.answer) == Fraction(bag - john - desean - dropped, 2)
+
+
+def test_a_ratio_with_a_one_digit_part_is_two_numbers() -> None:
+    """Item 391: 'The ratio of popsicles that Betty and Sam have is 5:6' was read as a clock time,
+    and 5+6 was untraced."""
+    for v in variants_of(GSM[391], n=4, seed=0):
+        b, s, total = numbers(r"is (\d+):(\d+)\. If the total number of popsicles they have together is (\d+)", v.question)
+        assert Fraction(v.answer) == total * (s - b) / (b + s)
+
+
+def test_two_things_averaged_or_shared_equally_are_two() -> None:
+    """Item 170: 'the average of the costs of the hat and jacket' is '/2'; item 923: 'equal amounts
+    of chamomile and mint' is '12/2'."""
+    for v in variants_of(GSM[170], n=4, seed=0):
+        (hat,) = numbers(r"a hat that costs \$(\d+)", v.question)
+        assert "three times as much as the hat" in v.question
+        assert Fraction(v.answer) == hat + 3 * hat + (hat + 3 * hat) / 2

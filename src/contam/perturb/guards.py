@@ -286,7 +286,17 @@ def enumerations(text: str) -> list[int]:
         for m in _NAME_PAIR.finditer(sentence):
             if m.group(1) not in _NOT_NAMES and m.group(2) not in _NOT_NAMES:
                 out.append(2)
+        if _PAIR_OF_THINGS.search(sentence):
+            out.append(2)
     return out
+
+
+#: "equal amounts of chamomile and mint", "the average of the costs of the hat and jacket": two
+#: things the sentence names, shared or averaged by halves.
+_PAIR_OF_THINGS = re.compile(
+    r"\b(?:equal\s+(?:amounts?|numbers?)\s+of|the\s+average\s+of(?:\s+the\s+[a-z]+\s+of)?)\s+(?:the\s+)?[a-z]+\s+and\s+(?:the\s+)?[a-z]+\b(?!\s*,)",
+    re.IGNORECASE,
+)
 
 
 def constant_values(question: str, solution: str, *, world: bool = True) -> set[int]:

@@ -142,7 +142,7 @@ CONSTANTS: tuple[tuple[Fraction, str], ...] = (
 
 _DIGITS = re.compile(
     r"(?<![\w.,/:])(?P<dollar>\$\s?)?(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)"
-    r"(?P<after>\s?(?:%|percent\b|per cent\b)|\s?cents?\b|(?:st|nd|rd|th)\b|\s?(?:a\.m\.|p\.m\.|am\b|pm\b)|:\d\d|/\d+)?"
+    r"(?P<after>\s?(?:%|percent\b|per cent\b)|\s?cents?\b|(?:st|nd|rd|th)\b|\s?(?:a\.m\.|p\.m\.|am\b|pm\b)|:\d\d?(?!\d)|/\d+)?"
 )
 _WORD_NUM = re.compile(
     r"\b(?:(?P<tens>" + "|".join(TENS) + r")(?:[- ](?P<unit1>" + "|".join(k for k in UNITS if UNITS[k] < 10 and UNITS[k] > 0) + r"))?"
@@ -201,7 +201,7 @@ def find_mentions(text: str) -> list[Mention]:
             continue
         if (
             after.startswith(":")
-            and re.search(r"(?:ratio|proportion)[^.]{0,25}$", text[max(0, start - 40) : start], re.IGNORECASE)
+            and re.search(r"(?:ratio|proportion)[^.]{0,120}$", text[max(0, start - 140) : start], re.IGNORECASE)
             and not re.match(r"\s*(?:am|pm|a\.m|p\.m|o'clock)", text[m.end() :], re.IGNORECASE)
         ):
             # "in the ratio 7:11": two plain numbers, not a clock time.
@@ -209,7 +209,7 @@ def find_mentions(text: str) -> list[Mention]:
             add(Mention(start, end, raw, _frac_str(value), "int", value not in (0, 1)))
             add(Mention(second, m.end(), after[1:], after[1:].lstrip("0") or "0", "int", int(after[1:]) not in (0, 1)))
             continue
-        if after.startswith(":") or after in ("am", "pm", "a.m.", "p.m."):
+        if (after.startswith(":") and len(after) == 3) or after in ("am", "pm", "a.m.", "p.m."):
             add(Mention(start, end, raw, _frac_str(value), "time", False))
             continue
         if after in ("st", "nd", "rd", "th"):
