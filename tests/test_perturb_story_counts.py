@@ -241,3 +241,13 @@ def test_two_things_averaged_or_shared_equally_are_two() -> None:
         (hat,) = numbers(r"a hat that costs \$(\d+)", v.question)
         assert "three times as much as the hat" in v.question
         assert Fraction(v.answer) == hat + 3 * hat + (hat + 3 * hat) / 2
+
+
+def test_two_people_named_by_kinship_are_two() -> None:
+    """Item 972: 'gave her mom and her sister 2 boxes of oranges each' solved '2*2': one 2 is the
+    two people. Read as the boxes squared, a variant stated 240 for 330 (graded wrong); the
+    boxes each stay 2 now."""
+    for v in variants_of(GSM[972], n=4, seed=0):
+        assert "her mom and her sister 2 boxes of oranges each" in v.question
+        boxes, per_box = numbers(r"bought (\d+) boxes of oranges.*each box contains (\d+) oranges", v.question)
+        assert Fraction(v.answer) == (boxes - 4) * Fraction(3, 4) * per_box

@@ -292,9 +292,11 @@ def enumerations(text: str) -> list[int]:
 
 
 #: "equal amounts of chamomile and mint", "the average of the costs of the hat and jacket": two
-#: things the sentence names, shared or averaged by halves.
+#: things the sentence names, shared or averaged by halves; "her mom and her sister ... 2 boxes
+#: each": two people (gsm8k/test/972 read "2*2" as the boxes squared).
 _PAIR_OF_THINGS = re.compile(
-    r"\b(?:equal\s+(?:amounts?|numbers?)\s+of|the\s+average\s+of(?:\s+the\s+[a-z]+\s+of)?)\s+(?:the\s+)?[a-z]+\s+and\s+(?:the\s+)?[a-z]+\b(?!\s*,)",
+    r"\b(?:equal\s+(?:amounts?|numbers?)\s+of|the\s+average\s+of(?:\s+the\s+[a-z]+\s+of)?)\s+(?:the\s+)?[a-z]+\s+and\s+(?:the\s+)?[a-z]+\b(?!\s*,)"
+    r"|\b(?:her|his|their|my)\s+[a-z]+\s+and\s+(?:her|his|their|my)\s+[a-z]+\b(?!\s*,)",
     re.IGNORECASE,
 )
 
