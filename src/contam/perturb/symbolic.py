@@ -38,6 +38,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Protocol
 
 from contam.data.items import Item
 from contam.perturb import arith, guards
@@ -319,9 +320,14 @@ def _lift(
                 # "12/3 = 4 sandwiches ... 12/4 = 3 sandwiches" for "a quarter of the sandwiches":
                 # sandwiches over 4 sandwiches would be no sandwiches, so the 4 is the quarter's.
                 from_steps = []
-            if counted:
-                pass
-            elif from_steps and v.denominator == 1 and int(v) in strong and v not in (0, 1) and (v not in groups or v in frozen_values):
+            if (
+                not counted
+                and from_steps
+                and v.denominator == 1
+                and int(v) in strong
+                and v not in (0, 1)
+                and (v not in groups or v in frozen_values)
+            ):
                 # "7 * 10" for 7 dimes after a step that happened to give 10: the literal is the dime's
                 # 10 or that result, and no draw keeps both readings unless the result never moves:
                 # so it never moves (pinned); the item is rejected later if nothing else can move.
@@ -927,7 +933,18 @@ def _partition_bounds(question: str, mentions: list[Mention], slots: list[Slot])
     return out
 
 
-def _result_unit(solution: str, step: Step) -> str:
+class _Span(Protocol):
+    """Where an annotation sits in the solution: a traced :class:`Step` or a parsed one."""
+
+    @property
+    def start(self) -> int: ...
+    @property
+    def end(self) -> int: ...
+    @property
+    def echo_end(self) -> int: ...
+
+
+def _result_unit(solution: str, step: _Span) -> str:
     """The unit the solution states a step's result in ("498 pounds" -> "pound"; "$" for money)."""
     before = solution[max(0, step.start - 3) : step.start]
     end = step.echo_end if step.echo_end >= 0 else step.end
