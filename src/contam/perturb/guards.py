@@ -227,9 +227,10 @@ def phrase_counts(text: str) -> list[int]:
             if any(a <= m.start() < b for a, b in taken):
                 continue
             out.append(len(re.findall(rf"\b(?:{alt})", m.group(0))))
-    # "On Monday ... On both Tuesday and Wednesday ... Thursday ... Friday": over 5 days.
+    # "On Monday ... On both Tuesday and Wednesday ... Thursday ... Friday": over 5 days (only
+    # where no "Monday to Friday" range already says how many).
     named = {d for d in DAYS if re.search(rf"\b{d}s?\b", low)}
-    if len(named) >= 2:
+    if len(named) >= 2 and not re.search(rf"\b(?:{'|'.join(DAYS)})s?\s+(?:to|through|thru|until|till|-|–)\s+(?:{'|'.join(DAYS)})", low):
         out.append(len(named))
     return out
 
