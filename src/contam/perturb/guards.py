@@ -23,7 +23,7 @@ import re
 from fractions import Fraction
 from functools import lru_cache
 
-from contam.perturb.mentions import FIXED_SIZE, MEASURES, NATURE_NOUNS, ORDINALS, UNITS
+from contam.perturb.mentions import FIXED_SIZE, MEASURES, NATURE_NOUNS, ORDINALS, SECOND_UNIT, UNITS
 from contam.perturb.records import Mention
 
 DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
@@ -88,15 +88,15 @@ CONSTANT_WORDS: dict[str, int] = {
 #: Facts of the world a solution uses without the question stating them, by the words that
 #: license them. A question number equal to one of these, where the solution reads that value,
 #: is ambiguous (the "7" of a week, the "60" of an hour).
-#: The facts of time, whose licence needs both units named (see :data:`WORLD_FACTS`).
-TIME_FACT_VALUES = frozenset({7, 12, 24, 30, 31, 60, 365})
+#: Facts of time: a solution may add one as a term ("60 minutes + 30 minutes"), and its licence
+#: needs both its units named (see :data:`WORLD_FACTS`).
+TIME_FACTS = frozenset({7, 12, 24, 28, 30, 31, 52, 60, 365, 366})
 WORLD_FACTS: tuple[tuple[int, str], ...] = (
     # A fact of time converts one unit into another, so both are named somewhere in the item:
     # "12 homes" in the first of "three years" is no 12 months (gsm8k/test/854).
     (7, r"(?s)(?=.*\bweeks?\b)(?=.*\bdays?\b)"),
     (24, r"(?s)(?=.*\bhours?\b)(?=.*\bdays?\b)"),
-    # "second" as a unit, not the ordinal of "Elijah's second dog" (gsm8k/test/1123).
-    (60, r"(?s)(?=.*minute)(?=.*(?:\bhours?\b|\bseconds\b|\b(?:per|a|one|each|every|\d+)\s+second\b))"),
+    (60, rf"(?s)(?=.*minute)(?=.*(?:\bhours?\b|{SECOND_UNIT}))"),
     (12, r"(?s)(?=.*month)(?=.*year)|(?=.*inch)(?=.*(?:feet|foot))|dozen"),
     (52, r"\bweek.*\byear|\byear.*\bweek"),
     (365, r"(?s)(?=.*\byears?\b)(?=.*\bdays?\b)"),
@@ -216,6 +216,7 @@ def phrase_counts(text: str) -> list[int]:
     """Counts stated by named days and months: "Monday to Friday" (5), "Sunday and Wednesday" (2)."""
     low = text.lower()
     out: list[int] = []
+    day_range = False
     for names in (DAYS, MONTHS):
         alt = "|".join(names)
         taken: list[tuple[int, int]] = []
@@ -223,6 +224,7 @@ def phrase_counts(text: str) -> list[int]:
             a, b = names.index(m.group(1)), names.index(m.group(2))
             out.append((b - a) % len(names) + 1)
             taken.append(m.span())
+        day_range = day_range or (names is DAYS and bool(taken))
         for m in re.finditer(rf"\b({alt})s?\b(?:\s*,\s*(?:and\s+|or\s+)?({alt})s?\b|\s+(?:and|or|&)\s+({alt})s?\b)+", low):
             if any(a <= m.start() < b for a, b in taken):
                 continue
@@ -230,7 +232,7 @@ def phrase_counts(text: str) -> list[int]:
     # "On Monday ... On both Tuesday and Wednesday ... Thursday ... Friday": over 5 days (only
     # where no "Monday to Friday" range already says how many).
     named = {d for d in DAYS if re.search(rf"\b{d}s?\b", low)}
-    if len(named) >= 2 and not re.search(rf"\b(?:{'|'.join(DAYS)})s?\s+(?:to|through|thru|until|till|-|–)\s+(?:{'|'.join(DAYS)})", low):
+    if len(named) >= 2 and not day_range:
         out.append(len(named))
     return out
 
@@ -240,6 +242,14 @@ _LIST = re.compile(
     r"\s*,?\s+(?:and|or)\s+(?:[A-Z][a-z]+|[A-Z]{2,3}\b|(?:\$?\d[\d,.]*|[a-z]+)\s+[a-z][a-z -]{0,30}?))(?=[.,;:?!)]|\s+(?:for|to|at|in|on|with|each|that|which|who)\b|$)"
 )
 _NAME_PAIR = re.compile(r"\b([A-Z][a-z]+(?:[A-Z][a-z]+)?)\s+and\s+([A-Z][a-z]+(?:[A-Z][a-z]+)?)\b")  # "John and DeSean"
+#: "equal amounts of chamomile and mint", "the average of the costs of the hat and jacket": two
+#: things the sentence names, shared or averaged by halves; "her mom and her sister ... 2 boxes
+#: each": two people (gsm8k/test/972 read "2*2" as the boxes squared).
+_PAIR_OF_THINGS = re.compile(
+    r"\b(?:equal\s+(?:amounts?|numbers?)\s+of|the\s+average\s+of(?:\s+the\s+[a-z]+\s+of)?)\s+(?:the\s+)?[a-z]+\s+and\s+(?:the\s+)?[a-z]+\b(?!\s*,)"
+    r"|\b(?:her|his|their|my)\s+[a-z]+\s+and\s+(?:her|his|their|my)\s+[a-z]+\b(?!\s*,)",
+    re.IGNORECASE,
+)
 _NOT_NAMES = {
     "The",
     "If",
@@ -292,16 +302,6 @@ def enumerations(text: str) -> list[int]:
     return out
 
 
-#: "equal amounts of chamomile and mint", "the average of the costs of the hat and jacket": two
-#: things the sentence names, shared or averaged by halves; "her mom and her sister ... 2 boxes
-#: each": two people (gsm8k/test/972 read "2*2" as the boxes squared).
-_PAIR_OF_THINGS = re.compile(
-    r"\b(?:equal\s+(?:amounts?|numbers?)\s+of|the\s+average\s+of(?:\s+the\s+[a-z]+\s+of)?)\s+(?:the\s+)?[a-z]+\s+and\s+(?:the\s+)?[a-z]+\b(?!\s*,)"
-    r"|\b(?:her|his|their|my)\s+[a-z]+\s+and\s+(?:her|his|their|my)\s+[a-z]+\b(?!\s*,)",
-    re.IGNORECASE,
-)
-
-
 def constant_values(question: str, solution: str, *, world: bool = True) -> set[int]:
     """Values the text states without a digit: constant words, day/month phrases, enumerations,
     "one ... the other" (two), and (``world``) facts of the world licensed by the words present."""
@@ -318,11 +318,13 @@ def constant_values(question: str, solution: str, *, world: bool = True) -> set[
         k = int(m.group(1)) if m.group(1).isdigit() else UNITS[m.group(1)]
         per = {"week": (7,), "year": (12, 52, 365), "hour": (60,), "day": (24,), "minute": (60,), "dozen": (12,)}[m.group(2)]
         vals.update(k * p for p in per)
-    if not world:
-        return vals
+    return vals | world_facts(question, solution) if world else vals
+
+
+def world_facts(question: str, solution: str) -> set[int]:
+    """The values of :data:`WORLD_FACTS` the words of the item license."""
     both = (question + " " + solution).lower()
-    vals.update(v for v, pat in WORLD_FACTS if re.search(pat, both))
-    return vals
+    return {v for v, pat in WORLD_FACTS if re.search(pat, both)}
 
 
 def period_cap(text: str, m: Mention) -> tuple[int, bool] | None:
@@ -351,12 +353,17 @@ def is_conversion(text: str, m: Mention) -> bool:
         return False
     words = [_singular(w.lower()) for w in _WORD.findall((before.group(0) if before else "") + " " + (after.group(0) if after else ""))]
     words.append(head_noun(text, m))
-    units = {
-        _UNIT_ALIASES.get(w, w.rstrip("s") if w.rstrip("s") in MEASURES else w)
-        for w in words
-        if w in MEASURES or w.rstrip("s") in MEASURES or _UNIT_ALIASES.get(w, "") in MEASURES
-    }
+    units = {u for w in words if (u := _measure(w))}
     return len(units) >= 2 or any(w in FIXED_SIZE or w.startswith(NATURE_NOUNS) for w in words)
+
+
+def _measure(word: str) -> str:
+    """The unit of measure ``word`` names ("lbs" -> "pound", "kgs" -> "kg"), or ""."""
+    for w in (word, word.rstrip("s")):
+        unit = _UNIT_ALIASES.get(w, w)
+        if unit in MEASURES:
+            return unit
+    return ""
 
 
 def is_definite(text: str, m: Mention) -> bool:

@@ -111,8 +111,10 @@ ORDINALS = {
 
 # Known constants a solution may use without the question stating them, each licensed by a
 # keyword in the problem (60 needs minutes/hours/seconds, 7 needs a week, ...). 1 is always allowed.
+#: "second" as a unit of time, not the ordinal of "Elijah's second dog" (gsm8k/test/1123).
+SECOND_UNIT = r"\bseconds\b|\b(?:per|a|one|each|every|\d+)\s+second\b"
 CONSTANTS: tuple[tuple[Fraction, str], ...] = (
-    (Fraction(60), r"minute|hour|\bseconds\b|\b(?:per|a|one|each|every|\d+)\s+second\b|mph|per hour"),
+    (Fraction(60), rf"minute|hour|{SECOND_UNIT}|mph|per hour"),
     (Fraction(24), r"hour|day"),
     (Fraction(7), r"week|day"),
     (Fraction(12), r"dozen|month|year|inch|foot|feet|annual"),

@@ -80,6 +80,8 @@ def instances(
     # First tier: same digits and roundness. Second tier, only when the first admits fewer than n
     # distinct instances: the wider window of the same order of magnitude.
     for wide in (False, True):
+        tier = label + ("wide" if wide else "")  # in the variant id
+        tier_name = label + ("wide" if wide else "same-digits")  # in the metadata
         exhausted = 0
         for index in range(tries):
             if len(out) >= n:
@@ -101,7 +103,6 @@ def instances(
             if distinct and d.question in seen:
                 continue
             seen.add(d.question)
-            tier = label + ("wide" if wide else "")
             question, solution, swapped = d.question, d.solution, {}
             if names:
                 question, solution, swapped = swap_names(
@@ -128,7 +129,7 @@ def instances(
                     metadata={
                         "index": index,
                         "attempts": d.attempts,
-                        "tier": label + ("wide" if wide else "same-digits"),
+                        "tier": tier_name,
                         "names": swapped,
                     },
                 )

@@ -125,11 +125,12 @@ def _lift(
     except (ValueError, ZeroDivisionError):
         raise Rejected("no_final_answer", "final answer is not a number") from None
     mentions = find_mentions(question)
-    constants = licensed_constants(question + " " + solution.rsplit("####", 1)[0])
+    body = solution.rsplit("####", 1)[0]
+    constants = licensed_constants(question + " " + body)
     # "5 dogs * 4 legs/dog", "the two long sides of the park": a count of nature the solution
     # states is a constant, as if the question had said it (a question number of that value
     # counting something else is frozen by the solution_fact guard).
-    constants = [*constants, *(Fraction(k) for k in _nature_counts(solution.rsplit("####", 1)[0]))]
+    constants = [*constants, *(Fraction(k) for k in _nature_counts(body))]
     # Counts the question states by naming what it counts ("Nick, Richard, Jason and DJ" are 4,
     # "Saturday and Sunday" 2 days): no instance renames or adds one, so such a count is a constant.
     story_counts = {Fraction(k) for k in guards.phrase_counts(question) + guards.enumerations(question) if k > 1}
@@ -143,8 +144,9 @@ def _lift(
     gid = {v: f"s{k}" for k, v in enumerate(group_values)}
     group_scales = {v: sorted({Fraction(s) for i in groups[v] for s in mentions[i].scales}) for v in group_values}
     frozen_values = {Fraction(m.value) * Fraction(s) for m in mentions if not m.perturbable for s in m.scales}
+    # What the question's mentions of each value count ("apple", "$"), for the unit readings below.
+    group_nouns = {v: {guards.head_noun(question, mentions[i]) for i in ix} for v, ix in groups.items()}
 
-    body = solution.rsplit("####", 1)[0]
     for hm in _HIDDEN.finditer(body):
         a, b, c = (_number(hm.group(k)) for k in (1, 3, 4))
         op = hm.group(2)
@@ -186,10 +188,10 @@ def _lift(
             if lit.value not in seen_results:
                 reads[lit.value] = reads.get(lit.value, 0) + 1
         seen_results.add(p.value)
-    strong = guards.constant_values(question, solution.rsplit("####", 1)[0], world=False)
-    stated_constants = guards.constant_values(question, solution.rsplit("####", 1)[0]) | {
-        int(c) for c in constants if c.denominator == 1 and c not in guards.TIME_FACT_VALUES
-    }
+    worded = guards.constant_values(question, body, world=False)  # stated by a word: "twice", "Monday to Friday"
+    world = worded | guards.world_facts(question, body)
+    strong = worded
+    stated_constants = world | {int(c) for c in constants if c.denominator == 1 and c not in guards.TIME_FACTS}
     if re.search(r"%|\bpercent", question, re.IGNORECASE):
         # "100-60 = 40%" after a step that gave 100: the whole of a percent is a constant too.
         strong = strong | {100}
@@ -220,32 +222,39 @@ def _lift(
         guards._singular(w.group(0).lower()) for m in mentions if (w := re.match(r"\s*[A-Za-z]+", question[m.end : m.end + 20]))
     }
     story_nouns = {n.strip() for n in story_nouns} - {"", "%"}
+    step_units: list[str] = []  # the unit each step's result is stated in (see _result_unit)
 
     def unit_of_step(j: int) -> str:
-        u = _result_unit(solution, steps[j])
-        return u if u in story_nouns else ""
+        """A step's unit, if it is a thing the question counts ("times", "scoops"; not "remained")."""
+        return step_units[j] if step_units[j] in story_nouns else ""
 
     def unit_of(value: Fraction) -> str:
         """What a literal of this value counts: an earlier result's unit, or the one noun of the
         question's mentions of it; "" when unknown or ambiguous."""
         if value in results:
             return unit_of_step(results.index(value)) if results.count(value) == 1 and value not in groups else ""
-        nouns = {guards.head_noun(question, mentions[k]) for k in groups.get(value, [])}
+        nouns = group_nouns.get(value, set())
         return next(iter(nouns)) if len(nouns) == 1 and "" not in nouns else ""
 
     for i, p in enumerate(parsed):
         lits = arith.literals(p.tree)
+        # Values written exactly twice in a product step, stated once in the question.
+        doubled = (
+            {
+                v
+                for v in {lit.value for lit in lits}
+                if sum(lit.value == v for lit in lits) == 2 and len(groups.get(v, ())) == 1 and v not in (0, 1)
+            }
+            if _only_ops(p.tree, "*")
+            else set()
+        )
         twins = {
             v
-            for v in {lit.value for lit in lits}
-            if _only_products(p.tree)
-            and sum(lit.value == v for lit in lits) == 2
-            and sum(sum(x.value == v for x in arith.literals(q.tree)) > 1 for q in parsed) == 1
-            and len(groups.get(v, ())) == 1
+            for v in doubled
+            if sum(sum(x.value == v for x in arith.literals(q.tree)) > 1 for q in parsed) == 1
             and sum(not m.perturbable and m.kind == "multiplier" and Fraction(m.value) == v for m in mentions) == 1
             and sum(not m.perturbable and Fraction(m.value) * Fraction(x) == v for m in mentions for x in m.scales) == 1
             and v not in results
-            and v not in (0, 1)
         }
         twin_seen: set[Fraction] = set()
         # "60/15 = 4 containers ... 4*4" with "$4.00 per carton": a product of a result and the
@@ -253,25 +262,21 @@ def _lift(
         # the same, so one is the result and the other the number, and no tie pins them together.
         pairs = {
             v
-            for v in {lit.value for lit in lits}
-            if _only_products(p.tree)
-            and sum(lit.value == v for lit in lits) == 2
-            and sum(x.value == v for q in parsed for x in arith.literals(q.tree)) == 2
+            for v in doubled
+            if sum(x.value == v for q in parsed for x in arith.literals(q.tree)) == 2
             and sum(r == v for r in results) == 1
-            and len(groups.get(v, ())) == 1
             and v not in frozen_values
             and v not in constants
             and v not in story_counts
-            and v not in (0, 1)
         }
         pair_seen: set[Fraction] = set()
-        sums = _only_sums(p.tree)
-        unit_here = _result_unit(solution, p)
-        unit_here = unit_here if unit_here in story_nouns and unit_here != "$" else ""
-        # The unit a sum's result is stated in, if it is a thing the question counts ("times",
-        # "scoops"; not "remained").
-        here = _result_unit(solution, p) if sums else ""
-        here = here if here in story_nouns else ""
+        sums = _only_ops(p.tree, "+-")
+        # The unit this annotation's result is stated in, if the question counts it; for a sum
+        # (``here``) its terms count that too.
+        unit_p = _result_unit(solution, p)
+        story_unit = unit_p if unit_p in story_nouns else ""
+        here = story_unit if sums else ""
+        unit_here = story_unit if story_unit != "$" else ""
         if (
             isinstance(p.tree, arith.Num)
             and p.value not in seen_before(parsed, i)
@@ -298,10 +303,9 @@ def _lift(
                     pair_seen.add(v)
                     from_groups = []  # the first: the result
             if len(from_steps) == 1 and len(from_groups) == 1 and from_groups[0][1] == 1:
-                there = _result_unit(solution, steps[from_steps[0]])
-                there = there if there in story_nouns else ""
-                nouns = {guards.head_noun(question, mentions[k]) for k in groups[from_groups[0][0]]}
-                if from_steps[0] in confirmed and there and "" not in nouns and there not in nouns:
+                there = unit_of_step(from_steps[0])
+                nouns = group_nouns[from_groups[0][0]]
+                if from_steps[0] in confirmed and there and _counts_other(nouns, there):
                     # "2+4 = 6 times ... 6+4 = 10 times ... 10x6" with "each ride cost 6 tickets":
                     # the 6 times were read on by a sum of times; a second read, where an equal
                     # number counts tickets, is that number (gsm8k/test/132).
@@ -315,7 +319,7 @@ def _lift(
             # stated in the unit of the result it equals is that result; a multiplier, a percent
             # base or a denominator is no term of a sum of points or dollars. (A fact of time, "60
             # minutes", may be one, so it still pins.)
-            counted = bool(from_steps) and bool(here) and here == _result_unit(solution, steps[from_steps[0]]) and v not in _TIME_FACTS
+            counted = bool(from_steps) and bool(here) and here == unit_of_step(from_steps[0]) and v not in guards.TIME_FACTS
             if from_steps and from_const and not from_groups and _scale_free(p.tree, lit, unit_of, unit_of_step(from_steps[0]), unit_here):
                 # "12/3 = 4 sandwiches ... 12/4 = 3 sandwiches" for "a quarter of the sandwiches":
                 # sandwiches over 4 sandwiches would be no sandwiches, so the 4 is the quarter's.
@@ -364,15 +368,12 @@ def _lift(
                     # times" after "2+4 = 6 times", with "6 tickets" per ride): the result is
                     # meant, and no tie pins the tickets to the rides. A product mixes units, so
                     # there the tie stays ("40/100*40": 40 students or the 40 %).
-                    unit = _result_unit(solution, steps[j]) if j not in consumed and sums else ""
-                    same = bool(unit) and unit == here
+                    same = j not in consumed and bool(here) and here == unit_of_step(j)
                     step_ties.extend(
-                        (gid[g], j, scale)
-                        for g, scale in from_groups
-                        if not (same and scale == 1 and _counts_other(question, mentions, groups[g], unit))
+                        (gid[g], j, scale) for g, scale in from_groups if not (same and scale == 1 and _counts_other(group_nouns[g], here))
                     )
                 consumed.add(j)
-                if sums and here and here == _result_unit(solution, steps[j]):
+                if here and here == unit_of_step(j):
                     confirmed.add(j)  # read on by a sum of the same unit: the result is meant there
                 step_eqs.extend((j, k) for k in from_steps[1:])
             elif v in twins and v in twin_seen:
@@ -433,6 +434,7 @@ def _lift(
             raise Rejected("degenerate_step", f"step {i}: {p.expr} divides by 1")
         steps.append(Step(p.expr, str(p.value), tuple(leaves), p.start, p.end, p.echo_start, p.echo_end, p.prose))
         results.append(p.value)
+        step_units.append(unit_p)
 
     for cm in _PROSE_CONVERSION.finditer(body):  # raw text: "x minutes = <<...>>y" is an annotation's echo
         if _number(cm.group(1)) in results:
@@ -444,7 +446,9 @@ def _lift(
     if answer_step < 0:
         raise Rejected("answer_not_computed", f"final answer {answer} is not the result of any annotation")
 
-    guard_freeze, guard_constraints = _guards(question, solution, mentions, groups, gid, reads, steps, freeze, frozen_values, split)
+    guard_freeze, guard_constraints = _guards(
+        question, solution, mentions, groups, gid, reads, steps, freeze, frozen_values, split, consts=world, worded=worded
+    )
     freeze |= set(guard_freeze)
     slots = _resolve_slots(mentions, groups, gid, bound, slot_links, step_ties, freeze)
     # A question number derived from a step result must count what that result counts ("four packs"
@@ -512,7 +516,7 @@ def _lift(
     if not deps[answer_step]:
         raise Rejected("answer_independent", "the answer does not depend on any number that can change")
     by_id = {s.id: s for s in slots}
-    money = {j for j, st in enumerate(steps) if _result_unit(solution, st) == "$"}
+    money = {j for j, u in enumerate(step_units) if u == "$"}
     constraints = _constraints(slots, mentions, results, step_ties, by_id, question, money)
     constraints += [Constraint("eqstep", str(j), str(k)) for j, k in sorted(set(step_eqs))]
     moving_ids = {s.id for s in slots if s.role == "free"}
@@ -536,7 +540,7 @@ def _lift(
     if not any(s.role == "free" for s in slots):
         raise Rejected("nothing_to_perturb", "no question number the program reads can be changed")
     moving_results = {r for r, d in zip(results, deps, strict=True) if d}
-    slot_nouns = {gid[v]: {guards.head_noun(question, mentions[i]) for i in ix} for v, ix in groups.items()}
+    slot_nouns = {gid[v]: nouns for v, nouns in group_nouns.items()}
     prose = _prose(
         solution, steps, slots, group_values, group_scales, gid, results, frozen_values | set(constants), cfg, moving_results, slot_nouns
     )
@@ -575,10 +579,6 @@ def _restated_with_noun(body: str, v: Fraction, ms: list[Mention], nouns: list[s
     )
 
 
-#: Facts of time a sum may add as a term ("60 minutes + 30 minutes").
-_TIME_FACTS = frozenset(Fraction(k) for k in (7, 12, 24, 28, 30, 31, 52, 60, 365, 366))
-
-
 def _scale_free(tree: arith.Node, lit: arith.Num, unit_of: Callable[[Fraction], str], step_unit: str, unit: str) -> bool:
     """Whether ``lit`` is the divisor of "x / k", or a factor of "x * k", where x counts ``unit``
     and so does the whole step: then k has no unit, and cannot be an earlier result counting
@@ -589,24 +589,16 @@ def _scale_free(tree: arith.Node, lit: arith.Num, unit_of: Callable[[Fraction], 
         rest = [x for x in arith.literals(tree.left) if x.value != 1]
     elif tree.op == "*" and lit in (tree.left, tree.right):
         rest = [tree.right if tree.left is lit else tree.left]
-        if not isinstance(rest[0], arith.Num):
-            return False
     else:
         return False
     return len(rest) == 1 and isinstance(rest[0], arith.Num) and unit_of(rest[0].value) == unit
 
 
-def _only_sums(node: arith.Node) -> bool:
-    """A tree of sums and differences alone ("6+4", "7-2-1"): its terms count one thing."""
+def _only_ops(node: arith.Node, ops: str) -> bool:
+    """A tree of these operators alone: "+-" for a sum ("6+4", "7-2-1": its terms count one
+    thing), "*" for a product ("2*2", "3*2*5": its factors can be read in any order)."""
     if isinstance(node, arith.BinOp):
-        return node.op in "+-" and _only_sums(node.left) and _only_sums(node.right)
-    return isinstance(node, arith.Num)
-
-
-def _only_products(node: arith.Node) -> bool:
-    """A tree of products alone ("2*2", "3*2*5"): its factors can be read in any order."""
-    if isinstance(node, arith.BinOp):
-        return node.op == "*" and _only_products(node.left) and _only_products(node.right)
+        return node.op in ops and _only_ops(node.left, ops) and _only_ops(node.right, ops)
     return isinstance(node, arith.Num)
 
 
@@ -621,12 +613,13 @@ def _guards(
     already: set[str],
     frozen_values: set[Fraction] | None = None,
     split: set[Fraction] | None = None,
+    *,
+    consts: set[int],
+    worded: set[int],
 ) -> tuple[dict[str, str], list[Constraint]]:
     """Slots to freeze (slot id -> guard name) and range constraints, from what the text means
     (:mod:`contam.perturb.guards`); raises :class:`Rejected` where freezing cannot make it right."""
     body = solution.rsplit("####", 1)[0]
-    consts = guards.constant_values(question, body)
-    worded = guards.constant_values(question, body, world=False)  # stated by a word: "twice", "Monday to Friday"
     ordinals = guards.ordinal_values(question) | guards.ordinal_values(body)
     freeze: dict[str, str] = {}
     extra: list[Constraint] = []
@@ -953,9 +946,9 @@ def _result_unit(solution: str, step: _Span) -> str:
     return "$" if unit in ("dollar", "dollars") else unit
 
 
-def _counts_other(question: str, mentions: list[Mention], idx: list[int], unit: str) -> bool:
-    """Whether the question's mentions ``idx`` all name what they count, and none counts ``unit``."""
-    nouns = {guards.head_noun(question, mentions[k]) for k in idx}
+def _counts_other(nouns: set[str], unit: str) -> bool:
+    """Whether the question's mentions of a value all name what they count (``nouns``), and none
+    counts ``unit``."""
     return "" not in nouns and unit not in nouns
 
 
