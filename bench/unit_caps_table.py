@@ -92,7 +92,7 @@ def noun_table() -> dict[str, list]:
             if m.kind == "percent":
                 w = re.findall(r"[A-Za-z]+", q[m.end : m.end + 30])
                 skip = ("of", "more", "less", "off", "per", "percent")
-                noun = "%" + (guards._singular(w[0].lower()) if w and w[0].lower() not in skip else "")
+                noun = "%" + (guards.singular(w[0].lower()) if w and w[0].lower() not in skip else "")
             if noun:
                 seen[noun].append(Fraction(m.value))
     return {k: [str(sorted(v)[int(0.95 * (len(v) - 1))]), len(v)] for k, v in sorted(seen.items()) if len(v) >= 20}

@@ -198,11 +198,12 @@ def head_noun(text: str, m: Mention) -> str:
             return "$"
         if lw in _SKIP_ADJ:
             continue
-        return _singular(lw)
+        return singular(lw)
     return ""
 
 
-def _singular(w: str) -> str:
+def singular(w: str) -> str:
+    """A plural noun's singular, by its ending ("cherries" -> "cherry", "boxes" -> "box"); lower case in, out."""
     if w.endswith("ies") and len(w) > 4:
         return w[:-3] + "y"
     if w.endswith(("ches", "shes", "sses", "xes")):
@@ -351,7 +352,7 @@ def is_conversion(text: str, m: Mention) -> bool:
     after = _CONVERSION_AFTER.match(text[m.end : m.end + 40])
     if not (before or after):
         return False
-    words = [_singular(w.lower()) for w in _WORD.findall((before.group(0) if before else "") + " " + (after.group(0) if after else ""))]
+    words = [singular(w.lower()) for w in _WORD.findall((before.group(0) if before else "") + " " + (after.group(0) if after else ""))]
     words.append(head_noun(text, m))
     units = {u for w in words if (u := _measure(w))}
     return len(units) >= 2 or any(w in FIXED_SIZE or w.startswith(NATURE_NOUNS) for w in words)
@@ -475,7 +476,7 @@ def plausible_cap(text: str, m: Mention) -> Fraction | None:
     caps = unit_caps()
     if m.kind == "percent":
         w = _WORD.findall(text[m.end : m.end + 30])
-        key = "%" + (_singular(w[0].lower()) if w and w[0].lower() not in ("of", "more", "less", "off", "per", "percent") else "")
+        key = "%" + (singular(w[0].lower()) if w and w[0].lower() not in ("of", "more", "less", "off", "per", "percent") else "")
         return caps.get(key)
     noun = head_noun(text, m)
     if noun in ("$", "%", ""):
@@ -518,7 +519,7 @@ def asked_noun(question: str) -> str:
     for m in _ASK.finditer(question):  # noqa: B007 -- the last question asked is the one answered
         pass
     if m is not None:
-        noun = _singular(m.group(1).lower())
+        noun = singular(m.group(1).lower())
         return "$" if noun == "dollar" else noun
     if re.search(r"\bhow\s+much\b", question, re.IGNORECASE) and "$" in question:
         return "$"
@@ -705,7 +706,7 @@ def _is_noun(word: str) -> bool:
 
 def _unit_word(w: str) -> str:
     lw = w.lower()
-    return _UNIT_ALIASES.get(lw, _UNIT_ALIASES.get(_singular(lw), _singular(lw)))
+    return _UNIT_ALIASES.get(lw, _UNIT_ALIASES.get(singular(lw), singular(lw)))
 
 
 def unit_key(text: str, start: int, end: int, *, money: bool = False, percent: bool = False) -> str:
@@ -725,10 +726,10 @@ def unit_key(text: str, start: int, end: int, *, money: bool = False, percent: b
         after = re.sub(r"^\s*(?:%|percent|per\s+cent)", "", after, flags=re.IGNORECASE)
         w = _WORD.findall(after[:30])
         if w and _is_noun(w[0]) and w[0].lower() not in ("percent",):
-            return "%" + _singular(w[0].lower())
+            return "%" + singular(w[0].lower())
         b = _PERCENT_BEFORE.search(before)
         if b and _is_noun(b.group("noun")) and b.group("noun").lower() != "rate":
-            return "%" + _singular(b.group("noun").lower())
+            return "%" + singular(b.group("noun").lower())
         return "%"
     if not money and re.match(r"^\s*[- ]?dollars?\b", after, re.IGNORECASE):
         money = True  # "25 dollar pens", "10 dollars each"

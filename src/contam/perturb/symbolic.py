@@ -35,6 +35,7 @@ import dataclasses
 import hashlib
 import itertools
 import re
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
@@ -219,7 +220,7 @@ def _lift(
     # Results read on by a sum of terms in their own unit ("6+4 = 10 times" for "2+4 = 6 times").
     confirmed: set[int] = set()
     story_nouns = {guards.head_noun(question, m) for m in mentions} | {
-        guards._singular(w.group(0).lower()) for m in mentions if (w := re.match(r"\s*[A-Za-z]+", question[m.end : m.end + 20]))
+        guards.singular(w.group(0).lower()) for m in mentions if (w := re.match(r"\s*[A-Za-z]+", question[m.end : m.end + 20]))
     }
     story_nouns = {n.strip() for n in story_nouns} - {"", "%"}
     step_units: list[str] = []  # the unit each step's result is stated in (see _result_unit)
@@ -236,22 +237,21 @@ def _lift(
         nouns = group_nouns.get(value, set())
         return next(iter(nouns)) if len(nouns) == 1 and "" not in nouns else ""
 
+    # How often each step writes each value, and how often the whole solution does.
+    lit_counts = [Counter(lit.value for lit in arith.literals(q.tree)) for q in parsed]
+    total_counts = sum(lit_counts, Counter[Fraction]())
+
     for i, p in enumerate(parsed):
-        lits = arith.literals(p.tree)
         # Values written exactly twice in a product step, stated once in the question.
         doubled = (
-            {
-                v
-                for v in {lit.value for lit in lits}
-                if sum(lit.value == v for lit in lits) == 2 and len(groups.get(v, ())) == 1 and v not in (0, 1)
-            }
+            {v for v, k in lit_counts[i].items() if k == 2 and len(groups.get(v, ())) == 1 and v not in (0, 1)}
             if _only_ops(p.tree, "*")
             else set()
         )
         twins = {
             v
             for v in doubled
-            if sum(sum(x.value == v for x in arith.literals(q.tree)) > 1 for q in parsed) == 1
+            if sum(c[v] > 1 for c in lit_counts) == 1
             and sum(not m.perturbable and m.kind == "multiplier" and Fraction(m.value) == v for m in mentions) == 1
             and sum(not m.perturbable and Fraction(m.value) * Fraction(x) == v for m in mentions for x in m.scales) == 1
             and v not in results
@@ -263,7 +263,7 @@ def _lift(
         pairs = {
             v
             for v in doubled
-            if sum(x.value == v for q in parsed for x in arith.literals(q.tree)) == 2
+            if total_counts[v] == 2
             and sum(r == v for r in results) == 1
             and v not in frozen_values
             and v not in constants
@@ -456,9 +456,7 @@ def _lift(
     unit_clash = {
         s.id: "result_unit"
         for s in slots
-        if s.role == "derived"
-        and s.source.startswith("step:")
-        and not _same_unit(question, solution, mentions, s, steps[int(s.source[5:])])
+        if s.role == "derived" and s.source.startswith("step:") and not _same_unit(question, mentions, s, step_units[int(s.source[5:])])
     }
     if unit_clash:
         guard_freeze.update(unit_clash)
@@ -523,7 +521,7 @@ def _lift(
     constraints += [c for c in guard_constraints if c.target in moving_ids]
     constraints += _answer_bounds(question, mentions, slots, answer, answer_step)
     constraints += _budget_bounds(question, mentions, slots, results)
-    constraints += _result_caps(question, solution, steps, results)
+    constraints += _result_caps(question, solution, steps, results, step_units)
     constraints += _height_caps(solution, steps, results)
     for j, (st, r) in enumerate(zip(steps, results, strict=True)):
         if st.prose and 0 < r < 100 and "%" in solution[st.echo_start : st.echo_end + 1]:
@@ -786,7 +784,7 @@ def _guards(
     # A count of the noun an ordinal numbers ("for 11 months ... on the twelfth month", "5 days ...
     # the third day") is frozen: the ordinal may be within the count or the one after it.
     for om in re.finditer(r"\b(" + "|".join(ORDINALS) + r")\s+([a-z]+)", question, re.IGNORECASE):
-        noun = guards._singular(om.group(2).lower())
+        noun = guards.singular(om.group(2).lower())
         for v, idx in groups.items():
             if gid[v] not in freeze and any(guards.head_noun(question, mentions[i]) == noun for i in idx):
                 freeze[gid[v]] = "ordinal"
@@ -841,7 +839,7 @@ def _nature_in_solution(body: str, v: int, nouns: list[str]) -> bool:
     prose = re.sub(r"<<[^<>]*>>", " ", body)
     words = "|".join(n for n in guards.NATURE_NOUNS if n.isalpha() and not n.endswith("ed"))
     for m in re.finditer(rf"(?<![\d.]){v}(?![\d.])\s+(?:[a-z]+\s+){{0,2}}?({words})s?\b", prose, re.IGNORECASE):
-        if guards._singular(m.group(1).lower()) not in nouns:
+        if guards.singular(m.group(1).lower()) not in nouns:
             return True
     return False
 
@@ -942,7 +940,7 @@ def _result_unit(solution: str, step: _Span) -> str:
     before = solution[max(0, step.start - 3) : step.start]
     end = step.echo_end if step.echo_end >= 0 else step.end
     words = re.findall(r"[A-Za-z$%]+", solution[end : end + 30])
-    unit = "$" if "$" in before or (words[:1] == ["$"]) else (guards._singular(words[0].lower()) if words else "")
+    unit = "$" if "$" in before or (words[:1] == ["$"]) else (guards.singular(words[0].lower()) if words else "")
     return "$" if unit in ("dollar", "dollars") else unit
 
 
@@ -952,9 +950,9 @@ def _counts_other(nouns: set[str], unit: str) -> bool:
     return "" not in nouns and unit not in nouns
 
 
-def _same_unit(question: str, solution: str, mentions: list[Mention], slot: Slot, step: Step) -> bool:
-    """Whether a step's result is stated in the unit its tied question number counts."""
-    unit = _result_unit(solution, step)
+def _same_unit(question: str, mentions: list[Mention], slot: Slot, unit: str) -> bool:
+    """Whether a step's result, stated in ``unit`` (:func:`_result_unit`), counts what its tied
+    question number counts."""
     nouns = {guards.head_noun(question, mentions[i]) for i in slot.mentions}
     return bool(unit) and unit in nouns
 
@@ -965,7 +963,7 @@ def _same_unit(question: str, solution: str, mentions: list[Mention], slot: Slot
 _PICTURED_UNITS = ("pound", "lb", "kg", "kilogram", "year", "inch", "foot", "feet")
 
 
-def _result_caps(question: str, solution: str, steps: list[Step], results: list[Fraction]) -> list[Constraint]:
+def _result_caps(question: str, solution: str, steps: list[Step], results: list[Fraction], units: list[str]) -> list[Constraint]:
     """Results stated in a pictured unit stay within what the benchmark writes for that unit (the
     95th percentile of its question values, :func:`guards.unit_caps`) or 1.5 times the original
     result, whichever is larger; results stated as a rate, a price, a kind of percent or an age
@@ -973,8 +971,7 @@ def _result_caps(question: str, solution: str, steps: list[Step], results: list[
     result; the answer to "how old" stays within 1.5 times the original age."""
     caps = guards.unit_caps()
     out: list[Constraint] = []
-    for j, (st, r) in enumerate(zip(steps, results, strict=True)):
-        unit = _result_unit(solution, st)
+    for j, (r, unit) in enumerate(zip(results, units, strict=True)):
         if r > 0 and unit in _PICTURED_UNITS and unit in caps:
             cap = max(caps[unit], r * 3 / 2)
             if unit in ("pound", "lb", "kg", "kilogram") and re.search(r"\bweigh", question, re.IGNORECASE):
