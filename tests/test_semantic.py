@@ -158,22 +158,54 @@ def test_static_embedder_finds_paraphrases_at_its_own_threshold() -> None:
     assert Hierarchy().config.semantic.threshold == EMBEDDER_DEFAULTS["minilm"].threshold
 
 
-def test_parallel_embedding_is_byte_identical_to_torch_threads(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Workers with one torch thread each form the batches ``encode`` forms, so the vectors are the
-    same bytes as the old single-call path (real MiniLM, real GSM8K texts of varied length)."""
+def test_parallel_embedding_matches_serial_within_float_tolerance(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Workers with one torch thread each form the batches ``encode`` forms. The vectors agree with
+    the single-worker path up to float rounding (kernels may sum in another order on another CPU:
+    issue 32.18 saw 1e-7 in 4 of 44 rows on a Xeon), and every text keeps its nearest neighbours,
+    so the flags are the same on any CPU (real MiniLM, real GSM8K texts of varied length)."""
     from contam.models.embed import embed_workers
 
     emb = load_embedder("minilm", precision="fp32")
-    texts = [it.question for it in load_benchmark("gsm8k")[:24]] + [it.text[:512] for it in load_benchmark("gsm8k")[24:44]]
+    gsm = load_benchmark("gsm8k")
+    texts = [it.question for it in gsm[:24]] + [it.text[:512] for it in gsm[24:44]]
     monkeypatch.setenv("CONTAM_EMBED_WORKERS", "1")
     serial = emb.embed(texts, batch_size=8)
     monkeypatch.setenv("CONTAM_EMBED_WORKERS", "2")
     assert embed_workers() == 2
     parallel = emb.embed(texts, batch_size=8)
-    assert np.array_equal(serial, parallel)
+    assert_same_embedding(serial, parallel)
     monkeypatch.setenv("CONTAM_EMBED_WORKERS", "two")
     with pytest.raises(ModelError, match="CONTAM_EMBED_WORKERS"):
         embed_workers()
+
+
+def assert_same_embedding(a: np.ndarray, b: np.ndarray, *, k: int = 1) -> None:
+    """Equal up to float rounding, never bit for bit: per-row cosine >= 0.99999, no component off
+    by more than 1e-5, and each row's ``k`` nearest other rows (what a flag points at) the
+    same in both."""
+    assert a.shape == b.shape
+    cos = (a * b).sum(1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
+    assert float(cos.min()) >= 0.99999, f"row cosine {float(cos.min())}"
+    assert float(np.abs(a - b).max()) <= 1e-5, f"max abs diff {float(np.abs(a - b).max())}"
+    sa, sb = a @ a.T, b @ b.T
+    np.fill_diagonal(sa, -np.inf)
+    np.fill_diagonal(sb, -np.inf)
+    assert np.array_equal(np.argsort(-sa, axis=1, kind="stable")[:, :k], np.argsort(-sb, axis=1, kind="stable")[:, :k])
+
+
+def test_embedding_comparison_tolerates_rounding_and_catches_a_real_change() -> None:
+    """The tolerance check passes 1e-7 noise (what two CPUs' kernels differ by) and fails a vector
+    that moved, so the parallel test can neither flake on another CPU nor pass a broken path."""
+    rng = np.random.default_rng(0)
+    a = rng.normal(size=(44, 384)).astype(np.float32)
+    a /= np.linalg.norm(a, axis=1, keepdims=True)
+    noisy = a + rng.normal(scale=1e-7, size=a.shape).astype(np.float32)
+    assert not np.array_equal(a, noisy)
+    assert_same_embedding(a, noisy)
+    moved = a.copy()
+    moved[3] = moved[7]
+    with pytest.raises(AssertionError):
+        assert_same_embedding(a, moved)
 
 
 def test_verbatim_copies_reuse_the_benchmark_vector_and_repeats_embed_once(
