@@ -19,7 +19,6 @@ Adversaries (paper 003: say which adversary every claim holds against):
 
 from __future__ import annotations
 
-import json
 import math
 from collections import Counter, defaultdict
 from collections.abc import Sequence
@@ -27,45 +26,39 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
+from contam.audit.claims import (
+    ADVERSARIES,
+    HOLDS_AGAINST,
+    Claim,
+    cliff_claim,
+    minkprob_claim,
+    paired_claim,
+    read_json_or_none,
+    read_jsonl_lenient,
+    to_float,
+    zerocot_claim,
+)
 from contam.records import Record
+
+__all__ = [
+    "ADVERSARIES",
+    "HOLDS_AGAINST",
+    "AuditVerdict",
+    "Claim",
+    "Limitation",
+    "SideVerdict",
+    "build_verdict",
+    "cliff_claim",
+    "minkprob_claim",
+    "paired_claim",
+    "read_json_or_none",
+    "read_jsonl_lenient",
+    "zerocot_claim",
+]
 
 VERDICTS = ("clean", "suspect", "contaminated", "inconclusive")
 #: Strength order for --fail-on and for combining: inconclusive and clean never fail a gate.
 SEVERITY = {"inconclusive": 0, "clean": 0, "suspect": 1, "contaminated": 2}
-
-#: What each probe's positive claim evidences and a negative claim rules out.
-HOLDS_AGAINST: dict[str, tuple[str, ...]] = {
-    "zerocot": ("verbatim", "paraphrase"),  # the answer is memorized; the isomorphic variant changes it
-    "cliff": ("verbatim", "paraphrase"),
-    "minkprob": ("verbatim",),  # token probabilities of the exact text
-    "paired": ("verbatim",),  # same, with the reference model's pre-training cancelled
-    "token": ("verbatim", "per-class leak"),
-    "semantic": ("paraphrase", "per-class leak"),
-    "reasoning": ("paraphrase", "per-class leak"),
-}
-ADVERSARIES = ("verbatim", "paraphrase", "per-class leak")
-BOOTSTRAP = 400
-
-
-@dataclass(frozen=True)
-class Claim(Record):
-    """One probe's (or one scan level's) finding on one benchmark."""
-
-    probe: str
-    metric: str
-    n: int
-    effect: float
-    p_value: float
-    confidence: float
-    ci_low: float = math.nan
-    ci_high: float = math.nan
-    evidence: bool = False
-    holds_against: tuple[str, ...] = ()
-    test: str = ""
-    detail: str = ""
-    source: str = ""
 
 
 @dataclass(frozen=True)
@@ -116,222 +109,6 @@ class AuditVerdict(Record):
 def lower(v: str) -> str:
     """One step weaker: contaminated -> suspect -> inconclusive; clean -> inconclusive."""
     return {"contaminated": "suspect", "suspect": "inconclusive", "clean": "inconclusive"}.get(v, v)
-
-
-def read_json_or_none(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-
-
-def read_jsonl_lenient(path: Path) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    try:
-        with open(path, encoding="utf-8") as fh:
-            for raw in fh:
-                if raw.endswith("\n") and raw.strip():
-                    try:
-                        d = json.loads(raw)
-                    except ValueError:
-                        continue
-                    if isinstance(d, dict):
-                        out.append(d)
-    except OSError:
-        pass
-    return out
-
-
-def _f(x: Any) -> float:
-    try:
-        return float(x)
-    except (TypeError, ValueError):
-        return math.nan
-
-
-# ---- Contamination Confidence intervals: resample items, recompute the test and its posterior --------------
-def _cc_interval(stat: Any, arrays: Sequence[np.ndarray], seed: int = 0, paired: bool = True) -> tuple[float, float]:
-    """2.5/97.5 percentiles of the Contamination Confidence over item resamples (``stat`` maps
-    resampled arrays to (p, effect)); paired arrays are resampled together."""
-    from contam.stats.calibration import contamination_confidence
-
-    rng = np.random.default_rng(seed)
-    vals = []
-    n = len(arrays[0])
-    if n < 2:
-        return math.nan, math.nan
-    for _ in range(BOOTSTRAP):
-        if paired:
-            idx = rng.integers(0, n, n)
-            sample = [a[idx] for a in arrays]
-        else:
-            sample = [a[rng.integers(0, len(a), len(a))] for a in arrays]
-        try:
-            p, eff = stat(*sample)
-            vals.append(contamination_confidence(p, eff))
-        except (ValueError, ZeroDivisionError, FloatingPointError):
-            continue
-    vals = [v for v in vals if not math.isnan(v)]
-    if not vals:
-        return math.nan, math.nan
-    return float(np.percentile(vals, 2.5)), float(np.percentile(vals, 97.5))
-
-
-def _zc_stat(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
-    from contam.stats.tests import mcnemar_exact
-
-    t = mcnemar_exact(a, b, "greater")
-    return t.p_value, float(a.mean() - b.mean())
-
-
-def _cliff_stat(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
-    from contam.stats.tests import paired_ttest
-
-    if np.all(a - b == (a - b)[0]):  # no variance: the t-test is undefined; the sign decides
-        d = float((a - b)[0])
-        return (0.0 if d > 0 else 1.0), d
-    t = paired_ttest(a, b, "greater")
-    return t.p_value, float(a.mean() - b.mean())
-
-
-def _mw_stat(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
-    from contam.stats.tests import mann_whitney
-
-    t = mann_whitney(x, y, "greater")
-    return t.p_value, t.effect - 0.5
-
-
-def _wil_stat(d: np.ndarray) -> tuple[float, float]:
-    from contam.stats.tests import wilcoxon_signed_rank
-
-    t = wilcoxon_signed_rank(d, np.zeros_like(d), "greater")
-    return t.p_value, float(t.effect)
-
-
-# ---- model side ---------------------------------------------------------------------------------------
-def zerocot_claim(folder: Path, alpha: float) -> tuple[Claim, dict[str, Any]] | None:
-    s = read_json_or_none(folder / "summary.json")
-    if not isinstance(s, dict) or s.get("command") != "zerocot":
-        return None
-    prim = s.get("primary_metric", "accuracy")
-    m = next((x for x in s.get("metrics", []) if x.get("metric") == prim), None)
-    if m is None:
-        return None
-    items = read_jsonl_lenient(folder / "items.jsonl")
-    a = np.array([_f(r["original"]["accuracy"]) for r in items if "original" in r])
-    b = np.array([_f(r["reference"]["accuracy"]) for r in items if "reference" in r])
-    lo, hi = _cc_interval(_zc_stat, [a, b]) if prim == "accuracy" and len(a) == len(b) and len(a) else (math.nan, math.nan)
-    p, eff = _f(m["test"]["p_value"]), _f(m["gap"])
-    answers = [r[side].get("zero_answer") for r in items for side in ("original", "reference") if side in r]
-    no_answer = sum(1 for x in answers if x in (None, "")) / len(answers) if answers else 0.0
-    c = Claim(
-        "zerocot",
-        f"zero-CoT {prim} gap (original − variant)",
-        int(s.get("n_pairs", 0)),
-        eff,
-        p,
-        _f(m["calibration"]["confidence"]),
-        lo,
-        hi,
-        bool(eff > 0 and p < alpha),
-        HOLDS_AGAINST["zerocot"],
-        "exact McNemar, one-sided",
-        f"original {_f(m['original']):.3f} vs variant {_f(m['reference']):.3f}",
-        str(folder),
-    )
-    return c, {"no_answer": no_answer, "answers": len(answers)}
-
-
-def cliff_claim(folder: Path, alpha: float) -> tuple[Claim, dict[str, Any]] | None:
-    s = read_json_or_none(folder / "summary.json")
-    if not isinstance(s, dict) or s.get("command") != "cliff":
-        return None
-    items = read_jsonl_lenient(folder / "items.jsonl")
-    a = np.array([_f(r.get("original_correct")) for r in items])
-    b = np.array([float(np.mean(r["variant_correct"])) if r.get("variant_correct") else math.nan for r in items])
-    ok = ~np.isnan(b)
-    lo, hi = _cc_interval(_cliff_stat, [a[ok], b[ok]]) if ok.sum() else (math.nan, math.nan)
-    answers = [r.get("original_answer") for r in items] + [x for r in items for x in r.get("variant_answers", [])]
-    no_answer = sum(1 for x in answers if x in (None, "")) / len(answers) if answers else 0.0
-    p, eff = _f(s["test"]["p_value"]), _f(s["delta"])
-    c = Claim(
-        "cliff",
-        "accuracy drop, originals − variants",
-        int(s.get("n_items", 0)),
-        eff,
-        p,
-        _f(s["calibration"]["confidence"]),
-        lo,
-        hi,
-        bool(eff > 0 and p < alpha),
-        HOLDS_AGAINST["cliff"],
-        "paired t-test, one-sided",
-        f"originals {_f(s['acc_original']):.3f} vs variants {_f(s['acc_variants']):.3f} (K={s.get('k')})",
-        str(folder),
-    )
-    return c, {"no_answer": no_answer, "answers": len(answers)}
-
-
-def minkprob_claim(folder: Path, alpha: float) -> tuple[Claim, dict[str, Any]] | None:
-    s = read_json_or_none(folder / "summary.json")
-    if not isinstance(s, dict) or s.get("command") != "minkprob":
-        return None
-    prim = s.get("primary", "mink")
-    m = next((x for x in s.get("methods", []) if x.get("method") == prim), None)
-    if m is None:
-        return None
-    items = read_jsonl_lenient(folder / "items.jsonl")
-    x = np.array([_f(r["scores"].get(prim)) for r in items if r.get("group") == "benchmark"])
-    y = np.array([_f(r["scores"].get(prim)) for r in items if r.get("group") == "control"])
-    x, y = x[~np.isnan(x)], y[~np.isnan(y)]
-    lo, hi = _cc_interval(_mw_stat, [x, y], paired=False) if len(x) and len(y) else (math.nan, math.nan)
-    p, auc = _f(m["test"]["p_value"]), _f(m["auc"])
-    c = Claim(
-        "minkprob",
-        f"{prim} AUC, benchmark vs control",
-        int(s.get("n_benchmark", 0)),
-        auc - 0.5,
-        p,
-        _f(m["calibration"]["confidence"]),
-        lo,
-        hi,
-        bool(auc > 0.5 and p < alpha),
-        HOLDS_AGAINST["minkprob"],
-        "Mann–Whitney, one-sided",
-        f"AUC {auc:.3f} over {s.get('n_benchmark')} benchmark / {s.get('n_control')} control items (control: {s.get('control')})",
-        str(folder),
-    )
-    return c, {"n_control": int(s.get("n_control", 0)), "control": s.get("control")}
-
-
-def paired_claim(folder: Path, alpha: float) -> tuple[Claim, dict[str, Any]] | None:
-    s = read_json_or_none(folder / "summary.json")
-    if not isinstance(s, dict) or s.get("command") != "paired":
-        return None
-    from contam.probe.evalprobes import PairScore
-
-    v = s["verdict"]
-    # runs before the per-character unit have no "unit" and per-token records
-    unit = str(s.get("unit", "token"))
-    d = np.array([PairScore.from_dict(r).d("did_diff", unit) for r in read_jsonl_lenient(folder / "items.jsonl")])
-    d = d[~np.isnan(d)]
-    lo, hi = _cc_interval(_wil_stat, [d]) if len(d) >= 2 else (math.nan, math.nan)
-    c = Claim(
-        "paired",
-        "did_diff shift vs reference model",
-        int(v["n"]),
-        _f(v["effect"]),
-        _f(v["p_value"]),
-        _f(v["confidence"]),
-        lo,
-        hi,
-        bool(v.get("gate")),
-        HOLDS_AGAINST["paired"],
-        "Wilcoxon signed-rank, one-sided",
-        f"model {s['model']} vs reference model {s['ref_model']}",
-        str(folder),
-    )
-    return c, {}
 
 
 def model_verdict(run: Path, benchmark: str, bslug: str, cfg: dict[str, Any]) -> SideVerdict:
@@ -470,7 +247,7 @@ def data_verdict(
             by_level[lv].add(r["doc_id"])
             items[lv].add(f["item_id"])
             parts[f.get("part", "item")] += 1
-            best[lv] = max(best.get(lv, 0.0), _f(f.get("score")))
+            best[lv] = max(best.get(lv, 0.0), to_float(f.get("score")))
     n_items = _bench_items(benchmark, cfg, s)
     all_items = set().union(*items.values()) if items else set()
     claims = []
