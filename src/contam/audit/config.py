@@ -25,7 +25,7 @@ from contam.errors import ConfigError, InputError
 FAIL_ON = ("contaminated", "suspect")
 
 #: Fields that do not change any result: they may differ between a run and its resumption.
-_NOT_FINGERPRINTED = frozenset({"out", "fail_on", "title"})
+_NOT_FINGERPRINTED = frozenset({"out", "fail_on", "allow_inconclusive", "title"})
 
 
 @dataclass(frozen=True)
@@ -60,6 +60,7 @@ class AuditConfig:
     seed: int = 0
     calibration: str | None = None
     fail_on: str | None = None
+    allow_inconclusive: bool = False
     title: str = "contam audit"
 
     _constraints: ClassVar[Constraints] = {
@@ -97,7 +98,7 @@ class AuditConfig:
 
     # ---- identity -------------------------------------------------------------------------
     def fingerprint(self) -> str:
-        """A hash of every field that changes a result (not ``out``, ``fail_on``, ``title``)."""
+        """A hash of every field that changes a result (not ``out``, the gate, ``title``)."""
         d = {k: v for k, v in self.to_dict().items() if k not in _NOT_FINGERPRINTED}
         return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:16]
 

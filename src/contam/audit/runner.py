@@ -167,6 +167,8 @@ def plan(cfg: AuditConfig, out: Path) -> list[Step]:
         ds = Path(cfg.dataset)
         if not str(ds).startswith("hf:") and not ds.exists():
             raise InputError("dataset not found", path=ds)
+        if ds.is_file() and ds.stat().st_size == 0:
+            raise InputError("the dataset is empty: no records to scan", path=ds)
         docs = _count_lines(ds) if ds.is_file() and ds.suffix in (".jsonl", ".txt") else 1000
         scan_dir = out / "data" / "scan"
         argv = [

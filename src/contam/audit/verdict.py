@@ -57,7 +57,8 @@ __all__ = [
 ]
 
 VERDICTS = ("clean", "suspect", "contaminated", "inconclusive")
-#: Strength order for --fail-on and for combining: inconclusive and clean never fail a gate.
+#: Strength order for --fail-on and for combining (an inconclusive side fails a gate of its own
+#: accord, see :meth:`AuditVerdict.gate`).
 SEVERITY = {"inconclusive": 0, "clean": 0, "suspect": 1, "contaminated": 2}
 
 
@@ -101,9 +102,28 @@ class AuditVerdict(Record):
     config: dict[str, Any] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
 
-    def fails(self, fail_on: str | None) -> bool:
-        """Whether any verdict reaches ``fail_on`` (``contaminated`` or ``suspect``)."""
-        return fail_on is not None and SEVERITY[self.worst] >= SEVERITY[fail_on]
+    def fails(self, fail_on: str | None, allow_inconclusive: bool = False) -> bool:
+        """Whether the ``--fail-on`` gate fails (see :meth:`gate`)."""
+        return self.gate(fail_on, allow_inconclusive) is not None
+
+    def gate(self, fail_on: str | None, allow_inconclusive: bool = False) -> str | None:
+        """Why the ``--fail-on`` gate fails, or ``None`` when it passes (always without ``fail_on``).
+
+        It fails when any verdict reaches ``fail_on`` (``contaminated`` or ``suspect``), and when
+        a side is *inconclusive* (an empty dataset, too few items, a probe that did not finish):
+        a gate must not pass what was never checked, unless ``allow_inconclusive``.
+        """
+        if fail_on is None:
+            return None
+        if SEVERITY[self.worst] >= SEVERITY[fail_on]:
+            return f"overall verdict {self.worst}"
+        if allow_inconclusive:
+            return None
+        unsure = [v for v in self.verdicts if v.verdict == "inconclusive"]
+        if unsure or not self.verdicts:
+            what = "; ".join(f"{v.benchmark} {v.side} side lacks {', '.join(v.lacks) or 'stronger inputs'}" for v in unsure)
+            return f"inconclusive ({what or 'no verdict'}): nothing shows it is not {fail_on} (--allow-inconclusive lets it pass)"
+        return None
 
 
 def lower(v: str) -> str:

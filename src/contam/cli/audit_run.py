@@ -43,7 +43,14 @@ def audit(
     config: Annotated[
         Path | None, typer.Option("--config", help="audit.toml holding any of these options (the command line wins).")
     ] = None,
-    fail_on: Annotated[str | None, typer.Option("--fail-on", help="Exit 1 when any verdict reaches this: contaminated or suspect.")] = None,
+    fail_on: Annotated[
+        str | None,
+        typer.Option("--fail-on", help="Exit 1 when any verdict reaches this (contaminated or suspect) or is inconclusive."),
+    ] = None,
+    allow_inconclusive: Annotated[
+        bool,
+        typer.Option("--allow-inconclusive", help="Let an inconclusive verdict (too little data to say) pass the --fail-on gate."),
+    ] = False,
     fresh: Annotated[bool, typer.Option("--fresh", help="Discard the run folder's finished work and start over.")] = False,
     levels: Annotated[str | None, typer.Option("--levels", help="Scan levels (default all).")] = None,
     text_field: Annotated[str | None, typer.Option("--text-field", help="Dataset field holding the text (default text).")] = None,
@@ -86,6 +93,7 @@ def audit(
         "limit": limit,
         "out": str(out) if out is not None else None,
         "fail_on": fail_on,
+        "allow_inconclusive": allow_inconclusive or None,
         "levels": levels,
         "text_field": text_field,
         "thresholds": thresholds,
@@ -109,8 +117,9 @@ def audit(
         emit_json(finite_json(verdict.to_dict()))
     else:
         show(verdict, run)
-    if verdict.fails(cfg.fail_on):
-        err_console.print(f"--fail-on {cfg.fail_on}: overall verdict {verdict.worst}; exit 1", markup=False, highlight=False)
+    why = verdict.gate(cfg.fail_on, cfg.allow_inconclusive)
+    if why is not None:
+        err_console.print(f"--fail-on {cfg.fail_on}: {why}; exit 1", markup=False, highlight=False)
         raise typer.Exit(1)
 
 

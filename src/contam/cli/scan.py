@@ -11,7 +11,7 @@ import typer
 from rich.table import Table
 
 from contam.cli.common import JsonFlag, console, emit_json
-from contam.errors import ConfigError
+from contam.errors import ConfigError, InputError
 from contam.textsafe import escape
 
 if TYPE_CHECKING:  # the scan modules load numpy and friends: imported where a command runs, not at CLI start
@@ -247,12 +247,23 @@ def scan(
 
         items = load_benchmarks(benchmark)
         summary = scan_records(corpus[0], items, out, fmt=fmt, roles=_roles(roles), judge=judge, **kw)
+        if not summary["documents"]:
+            raise InputError(_no_records(summary), path=corpus[0])
         write_single_manifest(out, corpus[0], items, command="scan", settings=kw)
         if json_out:
             emit_json(summary)
         else:
             _print_summary(summary, out)
     gate_on_rate(summary["flag_rate"], fail_above)
+
+
+def _no_records(summary: dict) -> str:
+    """Why a scan read no document: a clean result on nothing must not pass for an all-clear."""
+    bad = summary.get("bad_input") or {}
+    if bad.get("skipped"):
+        reasons = ", ".join(f"{k}: {v}" for k, v in (bad.get("reasons") or {}).items())
+        return f"no record could be read: {bad['skipped']:,} bad record(s) skipped ({reasons})"
+    return "no records: the dataset is empty (or cut short before its first record)"
 
 
 def _sharded(corpus: list[str], num_shards: int) -> bool:
