@@ -48,7 +48,9 @@ def test_config_errors_name_file_and_field(tmp_path):
 def test_changed_config_refused_unless_fresh(tmp_path):
     run = tmp_path / "run"
     a = AuditConfig(benchmarks=("gsm8k",), model="smollm2", out=str(run), limit=5)
-    prepare_run_folder(a, fresh=False)
+    _, state = prepare_run_folder(a, fresh=False)
+    state.done["gsm8k/perturb"] = 1.0  # a finished step: work a changed config must not silently discard
+    state.save(run / STATE)
     (run / "unrelated.txt").write_text("keep me", encoding="utf-8")
     # the same config (and a different --fail-on, which changes no result) resumes
     prepare_run_folder(AuditConfig(benchmarks=("gsm8k",), model="smollm2", out=str(run), limit=5, fail_on="contaminated"), fresh=False)

@@ -10,7 +10,9 @@ import json
 
 import pytest
 
+from contam.audit import build_outputs
 from contam.audit.demo_data import build_dataset, write_benchmark
+from contam.audit.runner import STATE
 from contam.audit.verdict import build_verdict
 from contam.cli.main import main
 
@@ -61,3 +63,24 @@ def test_inconclusive_fails_the_gate_unless_allowed(tmp_path, bench):
     assert unfinished.gate(None) is None  # no gate asked for: nothing fails
     # --allow-inconclusive is a gate option: it does not change the run's fingerprint (resumes)
     assert _audit(bench, ds, run, "--fail-on", "contaminated", "--allow-inconclusive") == 0
+
+
+def test_a_failed_audit_does_not_refuse_the_corrected_command(tmp_path, bench, capsys):
+    ds = tmp_path / "train.jsonl"
+    build_dataset(ds, rephrased=0, verbatim=1, n_docs=20, seed=4)
+    run = tmp_path / "run"
+    # a typo in the dataset path: refused before anything is written
+    assert _audit(bench, tmp_path / "trian.jsonl", run) == 2
+    assert "trian.jsonl" in capsys.readouterr().err
+    assert not (run / STATE).exists()
+    # a wrong --text-field: the scan step fails, no step finished
+    assert _audit(bench, ds, run, "--text-field", "body") == 2
+    assert "body" in capsys.readouterr().err
+    assert json.loads((run / STATE).read_text(encoding="utf-8"))["done"] == {}
+    # the corrected command runs in the same folder (no "another configuration", no --fresh)
+    assert _audit(bench, ds, run, "--fail-on", "contaminated") == 1
+    assert "scan" in json.loads((run / STATE).read_text(encoding="utf-8"))["done"]
+    assert build_outputs(run).worst == "contaminated"
+    # once a step has finished, another configuration is still refused
+    assert _audit(bench, ds, run, "--text-field", "body") == 2
+    assert "another configuration" in capsys.readouterr().err

@@ -30,10 +30,10 @@ def is_audit_run(path: Path) -> bool:
 
 def run_audit(cfg: AuditConfig, *, fresh: bool = False, say: Callable[[str], None] = lambda s: None) -> AuditVerdict:
     """Run (or resume) every step of ``cfg`` in ``cfg.out`` and write the verdict and the report."""
-    from contam.audit.runner import plan, prepare_run_folder, run_steps
+    from contam.audit.runner import plan, prepare_run_folder, run_folder, run_steps
 
+    steps = plan(cfg, run_folder(cfg))  # every input is checked before anything is written
     out, state = prepare_run_folder(cfg, fresh)
-    steps = plan(cfg, out)
     seconds = run_steps(steps, out, state, say)
     return build_outputs(out, seconds=seconds)
 

@@ -81,15 +81,27 @@ class RunState:
         write_json(path, {"fingerprint": self.fingerprint, "done": self.done, "started": self.started, "inputs": self.inputs})
 
 
-def prepare_run_folder(cfg: AuditConfig, fresh: bool) -> tuple[Path, RunState]:
-    """Create or reopen ``cfg.out``: resume with the same config, refuse another one unless ``fresh``."""
+def run_folder(cfg: AuditConfig) -> Path:
+    """``cfg.out``, checked: given, and a folder if it exists."""
     out = Path(cfg.out)
     if not cfg.out:
         raise ConfigError('give --out RUN_FOLDER (or out = "..." in the config file)')
     if out.exists() and not out.is_dir():
         raise ConfigError(f"{out}: exists and is not a folder")
+    return out
+
+
+def prepare_run_folder(cfg: AuditConfig, fresh: bool) -> tuple[Path, RunState]:
+    """Create or reopen ``cfg.out``: resume with the same config, refuse another one unless ``fresh``.
+
+    A folder where no step finished (an audit that failed on its first step, or was stopped in
+    it) holds nothing worth keeping: another config starts it afresh instead of being refused.
+    """
+    out = run_folder(cfg)
     state_path = out / STATE
     state = RunState.load(state_path) if not fresh else None
+    if state is not None and not state.done and (state.fingerprint != cfg.fingerprint() or state.inputs != input_identity(cfg)):
+        fresh, state = True, None
     if state is not None and state.fingerprint != cfg.fingerprint():
         what = ""
         with contextlib.suppress(ContamError):
