@@ -50,11 +50,10 @@ def _num(x: float, d: int = 2) -> str:
     return "—" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{d}f}"
 
 
-def confidence_text(v: SideVerdict) -> str:
-    if math.isnan(v.confidence):
-        return "—"
-    ci = f" [{_num(v.ci_low)}, {_num(v.ci_high)}]" if not math.isnan(v.ci_low) else " [interval: too few items]"
-    return f"{_num(v.confidence)}{ci}"
+def measure_text(v: SideVerdict) -> str:
+    """What a verdict rests on, in words: leaked items (data side) or Contamination Confidence
+    (model side), with its 95% interval."""
+    return v.measure or "—"
 
 
 def _card(v: SideVerdict) -> str:
@@ -65,7 +64,9 @@ def _card(v: SideVerdict) -> str:
         f'<p><span class="v v-{esc(v.verdict)}">{esc(v.verdict)}</span>'
         + (f' <span class="lim">(lowered from {esc(v.raw_verdict)})</span>' if v.raw_verdict != v.verdict else "")
         + "</p>",
-        f"<p>{esc(v.confidence_kind)}: <strong>{esc(confidence_text(v))}</strong></p>",
+        f"<p><strong>{esc(measure_text(v))}</strong>"
+        + (" <small>(benchmark items found in the dataset, Wilson 95% interval)</small>" if v.leaked_items is not None else "")
+        + "</p>",
         f"<p>agreed: {esc(', '.join(v.agreed) or 'none')} (of {esc(', '.join(c.probe for c in v.claims) or 'none')})</p>",
         f"<p>holds against: {esc(', '.join(v.holds_against) or '—')}; not against: {esc(', '.join(v.not_against) or '—')}</p>",
     ]
@@ -90,7 +91,7 @@ def _claims_table(verdict: AuditVerdict) -> str:
             "n",
             "effect",
             "p",
-            "confidence [95% CI]",
+            "Contamination Confidence [95% CI]",
             "evidence",
             "holds against",
             "detail",
@@ -179,13 +180,13 @@ def render_summary(verdict: AuditVerdict, report_path: str, figs: list[Figure]) 
     lines = [
         f"### {md_escape(verdict.title)}: **{verdict.worst}**",
         "",
-        "| benchmark | side | verdict | confidence [95% CI] | agreed | holds against |",
+        "| benchmark | side | verdict | measure [95% CI] | agreed | holds against |",
         "|---|---|---|---|---|---|",
     ]
     for v in verdict.verdicts:
         ver = v.verdict + (f" (from {v.raw_verdict})" if v.raw_verdict != v.verdict else "")
         lines.append(
-            f"| {md_escape(v.benchmark)} | {v.side} | **{ver}** | {md_escape(confidence_text(v))} ({md_escape(v.confidence_kind)}) | "
+            f"| {md_escape(v.benchmark)} | {v.side} | **{ver}** | {md_escape(measure_text(v))} | "
             f"{md_escape(', '.join(v.agreed) or 'none')} | {md_escape(', '.join(v.holds_against) or '—')} |"
         )
     extra = []

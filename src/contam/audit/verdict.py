@@ -89,6 +89,35 @@ class SideVerdict(Record):
     limitations: tuple[Limitation, ...] = ()
     lacks: tuple[str, ...] = ()
     summary: str = ""
+    #: What the verdict rests on, in words: the data side's "21 of 1,319 items leaked, 1.6 %
+    #: [1.0, 2.4]" (no Contamination Confidence: ``confidence`` stays null there), the model
+    #: side's "Contamination Confidence (zerocot) 0.83 [0.70, 0.90]".
+    measure: str = ""
+    leaked_items: int | None = None
+    benchmark_items: int | None = None
+    leaked_share: float = math.nan
+    leaked_ci_low: float = math.nan
+    leaked_ci_high: float = math.nan
+
+
+def _num(x: float, fmt: str = ".2f") -> str:
+    return "—" if math.isnan(x) else format(x, fmt)
+
+
+def confidence_measure(kind: str, c: float, lo: float, hi: float) -> str:
+    """``Contamination Confidence (zerocot) 0.83 [0.70, 0.90]``."""
+    if math.isnan(c):
+        return "—"
+    ci = f" [{_num(lo)}, {_num(hi)}]" if not math.isnan(lo) else " [interval: too few items]"
+    return f"{kind} {_num(c)}{ci}"
+
+
+def leak_measure(k: int, n: int, lo: float, hi: float) -> str:
+    """``21 of 1,319 items leaked, 1.6 % [1.0, 2.4]`` (the share with its Wilson interval)."""
+    if not n:
+        return f"{k:,} items leaked (benchmark size unknown)"
+    ci = f" [{100 * lo:.1f}, {100 * hi:.1f}]" if not math.isnan(lo) else ""
+    return f"{k:,} of {n:,} items leaked, {100 * k / n:.1f} %{ci}"
 
 
 @dataclass(frozen=True)
@@ -218,6 +247,7 @@ def model_verdict(run: Path, benchmark: str, bslug: str, cfg: dict[str, Any]) ->
         tuple(lim),
         tuple(lacks if verdict == "inconclusive" else ()),
         summ,
+        confidence_measure(f"Contamination Confidence ({best.probe})", best.confidence, best.ci_low, best.ci_high),
     )
 
 
@@ -242,7 +272,7 @@ def data_verdict(
             math.nan,
             math.nan,
             math.nan,
-            "leaked share of benchmark items",
+            "",
             (),
             (),
             ADVERSARIES,
@@ -308,6 +338,7 @@ def data_verdict(
     verdict = lower(raw) if lim and raw != "inconclusive" else raw
     share = len(all_items) / n_items if n_items else math.nan
     ci = wilson_interval(len(all_items), n_items) if n_items else None
+    lo, hi = (ci.low, ci.high) if ci else (math.nan, math.nan)
     positives = [c for c in claims if c.evidence]
     against = sorted({a for c in (positives or claims) for a in c.holds_against}, key=ADVERSARIES.index)
     cls = ", ".join(f"{k} {v}" for k, v in parts.most_common()) or "none"
@@ -320,10 +351,10 @@ def data_verdict(
         "data",
         verdict,
         raw,
-        share,
-        ci.low if ci else math.nan,
-        ci.high if ci else math.nan,
-        "leaked share of benchmark items",
+        math.nan,  # the data side has no Contamination Confidence: its measure is the leaked items
+        math.nan,
+        math.nan,
+        "",
         tuple(c.probe for c in positives),
         tuple(against),
         tuple(a for a in ADVERSARIES if a not in against),
@@ -331,6 +362,12 @@ def data_verdict(
         tuple(lim),
         ("documents in the dataset",) if docs == 0 else (),
         summ,
+        leak_measure(len(all_items), n_items, lo, hi) if docs else "—",
+        len(all_items),
+        n_items,
+        share,
+        lo,
+        hi,
     )
 
 

@@ -128,11 +128,11 @@ def show(verdict: AuditVerdict, run: Path) -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    from contam.audit.report import confidence_text, plain
+    from contam.audit.report import measure_text, plain
 
     colors = {"contaminated": "bold red", "suspect": "bold yellow", "clean": "bold green", "inconclusive": "bold"}
     t = Table(title=f"audit verdict: {escape(plain(verdict.title))}")
-    for col in ("benchmark", "side", "verdict", "confidence [95% CI]", "agreed", "holds against", "lowered by / lacks"):
+    for col in ("benchmark", "side", "verdict", "measure [95% CI]", "agreed", "holds against", "lowered by / lacks"):
         t.add_column(col)
     for v in verdict.verdicts:
         why = "; ".join([lim.what for lim in v.limitations] + list(v.lacks))
@@ -140,7 +140,7 @@ def show(verdict: AuditVerdict, run: Path) -> None:
             escape(plain(v.benchmark)),
             v.side,
             f"[{colors[v.verdict]}]{v.verdict}[/]",
-            escape(confidence_text(v)),
+            escape(measure_text(v)),
             escape(", ".join(v.agreed) or "none"),
             escape(", ".join(v.holds_against) or "—"),
             escape(plain(why)) or "—",
