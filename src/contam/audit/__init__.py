@@ -18,14 +18,42 @@ from pathlib import Path
 from contam.audit.config import AuditConfig
 from contam.audit.verdict import AuditVerdict, Claim, Limitation, SideVerdict, build_verdict
 
-__all__ = ["AuditConfig", "AuditVerdict", "Claim", "Limitation", "SideVerdict", "build_outputs", "is_audit_run", "run_audit"]
+__all__ = [
+    "AuditConfig",
+    "AuditVerdict",
+    "Claim",
+    "Limitation",
+    "SideVerdict",
+    "build_outputs",
+    "is_audit_run",
+    "run_audit",
+    "step_folders",
+]
 
 
 def is_audit_run(path: Path) -> bool:
-    """Whether ``path`` is an audit run folder (it holds ``audit.toml`` and ``audit.json``)."""
-    from contam.audit.runner import CONFIG, STATE
+    """Whether ``path`` is an audit run folder (it holds the ``audit.toml`` the audit wrote)."""
+    from contam.audit.runner import CONFIG
 
-    return path.is_dir() and (path / CONFIG).is_file() and (path / STATE).is_file()
+    return path.is_dir() and (path / CONFIG).is_file()
+
+
+def step_folders(run: Path, cfg: AuditConfig | None = None) -> list[Path]:
+    """The results inside an audit run folder that ``contam report`` renders: the dataset scan,
+    the decontamination logs, each benchmark's variant set and probes (those that finished)."""
+    from contam.audit.runner import CONFIG, slug
+
+    run = Path(run)
+    cfg = cfg or AuditConfig.from_file(run / CONFIG)
+    steps: list[Path] = []
+    if (run / "data" / "scan" / "summary.json").exists():
+        steps.append(run / "data" / "scan")
+    steps += sorted(p for p in (run / "data").glob("*.log.jsonl")) if (run / "data").exists() else []
+    for b in cfg.benchmarks:
+        for name in ("reference", "zerocot", "cliff", "minkprob"):
+            if (run / slug(b) / name / "summary.json").exists():
+                steps.append(run / slug(b) / name)
+    return steps
 
 
 def run_audit(cfg: AuditConfig, *, fresh: bool = False, say: Callable[[str], None] = lambda s: None) -> AuditVerdict:
@@ -44,7 +72,7 @@ def build_outputs(run: Path, seconds: dict[str, float] | None = None) -> AuditVe
 
     from contam.audit.plots import figures
     from contam.audit.report import plain, render_html, render_summary, sections_html, write_text
-    from contam.audit.runner import CONFIG, STATE, slug
+    from contam.audit.runner import CONFIG, STATE
     from contam.outputs import write_json
 
     run = Path(run)
@@ -59,15 +87,7 @@ def build_outputs(run: Path, seconds: dict[str, float] | None = None) -> AuditVe
 
     write_json(run / "verdict.json", finite_json(verdict.to_dict()))  # NaN -> null: strict JSON parsers read it
     figs, notes = figures(run, cfg.to_dict(), run / "figures")
-    steps: list[Path] = []
-    if (run / "data" / "scan" / "summary.json").exists():
-        steps.append(run / "data" / "scan")
-    steps += sorted(p for p in (run / "data").glob("*.log.jsonl")) if (run / "data").exists() else []
-    for b in cfg.benchmarks:
-        for name in ("reference", "zerocot", "cliff", "minkprob"):
-            if (run / slug(b) / name / "summary.json").exists():
-                steps.append(run / slug(b) / name)
-    detail, built = sections_html(steps)
+    detail, built = sections_html(step_folders(run, cfg))
     # Control characters (terminal escapes, bidi overrides) are dropped from the whole page, the
     # step sections included: escaped HTML still carries them to anyone who cats the file.
     write_text(run / "report.html", plain(render_html(verdict, figs, notes, detail, run)))
