@@ -155,7 +155,8 @@ def test_static_embedder_finds_paraphrases_at_its_own_threshold() -> None:
 
     assert (Hierarchy(embedder=emb).config.semantic.threshold, Hierarchy(embedder=emb).config.semantic.rule) == (own.threshold, "nn")
     assert HierarchyConfig.for_embedder(emb, semantic=SemanticConfig(rule="paper", threshold=0.75)).semantic.threshold == 0.75
-    assert Hierarchy().config.semantic.threshold == EMBEDDER_DEFAULTS["minilm"].threshold
+    # MiniLM (the default) takes the learned rule: a probability threshold (contam.scan.combiner).
+    assert (Hierarchy().config.semantic.rule, Hierarchy().config.semantic.threshold) == ("learned", 0.5)
 
 
 def test_parallel_embedding_matches_serial_within_float_tolerance(monkeypatch: pytest.MonkeyPatch) -> None:

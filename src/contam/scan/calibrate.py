@@ -91,10 +91,13 @@ def _grid(values: np.ndarray, size: int) -> np.ndarray:
     return np.concatenate([v, [OFF]])
 
 
-def _level_values(ls: LevelScores, lv: str) -> np.ndarray:
+def _level_values(ls: LevelScores, lv: str, rule: str = "") -> np.ndarray:
     if lv == "token":
         return ls.token
     if lv == "semantic" and ls.semantic is not None:
+        # The learned rule thresholds a probability, every other rule a cosine.
+        if rule == "learned" and ls.semantic.probability is not None:
+            return np.nan_to_num(ls.semantic.probability, nan=0.0)
         return ls.semantic.sim
     if lv == "reasoning" and ls.reasoning is not None:
         return np.array([m.sim.total if m.index >= 0 else 0.0 for m in ls.reasoning])
@@ -141,10 +144,13 @@ def calibrate(
         raise ConfigError("calibration needs both contaminated (1) and clean (0) labelled samples")
     if target_precision is not None and not 0 < target_precision <= 1:
         raise ConfigError(f"target precision must be in (0, 1], got {target_precision}")
-    grids = {lv: _grid(_level_values(scores, lv), grid_size) for lv in levels}
-    coarse = {lv: _grid(_level_values(scores, lv), coarse_size) for lv in levels}
     best: tuple[tuple[float, float], Thresholds] | None = None
+    learned = scores.semantic is not None and scores.semantic.probability is not None
     for rule in rules if "semantic" in levels else (Thresholds().semantic_rule,):
+        if rule == "learned" and not learned:
+            continue  # the scores were computed without the combiner
+        grids = {lv: _grid(_level_values(scores, lv, rule), grid_size) for lv in levels}
+        coarse = {lv: _grid(_level_values(scores, lv, rule), coarse_size) for lv in levels}
         base = Thresholds(token=OFF, semantic=OFF, reasoning=OFF, semantic_rule=rule)
         # 1. Exhaustive search on a coarse grid (coordinate ascent alone gets stuck when one
         #    level's best solo threshold flags everything), 2. coordinate ascent on the fine grid.

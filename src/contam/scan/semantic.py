@@ -40,22 +40,46 @@ copy both meet their own view of the item.
 
 from __future__ import annotations
 
-import re
+from collections import Counter
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
-from typing import ClassVar
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import numpy as np
 
 from contam.constraints import Constraints, Interval, Options, validate
 from contam.data import Document, Item
+from contam.data.language import covered_by_multilingual, detect_languages
 from contam.errors import ConfigError
 from contam.models.base import Embedder
+from contam.models.embed import STATIC_SEMANTIC_THRESHOLD
+from contam.scan.combiner import FEATURES, load_combiners, neighbourhood_features, text_features
+from contam.scan.dbscan import radius_dbscan
+from contam.scan.embedding import embed_texts, embedder_identity
 from contam.scan.flags import DocResult, Evidence, Flag
+from contam.scan.semantic_scores import SemanticScores, _profile_features, semantic_score_dict
+from contam.scan.space import EmbeddingSpace
+from contam.scan.textmatch import specifics, specifics_overlap, word_overlap
 
-RULES = ("nn", "paper", "sim", "sim+cluster", "sim+anomaly", "sim+cluster+anomaly")
-#: ``paper`` is the paper's conjunction under its own name.
-_ALIAS = {"paper": "sim+cluster+anomaly"}
+__all__ = [
+    "EMBEDDER_DEFAULTS",
+    "RULES",
+    "SemanticConfig",
+    "SemanticScanner",
+    "SemanticScores",
+    "embed_texts",
+    "embedder_identity",
+    "radius_dbscan",
+    "specifics",
+    "specifics_overlap",
+    "word_overlap",
+]
+
+RULES = ("learned", "nn", "paper", "sim", "sim+cluster", "sim+anomaly", "sim+cluster+anomaly")
+#: Cluster ids of the multilingual space start here, apart from the primary space's.
+_MULTI_CLUSTERS = 1_000_000
+#: Probability at or above which the ``learned`` rule flags (each combiner's intercept is set for it).
+LEARNED_THRESHOLD = 0.5
 
 
 @dataclass(frozen=True)
@@ -77,7 +101,7 @@ class SemanticDefaults:
 #: with ``contam eval-detectors --embedder SPEC`` and pass ``--thresholds``).
 EMBEDDER_DEFAULTS: dict[str, SemanticDefaults] = {
     "minilm": SemanticDefaults(threshold=0.86, rescue_threshold=0.6, rescue_overlap=0.8, rescue_words=0.5),
-    "static": SemanticDefaults(threshold=0.99, rescue_threshold=0.66, rescue_overlap=0.8, rescue_words=0.45),
+    "static": SemanticDefaults(threshold=STATIC_SEMANTIC_THRESHOLD, rescue_threshold=0.66, rescue_overlap=0.8, rescue_words=0.45),
     # Google USE multilingual v3 (``--embedder use-multilingual``): the same calibration, run with
     # ``python bench/semantic_dcq.py --embedders use-multilingual`` (bench/RESULTS.md, issue 15).
     # Calibrated on English paraphrases only: no real translated contamination was available.
@@ -96,9 +120,12 @@ _MINILM = EMBEDDER_DEFAULTS["minilm"]
 
 @dataclass(frozen=True)
 class SemanticConfig:
-    """Level-2 settings. The decision defaults are the ``nn`` rule with MiniLM's calibrated
-    thresholds (:data:`EMBEDDER_DEFAULTS`); paper 001 §3.3 / Table 3 is ``rule="paper"``,
-    ``threshold=0.75`` (DBSCAN eps 0.15, min_samples 5 are used by both, as evidence under ``nn``).
+    """Level-2 settings. The default decision is the ``learned`` rule (:mod:`contam.scan.combiner`:
+    probability >= 0.5, documents routed by language to ``multilingual`` when not English); ``nn``
+    keeps MiniLM's calibrated cosine thresholds (:data:`EMBEDDER_DEFAULTS`); paper 001 §3.3 /
+    Table 3 is ``rule="paper"``, ``threshold=0.75`` (DBSCAN eps 0.15, min_samples 5 are used by
+    all, as evidence under ``learned`` and ``nn``). ``threshold`` left unset is the rule's own
+    default: 0.5 (a probability) for ``learned``, MiniLM's cosine 0.86 for the others.
 
     ``max_chars`` cuts texts before embedding (the first ~128 tokens say what a sample is and
     keep CPU time bounded); ``profile_k`` / ``pca_components`` / ``anomaly_quantile`` shape the
@@ -106,12 +133,12 @@ class SemanticConfig:
     (counts stay exact, so core points are exact; only a pathological blob of thousands of
     duplicates could lose an edge).
 
-    >>> SemanticConfig().rule, SemanticConfig(rule="paper", threshold=0.75).threshold
-    ('nn', 0.75)
+    >>> SemanticConfig().rule, SemanticConfig().threshold, SemanticConfig(rule="nn").threshold
+    ('learned', 0.5, 0.86)
     """
 
-    threshold: float = _MINILM.threshold
-    rule: str = "nn"
+    threshold: float = float("nan")  # NaN: the rule's own default (resolved in __post_init__)
+    rule: str = "learned"
     rescue_threshold: float = _MINILM.rescue_threshold
     rescue_overlap: float = _MINILM.rescue_overlap
     rescue_words: float = _MINILM.rescue_words
@@ -126,6 +153,8 @@ class SemanticConfig:
     max_neighbors: int = 256
     search_batch: int = 4096
     seed: int = 0
+    route_languages: bool = True
+    multilingual: str = "e5-multilingual"
 
     # Cosine thresholds may be calibrated up to 2.0 (contam.scan.calibrate.OFF: the level is off);
     # the rescue overlaps are shares, and one above 1 switches its rescue off.
@@ -146,16 +175,24 @@ class SemanticConfig:
         "max_neighbors": Interval(int, 1, None),
         "search_batch": Interval(int, 1, None),
         "seed": Interval(int, 0, None),
+        "multilingual": Options("e5-multilingual", "use-multilingual"),
     }
 
     def __post_init__(self) -> None:
+        if self.threshold != self.threshold:
+            object.__setattr__(self, "threshold", LEARNED_THRESHOLD if self.rule == "learned" else _MINILM.threshold)
         validate(self)
 
     @classmethod
     def for_embedder(cls, embedder: object | None, **fields: object) -> SemanticConfig:
-        """``fields`` over the calibrated ``nn`` defaults of ``embedder``."""
+        """``fields`` over the embedder's defaults: the ``learned`` rule where a combiner was fitted
+        for it (MiniLM), else the ``nn`` rule with its calibrated thresholds."""
+        spec = str(getattr(embedder, "spec", "minilm")) if embedder is not None else "minilm"
+        if spec in load_combiners() and fields.get("rule", "learned") == "learned":
+            return cls(**{"threshold": LEARNED_THRESHOLD, "rule": "learned", **fields})
         d = defaults_for(embedder)
         base = {
+            "rule": "nn",
             "threshold": d.threshold,
             "rescue_threshold": d.rescue_threshold,
             "rescue_overlap": d.rescue_overlap,
@@ -164,247 +201,13 @@ class SemanticConfig:
         return cls(**{**base, **fields})
 
 
-@dataclass
-class SemanticScores:
-    """Per-candidate arrays of one :meth:`SemanticScanner.score` call (row i = candidate i)."""
-
-    sim: np.ndarray  # (n,) cosine to the nearest benchmark item
-    nearest: np.ndarray  # (n, top_k) benchmark indices, best first
-    nearest_sim: np.ndarray  # (n, top_k)
-    cluster: np.ndarray  # (n,) DBSCAN label, -1 = noise
-    member: np.ndarray  # (n,) bool, in a cluster holding a benchmark item
-    anomaly: np.ndarray  # (n,) robust squared Mahalanobis distance of the profile
-    anomalous: np.ndarray  # (n,) bool, outlier toward the benchmark
-    overlap: np.ndarray | None = None  # (n,) specifics shared with the nearest item (NaN: not computed)
-    words: np.ndarray | None = None  # (n,) word-set Jaccard with the nearest item (NaN: not computed)
-    rescue_threshold: float = 2.0
-    rescue_overlap: float = 2.0
-    rescue_words: float = 2.0
-    #: DBSCAN cluster id -> (benchmark item indices, candidate row indices) for clusters holding both
-    clusters: dict[int, tuple[list[int], list[int]]] = field(default_factory=dict)
-
-    def subset(self, idx: np.ndarray) -> SemanticScores:
-        """The scores of rows ``idx`` (cluster summary dropped: it belongs to the whole call)."""
-        arrays = {k: getattr(self, k)[idx] for k in ("sim", "nearest", "nearest_sim", "cluster", "member", "anomaly", "anomalous")}
-        ov = self.overlap[idx] if self.overlap is not None else None
-        wo = self.words[idx] if self.words is not None else None
-        return SemanticScores(
-            **arrays,
-            overlap=ov,
-            words=wo,
-            rescue_threshold=self.rescue_threshold,
-            rescue_overlap=self.rescue_overlap,
-            rescue_words=self.rescue_words,
-        )
-
-    def flagged(self, threshold: float, rule: str) -> np.ndarray:
-        """Boolean decision of ``rule`` at cosine threshold ``threshold``."""
-        rule = _ALIAS.get(rule, rule)
-        if rule == "nn":
-            out = self.sim >= threshold
-            if self.overlap is not None and self.words is not None:
-                keeps = (np.nan_to_num(self.overlap, nan=-1.0) >= self.rescue_overlap) | (
-                    np.nan_to_num(self.words, nan=-1.0) >= self.rescue_words
-                )
-                out |= (self.sim >= self.rescue_threshold) & keeps
-            return out
-        out = self.sim > threshold
-        if "cluster" in rule:
-            out &= self.member
-        if "anomaly" in rule:
-            out &= self.anomalous
-        return out
-
-    def cluster_summary(
-        self, items: Sequence[Item], doc_ids: Sequence[str] | None = None, min_candidates: int = 2
-    ) -> list[dict[str, object]]:
-        """Benchmark-level signal: each DBSCAN cluster where ``min_candidates`` or more candidates
-        gather around benchmark items ("k candidates form a cluster around item X"), largest first."""
-        ranked: list[tuple[int, dict[str, object]]] = []  # (number of candidates, row)
-        for cid, (its, cands) in self.clusters.items():
-            if len(cands) >= min_candidates:
-                row: dict[str, object] = {
-                    "cluster": int(cid),
-                    "candidates": len(cands),
-                    "items": [items[j].id for j in its[:10]],
-                    "n_items": len(its),
-                }
-                if doc_ids is not None:
-                    row["documents"] = [doc_ids[r] for r in cands[:10]]
-                ranked.append((len(cands), row))
-        return [row for _, row in sorted(ranked, key=lambda t: -t[0])]
-
-
-_NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*")
-_QUOTED = re.compile(r"'([^'\n]{1,40})'|\"([^\"\n]{1,40})\"")
-_NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]{2,}\b")
-
-
-def specifics(text: str) -> frozenset[str]:
-    """What a paraphrase keeps and a different problem of the same genre rarely shares: the
-    numbers written in ``text`` (thousands separators dropped), its quoted literals and the
-    capitalised names inside sentences (people, places, brands).
-
-    >>> sorted(specifics("Natalia sold 48 clips in April and 1,200 in 'May'."))  # a sentence's first word is not taken as a name
-    ['1200', '48', 'April', 'May', 'may']
-    """
-    out = {m.group().replace(",", "").rstrip(".") for m in _NUMBER.finditer(text)}
-    out.update((m.group(1) or m.group(2)).strip().lower() for m in _QUOTED.finditer(text))
-    out.update(m.group() for m in _NAME.finditer(text))
-    out.discard("")
-    return frozenset(out)
-
-
-def word_overlap(candidate: str, views: Sequence[str]) -> float:
-    """Jaccard overlap of the normalised word sets of ``candidate`` and the closest of ``views``
-    (a word-level paraphrase keeps most words; another problem of the genre shares few).
-
-    >>> word_overlap("Tom has three red apples", ["Tom has three green apples"])
-    0.666667
-    """
-    from contam.data.normalize import words
-
-    c = set(words(candidate))
-    best = 0.0
-    for v in views:
-        s = set(words(v))
-        if c | s:
-            best = max(best, len(c & s) / len(c | s))
-    return round(best, 6)
-
-
-def specifics_overlap(candidate: str, views: Sequence[str], least: int = 2) -> float:
-    """Jaccard overlap of :func:`specifics` between ``candidate`` and the closest of an item's
-    ``views`` (question, whole text); NaN when fewer than ``least`` specifics are in play (too
-    few to tell a paraphrase from a coincidence).
-
-    >>> specifics_overlap("A class of 40 pupils: 80% own dogs, 25% of those parakeets.",
-    ...                   ["In a class of 40 students, 80% have puppies and 25% of them parrots."])
-    1.0
-    """
-    c = specifics(candidate)
-    best = float("nan")
-    for v in views:
-        s = specifics(v)
-        union = len(c | s)
-        if union >= least:
-            j = len(c & s) / union
-            best = j if best != best or j > best else best  # NaN-safe max
-    return best
-
-
-def embedder_identity(embedder: Embedder) -> str:
-    """What names ``embedder``'s vectors (its weights' digest when it has one): the embedding
-    cache's key, and what calibrated semantic thresholds hold for."""
-    return str(getattr(embedder, "identity", getattr(embedder, "spec", "embedder")))
-
-
-def embed_texts(embedder: Embedder, texts: Sequence[str], max_chars: int, batch_size: int, cache: bool = True) -> np.ndarray:
-    """Unit-norm float32 embeddings of ``texts`` cut to ``max_chars``, in batches with a progress
-    bar; vectors already in the persistent cache (:mod:`contam.scan.embcache`) are not recomputed."""
-    from contam.progress import track
-    from contam.scan.embcache import EmbeddingCache, default_path
-
-    cut = [t[:max_chars] if t else " " for t in texts]
-    path = default_path() if cache and getattr(embedder, "cacheable", True) else None
-    store = EmbeddingCache(path) if path is not None else None
-    ident = embedder_identity(embedder)
-    rows = store.get(ident, max_chars, cut) if store is not None else [None] * len(cut)
-    todo = [i for i, r in enumerate(rows) if r is None]
-    dim = int(getattr(embedder, "dim", 0)) or (len(next(r for r in rows if r is not None)) if len(todo) < len(rows) else 0)
-    out = np.zeros((len(cut), dim), dtype=np.float32) if dim else None
-    if todo:
-        step = max(batch_size * 8, 256)
-        # Each distinct text once (corpora repeat samples), in first-seen order: without repeats
-        # the chunks and batches are the same as before, and so are the vectors.
-        first: dict[str, int] = {}
-        for i in todo:
-            first.setdefault(cut[i], len(first))
-        missing = list(first)
-        chunks = range(0, len(missing), step)
-        if len(missing) > step:
-            chunks = track(chunks, "embedding", total=-(-len(missing) // step))
-        parts = []
-        for s in chunks:
-            part = embedder.embed(missing[s : s + step], batch_size=batch_size)
-            parts.append(part)
-            if store is not None:
-                store.put(ident, max_chars, missing[s : s + step], part)
-        new = np.vstack(parts)
-        if out is None:
-            out = np.zeros((len(cut), new.shape[1]), dtype=np.float32)
-        row = {t: k for k, t in enumerate(missing)}
-        out[todo] = new[[row[cut[i]] for i in todo]]
-    assert out is not None
-    for i, r in enumerate(rows):
-        if r is not None:
-            out[i] = r
-    return np.ascontiguousarray(out, dtype=np.float32)
-
-
-def radius_dbscan(x: np.ndarray, eps: float, min_samples: int, max_neighbors: int = 256, batch: int = 4096) -> np.ndarray:
-    """DBSCAN labels with cosine distance over unit-norm rows, neighbourhoods from faiss range search.
-
-    Same clusters as ``sklearn.cluster.DBSCAN(eps, min_samples, metric="cosine")``: a point is
-    core with ``min_samples`` points (itself included) within ``eps``; clusters are connected
-    components of core points joined within ``eps``; a border point joins the cluster of its
-    closest core neighbour; the rest is noise (-1). Cluster ids are numbered by first point.
-
-    >>> v = np.eye(3, dtype=np.float32)[[0, 0, 0, 1, 2]]
-    >>> radius_dbscan(v, 0.15, 3).tolist()
-    [0, 0, 0, -1, -1]
-    """
-    import faiss
-    from scipy.sparse import coo_matrix
-    from scipy.sparse.csgraph import connected_components
-
-    n = len(x)
-    if n == 0:
-        return np.zeros(0, dtype=np.int64)
-    index = faiss.IndexFlatIP(x.shape[1])
-    index.add(x)
-    counts = np.zeros(n, dtype=np.int64)
-    rows: list[np.ndarray] = []
-    cols: list[np.ndarray] = []
-    sims: list[np.ndarray] = []
-    radius = float(1.0 - eps) - 1e-6  # faiss keeps inner products strictly above the radius
-    for s in range(0, n, batch):
-        lims, d, ids = index.range_search(x[s : s + batch], radius)
-        for i in range(len(lims) - 1):
-            a, b = lims[i], lims[i + 1]
-            counts[s + i] = b - a
-            nb, nd = ids[a:b], d[a:b]
-            if len(nb) > max_neighbors:
-                keep = np.argpartition(-nd, max_neighbors - 1)[:max_neighbors]
-                nb, nd = nb[keep], nd[keep]
-            rows.append(np.full(len(nb), s + i, dtype=np.int64))
-            cols.append(nb.astype(np.int64))
-            sims.append(nd.astype(np.float32))
-    r, c, w = np.concatenate(rows), np.concatenate(cols), np.concatenate(sims)
-    core = counts >= min_samples
-    labels = np.full(n, -1, dtype=np.int64)
-    cc = core[r] & core[c]
-    if core.any():
-        g = coo_matrix((np.ones(int(cc.sum()), dtype=np.int8), (r[cc], c[cc])), shape=(n, n)).tocsr()
-        _, comp = connected_components(g, directed=False)
-        core_idx = np.flatnonzero(core)
-        # Renumber components by their first core point so ids are stable and dense.
-        order = {int(k): j for j, k in enumerate(dict.fromkeys(comp[core_idx].tolist()))}
-        labels[core_idx] = [order[int(k)] for k in comp[core_idx]]
-        # Border points: closest core neighbour.
-        border = ~core[r] & core[c] & (r != c)
-        if border.any():
-            br, bc, bw = r[border], c[border], w[border]
-            best = np.lexsort((-bw, br))
-            first = np.ones(len(best), dtype=bool)
-            first[1:] = br[best][1:] != br[best][:-1]
-            pick = best[first]
-            labels[br[pick]] = labels[bc[pick]]
-    return labels
-
-
 class SemanticScanner:
     """Level 2: ``fit(items)`` embeds and indexes the benchmark, ``score(texts)`` / ``scan(docs)`` judge candidates.
+
+    Under the default ``learned`` rule each document's language is detected first: English goes to
+    the configured embedder (MiniLM), any other language to the multilingual one
+    (``config.multilingual``), whose view of the benchmark is built the first time it is needed.
+    ``language_counts`` and ``uncovered`` tally what the scanner has seen, for the scan's summary.
 
     >>> SemanticScanner(SemanticConfig(threshold=0.8)).config.threshold
     0.8
@@ -414,6 +217,10 @@ class SemanticScanner:
         self.config = config or SemanticConfig.for_embedder(embedder)
         self._embedder = embedder
         self.items: list[Item] = []
+        self._multi: EmbeddingSpace | None = None
+        self.language_counts: Counter[str] = Counter()
+        #: Documents per detected language that the multilingual embedder was not trained on.
+        self.uncovered: Counter[str] = Counter()
 
     @property
     def embedder(self) -> Embedder:
@@ -423,26 +230,35 @@ class SemanticScanner:
             self._embedder = load_embedder("minilm")
         return self._embedder
 
+    def _space(self, embedder: Embedder) -> EmbeddingSpace:
+        cfg = self.config
+        return EmbeddingSpace(embedder, cfg.max_chars, cfg.batch_size, cfg.search_batch, cfg.seed)
+
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """Unit-norm embeddings of ``texts``; a text equal (after the ``max_chars`` cut) to a view of
-        a fitted benchmark item reuses that view's vector instead of running the model again
-        (verbatim copies are the commonest contamination)."""
-        known: dict[str, int] = getattr(self, "_known", {})
-        if not known:
+        """Unit-norm embeddings of ``texts`` by the primary embedder (benchmark views reused)."""
+        if not self.items:
             return embed_texts(self.embedder, texts, self.config.max_chars, self.config.batch_size)
-        mc = self.config.max_chars
-        hit = [known.get(t[:mc] if t else " ", -1) for t in texts]
-        rest = [i for i, h in enumerate(hit) if h < 0]
-        if len(rest) == len(texts):
-            return embed_texts(self.embedder, texts, mc, self.config.batch_size)
-        views = self.index.reconstruct_n(0, self.index.ntotal)
-        out = np.empty((len(texts), views.shape[1]), dtype=np.float32)
-        for i, h in enumerate(hit):
-            if h >= 0:
-                out[i] = views[h]
-        if rest:
-            out[rest] = embed_texts(self.embedder, [texts[i] for i in rest], mc, self.config.batch_size)
-        return out
+        return self.primary.embed(texts)
+
+    # The primary space's arrays under their historical names (benches and tests read them).
+    @property
+    def item_vecs(self) -> np.ndarray:
+        return self.primary.item_vecs
+
+    @property
+    def index(self) -> Any:
+        return self.primary.index
+
+    @property
+    def _view_item(self) -> np.ndarray:
+        return self.primary.view_item
+
+    @property
+    def routing(self) -> bool:
+        """Whether documents are routed by language (the ``learned`` rule with a combiner for both embedders)."""
+        cfg = self.config
+        combiners = load_combiners()
+        return cfg.rule == "learned" and cfg.route_languages and self.primary.spec in combiners and cfg.multilingual in combiners
 
     def fit(
         self, items: Sequence[Item], reference: Sequence[str] | None = None, item_embeddings: np.ndarray | None = None
@@ -450,62 +266,31 @@ class SemanticScanner:
         """Embed and index ``items`` (whole text, and the question alone where it differs); fit the
         anomaly model on ``reference`` texts (clean, same genre) or, without them, on the
         benchmark's leave-one-out similarity profiles."""
-        import faiss
-
         if not items:
             raise ConfigError("the semantic level needs at least one benchmark item")
         cfg = self.config
         self.items = list(items)
-        self._known = {}
-        # Second view: the question alone, so a question-only copy meets its own view of the item.
-        qi = [
-            j for j, it in enumerate(self.items) if it.question and it.question.strip()[: cfg.max_chars] != it.text.strip()[: cfg.max_chars]
-        ]
-        qtexts = [self.items[j].question for j in qi]
-        self.item_vecs = item_embeddings if item_embeddings is not None else self.embed([it.text for it in self.items])
-        qvecs = self.embed(qtexts) if qi else np.zeros((0, self.item_vecs.shape[1]), dtype=np.float32)
-        self._view_item = np.concatenate([np.arange(len(self.items)), np.asarray(qi, dtype=np.int64)]).astype(np.int64)
-        self.index = faiss.IndexFlatIP(self.item_vecs.shape[1])
-        self.index.add(np.ascontiguousarray(np.vstack([self.item_vecs, qvecs]), dtype=np.float32))
-        view_texts = [it.text for it in self.items] + qtexts
-        # Row of each view's text in the index, for :meth:`embed` to reuse (first view wins).
-        for r in range(len(view_texts) - 1, -1, -1):
-            t = view_texts[r]
-            self._known[t[: cfg.max_chars] if t else " "] = r
+        self._multi = None
+        self.primary = self._space(self.embedder).fit(self.items, item_embeddings)
         k = min(cfg.profile_k, len(self.items) - 1 if reference is None else len(self.items))
         if reference is None:
-            d, _ = self._search(self.item_vecs, k + 1, exclude_self=True)
+            d, _ = self.primary.search(self.item_vecs, k + 1, exclude_self=True)
             profiles = d[:, :k]
         else:
-            d, _ = self._search(self.embed(list(reference)), k)
+            d, _ = self.primary.search(self.primary.embed(list(reference)), k)
             profiles = d
         self._fit_anomaly(profiles)
         return self
 
+    def _multilingual(self) -> EmbeddingSpace:
+        if self._multi is None:
+            from contam.models.embed import load_embedder
+
+            self._multi = self._space(load_embedder(self.config.multilingual)).fit(self.items)
+        return self._multi
+
     def _search(self, x: np.ndarray, k: int, exclude_self: bool = False) -> tuple[np.ndarray, np.ndarray]:
-        """Top-``k`` benchmark *items* per row of ``x`` (best view of each item), best first; with
-        ``exclude_self`` row i is benchmark item i and never its own neighbour."""
-        n = len(x)
-        k = max(0, min(k, len(self.items) - (1 if exclude_self else 0)))
-        d_out = np.zeros((n, k), dtype=np.float32)
-        i_out = np.zeros((n, k), dtype=np.int64)
-        if k == 0 or n == 0:
-            return d_out, i_out
-        rows = min(self.index.ntotal, 2 * k + 2)
-        bs = self.config.search_batch
-        for s in range(0, n, bs):
-            d, ids = self.index.search(x[s : s + bs], rows)
-            it = np.where(ids >= 0, self._view_item[np.maximum(ids, 0)], -1)
-            dup = it < 0
-            if exclude_self:
-                dup |= it == np.arange(s, s + len(it))[:, None]
-            for j in range(1, rows):  # a later view of an item already listed is a duplicate
-                dup[:, j] |= (it[:, :j] == it[:, j : j + 1]).any(axis=1)
-            # Stable order: kept entries first (still best first), duplicates last.
-            order = np.argsort(dup, axis=1, kind="stable")[:, :k]
-            d_out[s : s + bs] = np.take_along_axis(np.where(dup, -1.0, d), order, axis=1)
-            i_out[s : s + bs] = np.take_along_axis(np.where(dup, 0, it), order, axis=1)
-        return d_out, i_out
+        return self.primary.search(x, k, exclude_self)
 
     def _fit_anomaly(self, profiles: np.ndarray) -> None:
         from scipy.stats import chi2
@@ -525,44 +310,65 @@ class SemanticScanner:
         self._mcd = MinCovDet(random_state=cfg.seed).fit(self._pca.transform(feats))
         self._cutoff = float(chi2.ppf(cfg.anomaly_quantile, df=ncomp))
 
+    def _languages(self, texts: list[str]) -> list[str]:
+        if not self.routing:
+            return ["en"] * len(texts)
+        langs = detect_languages(texts)
+        self.language_counts.update(langs)
+        self.uncovered.update(lang for lang in langs if not covered_by_multilingual(lang))
+        return langs
+
     def score(self, texts: Sequence[str], embeddings: np.ndarray | None = None) -> SemanticScores:
-        """All signals for each text (embeddings may be passed to avoid re-embedding)."""
+        """All signals for each text (``embeddings``: the primary embedder's vectors, if already made)."""
         cfg = self.config
         texts = list(texts)
-        x = embeddings if embeddings is not None else self.embed(texts)
-        n = len(x)
-        k = max(cfg.top_k, self._profile_k)
-        d, ids = self._search(x, k)
-        labels = radius_dbscan(np.vstack([self.item_vecs, x]), cfg.eps, cfg.min_samples, cfg.max_neighbors, cfg.search_batch)
-        nb = len(self.items)
-        bench_clusters = np.unique(labels[:nb])
-        bench_clusters = bench_clusters[bench_clusters >= 0]
-        cand = labels[nb:]
-        member = np.isin(cand, bench_clusters) & (cand >= 0)
+        n = len(texts) if embeddings is None else len(embeddings)
+        langs = self._languages(texts) if texts else ["en"] * n
+        multi = np.array([lang != "en" for lang in langs], dtype=bool)
+        k = max(cfg.top_k, self._profile_k, 2)
+        d = np.full((n, k), -1.0, dtype=np.float32)
+        ids = np.zeros((n, k), dtype=np.int64)
+        cand = np.full(n, -1, dtype=np.int64)
+        member = np.zeros(n, dtype=bool)
+        hood = np.zeros((n, 3))
         clusters: dict[int, tuple[list[int], list[int]]] = {}
-        for r in np.flatnonzero(member):
-            clusters.setdefault(int(cand[r]), ([], []))[1].append(int(r))
-        for j in np.flatnonzero(np.isin(labels[:nb], list(clusters))):
-            clusters[int(labels[j])][0].append(int(j))
-        prof = d[:, : self._profile_k]
-        if prof.shape[1] < self._profile_k:
-            prof = np.pad(prof, ((0, 0), (0, self._profile_k - prof.shape[1])))
-        top = d[:, 0] if d.shape[1] else np.zeros(n, dtype=np.float32)
-        if self._mcd is not None and n:
-            maha = self._mcd.mahalanobis(self._pca.transform(_profile_features(prof)))
-            anomalous = (maha > self._cutoff) & (top > self._ref_median)
-        else:
-            maha = np.zeros(n)
-            anomalous = top > self._ref_median
-        # Second stage, on the shortlist only: specifics shared with the nearest item.
+        maha, anomalous = np.zeros(n), np.zeros(n, dtype=bool)
+        nb = len(self.items)
+        for offset, rows in ((0, np.flatnonzero(~multi)), (_MULTI_CLUSTERS, np.flatnonzero(multi))):
+            if not len(rows):
+                continue
+            space = self.primary if offset == 0 else self._multilingual()
+            if offset == 0 and embeddings is not None:
+                x = embeddings[rows]
+            else:
+                x = space.embed([texts[r] for r in rows])
+            ds, di = space.search(x, k)
+            d[rows, : ds.shape[1]], ids[rows, : di.shape[1]] = ds, di
+            hood[rows] = neighbourhood_features(x, space.background, ds)
+            labels = radius_dbscan(np.vstack([space.item_vecs, x]), cfg.eps, cfg.min_samples, cfg.max_neighbors, cfg.search_batch)
+            bench = labels[:nb][labels[:nb] >= 0]
+            lab = labels[nb:]
+            mem = np.isin(lab, bench) & (lab >= 0)
+            cand[rows] = np.where(lab >= 0, lab + offset, -1)
+            member[rows] = mem
+            for r in np.flatnonzero(mem):
+                clusters.setdefault(int(lab[r]) + offset, ([], []))[1].append(int(rows[r]))
+            for j in np.flatnonzero(np.isin(labels[:nb] + offset, list(clusters)) & (labels[:nb] >= 0)):
+                clusters[int(labels[j]) + offset][0].append(int(j))
+            if offset == 0:  # the anomaly model lives in the primary space
+                maha[rows], anomalous[rows] = self._anomaly(ds)
+        top = d[:, 0].astype(np.float64) if n else np.zeros(0)
         overlap, wover = np.full(n, np.nan), np.full(n, np.nan)
-        if cfg.rule == "nn" and texts:
+        feats = prob = None
+        if cfg.rule == "learned" and texts:
+            feats, prob = self._learned(texts, ids, hood, multi)
+        elif cfg.rule == "nn" and texts:  # second stage, on the shortlist only
             for r in np.flatnonzero((top >= cfg.rescue_threshold) & (top < cfg.threshold)):
                 it = self.items[int(ids[r, 0])]
                 overlap[r] = specifics_overlap(texts[r], (it.question, it.text))
                 wover[r] = word_overlap(texts[r], (it.question, it.text))
         return SemanticScores(
-            sim=top.astype(np.float64),
+            sim=top,
             nearest=ids[:, : cfg.top_k],
             nearest_sim=d[:, : cfg.top_k],
             cluster=cand,
@@ -575,18 +381,66 @@ class SemanticScanner:
             rescue_overlap=cfg.rescue_overlap,
             rescue_words=cfg.rescue_words,
             clusters=clusters,
+            features=feats,
+            probability=prob,
+            languages=langs,
+            multilingual=multi,
         )
+
+    def _anomaly(self, d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        n = len(d)
+        prof = d[:, : self._profile_k]
+        if prof.shape[1] < self._profile_k:
+            prof = np.pad(prof, ((0, 0), (0, self._profile_k - prof.shape[1])))
+        top = d[:, 0] if d.shape[1] else np.zeros(n, dtype=np.float32)
+        if self._mcd is not None and n:
+            maha = self._mcd.mahalanobis(self._pca.transform(_profile_features(prof)))
+            return maha, (maha > self._cutoff) & (top > self._ref_median)
+        return np.zeros(n), top > self._ref_median
+
+    def _learned(self, texts: list[str], ids: np.ndarray, hood: np.ndarray, multi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The combiner's features and probability for every row (text features against the nearest item)."""
+        combiners = load_combiners()
+        feats = np.zeros((len(texts), len(FEATURES)))
+        feats[:, :3] = hood
+        for r, t in enumerate(texts):
+            it = self.items[int(ids[r, 0])]
+            feats[r, 3:] = text_features(t, (it.question, it.text))
+        prob = np.full(len(texts), np.nan)
+        for spec, rows in ((self.primary.spec, ~multi), (self.config.multilingual, multi)):
+            c = combiners.get(spec) or combiners.get("minilm")
+            if c is not None and rows.any():
+                prob[rows] = c.probability(feats[rows])
+        return feats, prob
 
     def flag(self, doc_id: str, i: int, s: SemanticScores, threshold: float | None = None, rule: str | None = None, text: str = "") -> Flag:
         """The :class:`Flag` record of candidate ``i`` (document text ``text``) against its nearest benchmark item."""
         th = self.config.threshold if threshold is None else threshold
+        rule = rule or self.config.rule
         j = int(s.nearest[i, 0])
         item = self.items[j]
         ev = [Evidence(kind="embedding", text=item.question[:200], weight=round(float(s.sim[i]), 6))]
+        if rule == "learned" and s.probability is not None and s.features is not None:
+            spec = self.config.multilingual if s.multilingual[i] else self.primary.spec
+            f = dict(zip(FEATURES, (round(float(v), 3) for v in s.features[i]), strict=True))
+            what = ", ".join(f"{k} {v}" for k, v in f.items())
+            ev.append(
+                Evidence(
+                    kind="combiner",
+                    text=f"learned rule ({spec}, language {s.languages[i]}): p {float(s.probability[i]):.3f} >= {th}; {what}",
+                    weight=round(float(s.probability[i]), 6),
+                )
+            )
         ov = float(s.overlap[i]) if s.overlap is not None else float("nan")
-        if ov == ov:  # the second stage ran: list what both sides share, auditable by eye
+        if ov == ov or (rule == "learned" and text):  # list what both sides share, auditable by eye
             shared = sorted(specifics(item.text) & specifics(text)) if text else []
-            ev.append(Evidence(kind="specifics", text=", ".join(shared)[:200], weight=round(ov, 6)))
+            ev.append(
+                Evidence(
+                    kind="specifics",
+                    text=", ".join(shared)[:200],
+                    weight=round(ov if ov == ov else float(s.features[i, 3]) if s.features is not None else 0.0, 6),
+                )
+            )
         wo = float(s.words[i]) if s.words is not None else float("nan")
         if wo == wo:
             ev.append(Evidence(kind="words", text="word-set Jaccard with the nearest item", weight=round(wo, 6)))
@@ -610,11 +464,12 @@ class SemanticScanner:
             ev.append(
                 Evidence(kind="cross_split", text=f"benchmark item {item.id} has a near duplicate in another split: {cross}", weight=1.0)
             )
+        score = float(s.probability[i]) if rule == "learned" and s.probability is not None else float(s.sim[i])
         return Flag(
             doc_id=doc_id,
             item_id=item.id,
             level="semantic",
-            score=round(float(s.sim[i]), 6),
+            score=round(score, 6),
             threshold=th,
             benchmark=item.benchmark,
             scores=semantic_score_dict(s, i),
@@ -638,28 +493,3 @@ class SemanticScanner:
                 line=doc.line,
                 scores=semantic_score_dict(s, i),
             )
-
-
-def semantic_score_dict(s: SemanticScores, i: int) -> dict[str, float]:
-    out = {
-        "cosine": round(float(s.sim[i]), 6),
-        "cluster": float(s.cluster[i]),
-        "cluster_member": float(s.member[i]),
-        "anomaly": round(float(s.anomaly[i]), 4),
-        "anomalous": float(s.anomalous[i]),
-    }
-    if s.overlap is not None and s.overlap[i] == s.overlap[i]:
-        out["specifics_overlap"] = round(float(s.overlap[i]), 6)
-    if s.words is not None and s.words[i] == s.words[i]:
-        out["word_overlap"] = round(float(s.words[i]), 6)
-    return out
-
-
-def _profile_features(profiles: np.ndarray) -> np.ndarray:
-    """Top-k cosines plus the gaps that make a single match stand out (top-1 minus the rest)."""
-    if profiles.shape[1] == 0:
-        return np.zeros((len(profiles), 1))
-    p = profiles.astype(np.float64)
-    gap1 = p[:, :1] - p[:, 1:2] if p.shape[1] > 1 else np.zeros((len(p), 1))
-    gapm = p[:, :1] - p[:, 1:].mean(axis=1, keepdims=True) if p.shape[1] > 1 else np.zeros((len(p), 1))
-    return np.hstack([p, gap1, gapm])

@@ -1,0 +1,84 @@
+"""The language of a text, and which of the shipped embedders covers it.
+
+The semantic level embeds English text with MiniLM and routes every other language to the
+multilingual embedder (multilingual-e5-small, the ~100 languages of XLM-R). A text in a language
+that embedder was not trained on is still scored, but it is named in the scan's summary rather
+than silently trusted. Detection is py3langid (langid.py's 97-language model, shipped in its
+wheel, BSD-3-Clause) on the first ``max_chars`` characters; very short or symbol-only texts count
+as English, the primary embedder's language.
+
+>>> detect_language("Natalia sold clips to 48 of her friends in April.")
+'en'
+>>> detect_language("Natalia verkaufte im April Haarspangen an 48 ihrer Freundinnen.")
+'de'
+>>> covered_by_multilingual("sw"), covered_by_multilingual("yo")
+(True, False)
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Sequence
+from functools import lru_cache
+from typing import Any
+
+#: The languages multilingual-e5-small was trained on (XLM-R's CC-100 list, ISO 639-1 where one exists).
+E5_LANGUAGES = frozenset(
+    "af am ar as az be bg bn br bs ca cs cy da de el en eo es et eu fa fi fr fy ga gd gl gu ha he hi hr hu hy id is it "
+    "ja jv ka kk km kn ko ku ky la lo lt lv mg mk ml mn mr ms my ne nl nb nn no om or pa pl ps pt ro ru sa sd si sk sl so "
+    "sq sr su sv sw ta te th tl tr ug uk ur uz vi xh yi zh".split()
+)
+
+#: Below this many letters a text is too short to tell its language: it goes to the primary embedder.
+MIN_LETTERS = 12
+
+
+@lru_cache(maxsize=1)
+def _identifier() -> Any:
+    from py3langid.langid import MODEL_FILE, LanguageIdentifier
+
+    return LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+
+
+def _letters(text: str) -> int:
+    return sum(ch.isalpha() for ch in text)
+
+
+def detect_language(text: str, max_chars: int = 1000, min_prob: float = 0.9) -> str:
+    """ISO 639-1 code of ``text``'s language; ``en`` when it is English, too short to tell, or no
+    language reaches ``min_prob`` (code with English comments reads as English)."""
+    head = text[:max_chars]
+    if _letters(head) < MIN_LETTERS:
+        return "en"
+    lang, prob = _identifier().classify(head)
+    return str(lang) if lang != "en" and float(prob) >= min_prob else "en"
+
+
+def detect_languages(texts: Sequence[str], max_chars: int = 1000) -> list[str]:
+    """:func:`detect_language` of each text (ASCII prose that langid calls English skips nothing:
+    Swahili and Indonesian are ASCII too, so every text is classified)."""
+    return [detect_language(t, max_chars) for t in texts]
+
+
+def covered_by_multilingual(lang: str) -> bool:
+    """Whether multilingual-e5-small was trained on ``lang``."""
+    return lang in E5_LANGUAGES
+
+
+def fold_digits(text: str) -> str:
+    """``text`` with every decimal digit of any script (Bengali ৪৮, Thai ๔๘, Devanagari, full-width)
+    written as ASCII, so numbers compare across translations.
+
+    >>> fold_digits("৪৮ টি ক্লিপ, ๔๘ and ４８")
+    '48 টি ক্লিপ, 48 and 48'
+    """
+    if text.isascii():
+        return text
+    out = []
+    for ch in text:
+        if not ch.isascii() and ch.isdigit():
+            d = unicodedata.digit(ch, -1)
+            out.append(str(d) if d >= 0 else ch)
+        else:
+            out.append(ch)
+    return "".join(out)

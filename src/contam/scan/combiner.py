@@ -1,0 +1,128 @@
+"""The semantic level's ``learned`` decision: a small logistic model over features that do not hang on
+one absolute cosine.
+
+A single cosine threshold does not transfer: a translation's cosine to its source sits far below a
+close English rephrasing's, yet far above the cosines of that same translation to every *other*
+item. So each candidate is described relative to its own neighbourhood in the benchmark
+(:func:`neighbourhood_features`, the idea of margin scoring in bitext mining, Artetxe & Schwenk
+2019) and by what it keeps of its nearest item (:mod:`contam.scan.textmatch`):
+
+=============  ==================================================================================
+``cosine``     cosine to the nearest item's best view
+``z``          that cosine in standard deviations above the candidate's cosines to a fixed sample
+               of benchmark views (its background)
+``gap``        cosine to the nearest item minus cosine to the second
+``specifics``  Jaccard of numbers / quoted literals / names with the nearest item (0: too few)
+``numbers``    share of the nearest item's numbers the candidate states (0: too few)
+``pieces``     Jaccard of word pieces, code identifiers split
+=============  ==================================================================================
+
+One model per embedder (MiniLM for English, multilingual-e5-small for the rest), fitted by
+``python bench/semantic_independent.py --fit`` on the calibration halves of independently made
+rephrasings, translations and code ports, its data and date recorded in ``combiner.json`` next to
+this file. The intercept is set so that probability 0.5 is the chosen operating point, so one
+threshold serves every embedder.
+
+>>> c = load_combiners()["minilm"]
+>>> round(float(c.probability(np.array([[0.99, 12.0, 0.4, 1.0, 1.0, 0.9]]))[0]), 2)
+1.0
+>>> round(float(c.probability(np.array([[0.35, 1.0, 0.01, 0.0, 0.0, 0.1]]))[0]), 2)
+0.0
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+import numpy as np
+
+from contam.records import Record
+from contam.scan.textmatch import number_recall, piece_overlap, specifics_overlap
+
+FEATURES = ("cosine", "z", "gap", "specifics", "numbers", "pieces")
+
+#: Size of the fixed background sample of benchmark views each candidate is compared with.
+BACKGROUND = 512
+
+
+@dataclass(frozen=True)
+class LinearCombiner(Record):
+    """``P(contaminated) = sigmoid(intercept + coef . (x - mean) / scale)`` over :data:`FEATURES`."""
+
+    embedder: str
+    coef: tuple[float, ...]
+    intercept: float
+    mean: tuple[float, ...]
+    scale: tuple[float, ...]
+    features: tuple[str, ...] = FEATURES
+    fitted_on: dict[str, Any] = field(default_factory=dict)
+
+    def probability(self, x: np.ndarray) -> np.ndarray:
+        """Probability of contamination for each row of the ``(n, len(features))`` matrix ``x``."""
+        if len(x) == 0:
+            return np.zeros(0)
+        z = (np.nan_to_num(np.asarray(x, dtype=np.float64), nan=0.0) - np.asarray(self.mean)) / np.asarray(self.scale)
+        logit = self.intercept + z @ np.asarray(self.coef)
+        return 1.0 / (1.0 + np.exp(-np.clip(logit, -50, 50)))
+
+    def contributions(self, x: np.ndarray) -> dict[str, float]:
+        """Each feature's share of one row's logit (what a flag's evidence shows)."""
+        z = (np.nan_to_num(np.asarray(x, dtype=np.float64), nan=0.0) - np.asarray(self.mean)) / np.asarray(self.scale)
+        return {f: round(float(c * v), 3) for f, c, v in zip(self.features, self.coef, z, strict=True)}
+
+
+@lru_cache(maxsize=1)
+def load_combiners() -> dict[str, LinearCombiner]:
+    """The shipped combiners by embedder spec (``combiner.json`` in this package)."""
+    raw = json.loads(resources.files("contam.scan").joinpath("combiner.json").read_text(encoding="utf-8"))
+    out = {}
+    for spec, d in raw.get("combiners", {}).items():
+        out[spec] = LinearCombiner(
+            embedder=spec,
+            coef=tuple(d["coef"]),
+            intercept=float(d["intercept"]),
+            mean=tuple(d["mean"]),
+            scale=tuple(d["scale"]),
+            features=tuple(d.get("features", FEATURES)),
+            fitted_on=dict(d.get("fitted_on", {})),
+        )
+    return out
+
+
+def background_sample(n_views: int, seed: int = 0) -> np.ndarray:
+    """Indices of the fixed sample of benchmark views a candidate's background is measured on."""
+    if n_views <= BACKGROUND:
+        return np.arange(n_views)
+    return np.sort(np.random.default_rng(seed).choice(n_views, BACKGROUND, replace=False))
+
+
+def neighbourhood_features(x: np.ndarray, background: np.ndarray, top: np.ndarray) -> np.ndarray:
+    """``cosine``, ``z`` and ``gap`` for candidate vectors ``x`` given the background views'
+    vectors and each candidate's best cosines to distinct items ``top`` (best first)."""
+    n = len(x)
+    out = np.zeros((n, 3), dtype=np.float64)
+    if n == 0:
+        return out
+    cos1 = top[:, 0] if top.shape[1] else np.zeros(n)
+    cos2 = top[:, 1] if top.shape[1] > 1 else np.zeros(n)
+    if len(background):
+        bg = x @ background.T
+        mu, sd = bg.mean(axis=1), bg.std(axis=1)
+    else:
+        mu, sd = np.zeros(n), np.ones(n)
+    out[:, 0] = cos1
+    out[:, 1] = (cos1 - mu) / np.maximum(sd, 1e-3)
+    out[:, 2] = cos1 - cos2
+    return out
+
+
+def text_features(candidate: str, views: Sequence[str]) -> tuple[float, float, float]:
+    """``specifics``, ``numbers`` and ``pieces`` of ``candidate`` against one item's ``views``."""
+    sp = specifics_overlap(candidate, views)
+    nr = number_recall(candidate, views)
+    return (sp if sp == sp else 0.0, nr if nr == nr else 0.0, piece_overlap(candidate, views))

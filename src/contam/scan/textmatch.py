@@ -1,0 +1,126 @@
+"""What a rephrasing, a translation or a port to another programming language keeps of its source,
+and another item of the same genre rarely shares: the semantic level's text features.
+
+* :func:`specifics` — numbers (any script's digits), quoted literals and names;
+* :func:`number_recall` — the share of an item's numbers that a candidate states;
+* :func:`pieces` — lower-case word pieces with code identifiers split (``hasCloseElements`` and
+  ``has_close_elements`` both give ``has close elements``), so a port of a function to C++ or
+  JavaScript meets its Python source through its names as well as its comments.
+
+All are cheap (regular expressions over two short texts) and run only on a candidate's nearest item.
+
+>>> sorted(pieces("def hasCloseElements(numbers: List[float]) -> bool:"))
+['bool', 'close', 'def', 'elements', 'float', 'has', 'list', 'numbers']
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from functools import lru_cache
+
+from contam.data.language import fold_digits
+
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*")
+_QUOTED = re.compile(r"'([^'\n]{1,40})'|\"([^\"\n]{1,40})\"")
+_NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]{2,}\b")
+_PIECE = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_]+", re.UNICODE)
+
+
+def specifics(text: str) -> frozenset[str]:
+    """What a paraphrase keeps and a different problem of the same genre rarely shares: the
+    numbers written in ``text`` (any script's digits, thousands separators dropped), its quoted
+    literals and the capitalised names inside sentences (people, places, brands).
+
+    >>> sorted(specifics("Natalia sold 48 clips in April and 1,200 in 'May'."))  # a sentence's first word is not taken as a name
+    ['1200', '48', 'April', 'May', 'may']
+    >>> sorted(specifics("নাটালিয়া এপ্রিলে ৪৮ টি ক্লিপ বিক্রি করেছিল"))
+    ['48']
+    """
+    text = fold_digits(text)
+    out = {m.group().replace(",", "").rstrip(".") for m in _NUMBER.finditer(text)}
+    out.update((m.group(1) or m.group(2)).strip().lower() for m in _QUOTED.finditer(text))
+    out.update(m.group() for m in _NAME.finditer(text))
+    out.discard("")
+    return frozenset(out)
+
+
+@lru_cache(maxsize=65536)
+def _numbers(text: str) -> frozenset[str]:
+    return frozenset(m.group().replace(",", "").rstrip(".") for m in _NUMBER.finditer(fold_digits(text)))
+
+
+def number_recall(candidate: str, views: Sequence[str]) -> float:
+    """Share of the numbers of the best of ``views`` that ``candidate`` also writes; NaN when no view
+    holds two distinct numbers (too few to tell).
+
+    >>> number_recall("Sie hatte 16 Eier und aß 3.", ["Janet's ducks lay 16 eggs. She eats 3 and bakes with 4."])
+    0.666667
+    """
+    c = _numbers(candidate)
+    best = float("nan")
+    for v in views:
+        s = _numbers(v)
+        if len(s) >= 2:
+            r = len(c & s) / len(s)
+            best = r if best != best or r > best else best
+    return round(best, 6) if best == best else best
+
+
+@lru_cache(maxsize=65536)
+def pieces(text: str) -> frozenset[str]:
+    """Lower-case word pieces of ``text``: words, with camelCase and snake_case identifiers split."""
+    return frozenset(m.group().lower() for m in _PIECE.finditer(text))
+
+
+def word_overlap(candidate: str, views: Sequence[str]) -> float:
+    """Jaccard overlap of the normalised word sets of ``candidate`` and the closest of ``views``
+    (a word-level paraphrase keeps most words; another problem of the genre shares few).
+
+    >>> word_overlap("Tom has three red apples", ["Tom has three green apples"])
+    0.666667
+    """
+    from contam.data.normalize import words
+
+    c = set(words(candidate))
+    best = 0.0
+    for v in views:
+        s = set(words(v))
+        if c | s:
+            best = max(best, len(c & s) / len(c | s))
+    return round(best, 6)
+
+
+def piece_overlap(candidate: str, views: Sequence[str]) -> float:
+    """Jaccard overlap of :func:`pieces` with the closest of ``views`` (identifiers split).
+
+    >>> piece_overlap("function hasCloseElements(numbers, threshold)", ["def has_close_elements(numbers, threshold):"])
+    0.666667
+    """
+    c = pieces(candidate)
+    best = 0.0
+    for v in views:
+        s = pieces(v)
+        if c | s:
+            best = max(best, len(c & s) / len(c | s))
+    return round(best, 6)
+
+
+def specifics_overlap(candidate: str, views: Sequence[str], least: int = 2) -> float:
+    """Jaccard overlap of :func:`specifics` between ``candidate`` and the closest of an item's
+    ``views`` (question, whole text); NaN when fewer than ``least`` specifics are in play (too
+    few to tell a paraphrase from a coincidence).
+
+    >>> specifics_overlap("A class of 40 pupils: 80% own dogs, 25% of those parakeets.",
+    ...                   ["In a class of 40 students, 80% have puppies and 25% of them parrots."])
+    1.0
+    """
+    c = specifics(candidate)
+    best = float("nan")
+    for v in views:
+        s = specifics(v)
+        union = len(c | s)
+        if union >= least:
+            j = len(c & s) / union
+            best = j if best != best or j > best else best  # NaN-safe max
+    return best

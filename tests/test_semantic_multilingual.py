@@ -1,0 +1,98 @@
+"""The semantic level's default (``learned``) rule on independently made translations and code ports
+(bench/data/independent, made by other people): routing by language, the multilingual embedder,
+flags that carry the rule that fired, and a language the embedder does not cover named."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from contam.data import Document, Item
+from contam.data.language import detect_language
+from contam.scan.combiner import load_combiners
+from contam.scan.semantic import SemanticConfig, SemanticScanner
+
+DATA = Path(__file__).resolve().parent.parent / "bench" / "data" / "independent"
+
+
+def _read(name: str, file: str) -> list[dict]:
+    return [json.loads(line) for line in (DATA / name / file).read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+@pytest.fixture(scope="module")
+def svamp() -> tuple[list[Item], list[dict]]:
+    """SVAMP problems (English) and their MathOctopus translations (bn, de, es, fr, ja, ru, sw, th, zh)."""
+    src = _read("mathoctopus_msvamp", "sources.jsonl")
+    items = [Item(id=r["id"], question=r["text"], benchmark="svamp") for r in src[:120]]
+    return items, _read("mathoctopus_msvamp", "variants.jsonl")
+
+
+def test_default_rule_is_learned_with_a_shipped_combiner_per_route() -> None:
+    cfg = SemanticConfig()
+    assert cfg.rule == "learned" and cfg.threshold == 0.5 and cfg.multilingual == "e5-multilingual"
+    assert {"minilm", "e5-multilingual"} <= set(load_combiners())
+    assert SemanticConfig(rule="nn").threshold == 0.86  # the earlier rule keeps its own cosine threshold
+
+
+def test_translations_are_routed_and_flagged_with_their_source(svamp: tuple[list[Item], list[dict]]) -> None:
+    items, variants = svamp
+    seen = {it.id for it in items[:60]}
+    bench = items[:60]
+    # One translation per language of seen items, and of unseen ones (same genre, same language).
+    pos = [v for v in variants if v["source"] in seen][::9][:18]
+    neg = [v for v in variants if v["source"] in {it.id for it in items[60:]}][::9][:18]
+    sem = SemanticScanner(SemanticConfig()).fit(bench)
+    s = sem.score([v["text"] for v in pos + neg])
+    hit = s.flagged(0.5, "learned")
+    assert s.multilingual.sum() >= 30  # non-English text goes to the multilingual embedder
+    right = [bench[int(j)].id == v["source"] for j, v in zip(s.nearest[: len(pos), 0], pos, strict=True)]
+    assert (hit[: len(pos)] & np.array(right)).sum() >= 0.8 * len(pos)
+    assert hit[len(pos) :].sum() <= 2
+    assert sum(sem.language_counts.values()) == len(pos) + len(neg)
+
+
+def test_a_flag_says_which_rule_fired_and_never_shows_a_threshold_it_did_not_pass(svamp: tuple[list[Item], list[dict]]) -> None:
+    items, variants = svamp
+    sem = SemanticScanner(SemanticConfig()).fit(items[:40])
+    de = next(v for v in variants if v["source"] == items[3].id and v["lang"] == "de")
+    docs = [
+        Document("de", de["text"]),
+        Document("en-copy", items[5].question),
+        Document("other", "The weather in Paris was mild all week."),
+    ]
+    res = list(sem.scan(docs))
+    assert [r.contaminated for r in res] == [True, True, False]
+    for r in res[:2]:
+        f = r.flags[0]
+        assert f.score >= f.threshold == 0.5
+        comb = next(e for e in f.evidence if e.kind == "combiner")
+        assert "learned rule" in comb.text and f"p {f.score:.3f}" in comb.text
+    assert res[0].flags[0].item_id == items[3].id and "e5-multilingual" in res[0].flags[0].evidence[1].text
+
+
+def test_language_the_multilingual_embedder_does_not_cover_is_counted(svamp: tuple[list[Item], list[dict]]) -> None:
+    items, _ = svamp
+    sem = SemanticScanner(SemanticConfig()).fit(items[:20])
+    # Yoruba (human translation of a SVAMP-like sentence): langid names it, multilingual-e5 was not trained on it.
+    yo = "Julia ṣe eré pẹ̀lú àwọn ọmọdé mọ́kànlá ní ọjọ́ Ajé, ó sì ṣe eré pẹ̀lú àwọn ọmọdé méjìlá ní ọjọ́ Ìṣẹ́gun."
+    sem.score([yo])
+    lang = detect_language(yo)
+    assert lang == "yo" and sem.uncovered[lang] == 1
+
+
+def test_code_port_to_another_language_meets_its_python_source() -> None:
+    src = {r["id"]: r["text"] for r in _read("humaneval_x", "sources.jsonl")}
+    ports = [v for v in _read("humaneval_x", "variants.jsonl") if v["lang"] in ("cpp", "js")]
+    ids = sorted(src)[:60]
+    bench = [Item(id=i, question=src[i], benchmark="humaneval") for i in ids[:30]]
+    pos = [v for v in ports if v["source"] in ids[:30]][:20]
+    neg = [v for v in ports if v["source"] in ids[30:]][:20]
+    sem = SemanticScanner(SemanticConfig()).fit(bench)
+    s = sem.score([v["text"] for v in pos + neg])
+    hit = s.flagged(0.5, "learned")
+    right = np.array([bench[int(j)].id == v["source"] for j, v in zip(s.nearest[: len(pos), 0], pos, strict=True)])
+    assert (hit[: len(pos)] & right).sum() >= 14
+    assert hit[len(pos) :].sum() <= 2
