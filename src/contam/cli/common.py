@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -14,7 +16,7 @@ from rich.segment import Segment
 from contam.outputs import json_default
 from contam.textsafe import clean, escape, json_safe
 
-__all__ = ["JsonFlag", "SafeConsole", "clean", "console", "emit_json", "err_console", "escape", "probe_app"]
+__all__ = ["JsonFlag", "SafeConsole", "check_out_folder", "clean", "console", "emit_json", "err_console", "escape", "probe_app"]
 
 
 class SafeConsole(Console):
@@ -51,3 +53,47 @@ def emit_json(data: Any) -> None:
     """Write ``data`` as JSON to stdout (records, numpy values and paths are converted)."""
     sys.stdout.write(json_safe(json.dumps(data, indent=2, ensure_ascii=False, default=json_default)) + "\n")
     sys.stdout.flush()
+
+
+def check_out_folder(out: Path, command: str, *, inputs: Sequence[Path] = (), same: Sequence[str] = ()) -> None:
+    """Refuse an ``--out`` folder whose results another command wrote (writing there would
+    replace its ``summary.json`` or ``manifest.json``), or that is one of the command's own inputs.
+
+    ``same`` lists the kinds (``contam.report.inputs.classify`` names, manifest commands) that
+    ``command`` itself writes: a rerun into its own folder is allowed.
+    """
+    from contam.errors import ConfigError
+
+    resolved = out.resolve()
+    for p in inputs:
+        if p.resolve() == resolved:
+            raise ConfigError(f"--out {out} is also an input of `contam {command}`: writing there would overwrite it; choose another --out")
+    if not out.is_dir():
+        return
+    accept = {command, *same}
+    if (out / "audit.toml").is_file():
+        raise ConfigError(f"--out {out} is an audit run folder: choose another --out for `contam {command}`")
+    owner = _owner(out)
+    if owner is not None and owner not in accept:
+        whose = "a summary.json that is no contam result" if owner == "unknown" else f"the results of `contam {owner}`"
+        raise ConfigError(f"--out {out} holds {whose}: `contam {command}` would replace them; choose another --out")
+
+
+def _owner(folder: Path) -> str | None:
+    """The command whose results ``folder`` holds (``unknown`` for a summary.json of no contam command)."""
+    try:
+        m = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+        if isinstance(m, dict) and isinstance(m.get("command"), str):
+            return m["command"]
+    except (OSError, ValueError):
+        pass
+    p = folder / "summary.json"
+    if not p.is_file():
+        return None
+    from contam.report.inputs import classify
+
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return "unknown"
+    return classify(data) or "unknown"

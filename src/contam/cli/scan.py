@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, TypedDict
 import typer
 from rich.table import Table
 
-from contam.cli.common import JsonFlag, console, emit_json
+from contam.cli.common import JsonFlag, check_out_folder, console, emit_json
 from contam.errors import ConfigError, InputError
 from contam.textsafe import escape
 
@@ -218,6 +218,7 @@ def scan(
               levels=tuple(x.strip() for x in levels.split(",") if x.strip()), workers=workers,
               thresholds=_thresholds(thresholds, benchmark, threshold), embedder=embedder)  # fmt: skip
     check_rate(fail_above)
+    check_out_folder(out, "scan")
     if engine not in ("local", "ray"):
         raise ConfigError(f"--engine {engine!r}: choose local or ray")
     if _sharded(corpus, num_shards) or engine == "ray":

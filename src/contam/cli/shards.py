@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from contam.cli.common import JsonFlag, console, emit_json, err_console
+from contam.cli.common import JsonFlag, check_out_folder, console, emit_json, err_console
 
 
 def merge(
@@ -26,6 +26,7 @@ def merge(
     from contam.scan.shards import merge_runs
 
     check_rate(fail_above)
+    check_out_folder(out, "merge", inputs=run_dirs)
     s = merge_runs(run_dirs, out)
     if json_out:
         emit_json(s)
