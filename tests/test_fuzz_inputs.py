@@ -406,8 +406,14 @@ def test_decontaminate_bad_inputs(clean: dict[str, Any], tmp_path: Path) -> None
     docs[3]["id"] = "leak0"
     bomc = tmp_path / "bom.jsonl"
     bomc.write_bytes(b"\xef\xbb\xbf" + _join(_lines(docs)))
+    # the scan of the corpus without the BOM is not a scan of this file (issue 32.12)
+    code, _, err = check_run(["decontaminate", "--corpus", str(bomc), "--scan", str(scan), "--out", str(out)], [bomc, scan], None)
+    assert_one_line_error(code, err, bomc)
+    bom_scan = tmp_path / "bom-scan"
+    code, _, err = run(["scan", "-b", str(clean["bench"]), "--corpus", str(bomc), "--out", str(bom_scan)])
+    assert code == 0, err
     code, stdout, err = check_run(
-        ["decontaminate", "--corpus", str(bomc), "--scan", str(scan), "--out", str(out), "--json"], [bomc, scan], None
+        ["decontaminate", "--corpus", str(bomc), "--scan", str(bom_scan), "--out", str(out), "--json"], [bomc, bom_scan], None
     )
     assert code == 0, err
     assert json.loads(stdout)["dropped"] == 3

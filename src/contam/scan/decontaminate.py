@@ -18,6 +18,7 @@ True
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import os
 from collections.abc import Iterable
@@ -111,6 +112,10 @@ def decontaminate(
     for p in (dst, log_path):
         if p.exists() and p.resolve() == src.resolve():
             raise ConfigError(f"refusing to overwrite the input corpus {src}: choose another output path")
+    if log_path.resolve() == dst.resolve():
+        raise ConfigError(f"--log {log_path} is the cleaned corpus --out itself: one would overwrite the other; choose another --log")
+    if scan is not None:
+        check_scanned_corpus(scan, src)
     flagged = {r.line: r for r in (load_scan(scan) if scan is not None else results or [])}
     used = _scan_settings(scan)
     from contam.data.formats import FormatReader, check_format
@@ -159,6 +164,35 @@ def decontaminate(
         if sink is not raw_out:
             sink.close()
     return {**stats, "mode": mode, "out": str(dst), "log": str(log_path)}
+
+
+def check_scanned_corpus(scan: str | os.PathLike[str], corpus: Path) -> None:
+    """Refuse a corpus that is not the one the scan read (its manifest holds the size and sha256
+    of the scanned file): the flags name lines, and the lines of another file are other documents.
+    A scan without a manifest (an older contam), or of a stream, is not checked."""
+    try:
+        manifest = json.loads((Path(scan) / "manifest.json").read_text(encoding="utf-8"))
+        (rec,) = [r for r in manifest.get("inputs", []) if isinstance(r, dict) and r.get("status", "done") == "done"]
+        size, sha = int(rec["size"]), str(rec["sha256"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return
+    now = os.path.getsize(corpus)
+    if now != size:
+        raise InputError(
+            f"not the corpus the scan in {scan} read: {now:,} bytes, the scan's manifest says {size:,} "
+            "(changed since the scan?); scan it again",
+            path=corpus,
+        )
+    h = hashlib.sha256()
+    with open(corpus, "rb") as fh:
+        while block := fh.read(1 << 20):
+            h.update(block)
+    if h.hexdigest() != sha:
+        raise InputError(
+            f"not the corpus the scan in {scan} read: same size, other content (sha256 {h.hexdigest()[:12]}…, "
+            f"the scan's manifest says {sha[:12]}…; changed since the scan?); scan it again",
+            path=corpus,
+        )
 
 
 def _scan_settings(scan: str | os.PathLike[str] | None) -> dict[str, Any]:
