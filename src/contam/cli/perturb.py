@@ -23,15 +23,15 @@ def perturb(
     out: Annotated[
         Path | None, typer.Option("--out", "-o", help="Output folder: variants.jsonl + summary.json (+ rejections.jsonl).")
     ] = None,
-    variants: Annotated[int, typer.Option("--variants", "-n", help="Variants per item.")] = 1,
+    variants: Annotated[int, typer.Option("--variants", "-n", min=1, help="Variants per item.")] = 1,
     seed: Annotated[int, typer.Option("--seed", help="Seed: the same seed gives the same instances and hashes.")] = 0,
     kind: Annotated[str, typer.Option("--kind", help=KIND_HELP)] = "auto",
-    limit: Annotated[int | None, typer.Option("--limit", help="Only the first N items.")] = None,
+    limit: Annotated[int | None, typer.Option("--limit", min=0, help="Only the first N items (0 = all).")] = None,
     model: Annotated[
         str, typer.Option("--model", help="Model spec for --kind paraphrase (smollm2, llamacpp:PATH, hf:PATH, openai:URL#MODEL).")
     ] = "smollm2",
     floor: Annotated[float, typer.Option("--floor", help="Paraphrase: least embedding cosine to the original.")] = 0.8,
-    budget: Annotated[int, typer.Option("--budget", help="Symbolic: candidate assignments tried per instance.")] = 400,
+    budget: Annotated[int, typer.Option("--budget", min=1, help="Symbolic: candidate assignments tried per instance.")] = 400,
     fresh: Annotated[bool, typer.Option("--fresh", help="Start over instead of resuming an existing variants.jsonl.")] = False,
     swap_names: Annotated[bool, typer.Option("--swap-names", help="Symbolic: also replace listed person names (context change).")] = False,
     judge: Annotated[
@@ -54,8 +54,8 @@ def perturb(
     if kind not in kinds:
         raise ConfigError(f"--kind {kind!r}: choose one of {', '.join(kinds)}")
     items = load_benchmark(benchmark)
-    if limit is not None:
-        items = items[: max(0, limit)]
+    if limit:
+        items = items[:limit]
     ck = None
     if out is not None:
         ensure_dir(out)

@@ -43,8 +43,8 @@ __all__ = [
     "reference_alias",
 ]
 
-LimitOpt = Annotated[int, typer.Option("--limit", "-n", help="Use the first N benchmark items (0 = all).")]
-NAlias = Annotated[int | None, typer.Option("--n", hidden=True, help="Deprecated alias of --limit.")]
+LimitOpt = Annotated[int, typer.Option("--limit", "-n", min=0, help="Use the first N benchmark items (0 = all).")]
+NAlias = Annotated[int | None, typer.Option("--n", hidden=True, min=0, help="Deprecated alias of --limit.")]
 VariantsOpt = Annotated[
     Path | None,
     typer.Option(

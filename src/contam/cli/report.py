@@ -23,7 +23,9 @@ def report(
     out: Annotated[Path | None, typer.Option("--out", "-o", help="File to write (atomically); stdout without.")] = None,
     fmt: Annotated[str | None, typer.Option("--format", "-f", help="html, md or json (default: from --out's suffix, else html).")] = None,
     title: Annotated[str, typer.Option("--title", help="Report title.")] = "contam report",
-    max_rows: Annotated[int, typer.Option("--max-rows", help="Rows per per-item table (first flagged documents, log entries, ...).")] = 10,
+    max_rows: Annotated[
+        int, typer.Option("--max-rows", min=1, help="Rows per per-item table (first flagged documents, log entries, ...).")
+    ] = 10,
     skip_unknown: Annotated[
         bool, typer.Option("--skip-unknown", help="Skip inputs that are not contam results, with a warning, instead of failing.")
     ] = False,
@@ -63,7 +65,7 @@ def report(
     rep, results = build_report(
         paths,
         title=title,
-        options=RenderOptions(max_rows=max(1, max_rows)),
+        options=RenderOptions(max_rows=max_rows),
         skip_unknown=skip_unknown,
         warn=lambda m: err_console.print(f"warning: {escape(m)}", highlight=False),
     )

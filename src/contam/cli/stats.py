@@ -43,6 +43,12 @@ def power(
             raise ConfigError(f"{name} {v}: must lie strictly between 0 and 1")
     if n < 2:
         raise ConfigError(f"--n {n}: need at least 2 instances")
+    if baseline + gap >= 1:
+        raise ConfigError(f"--baseline {baseline} + --gap {gap} = {baseline + gap:g}: the stronger system's pass rate must stay below 1")
+    if gap > discordance:
+        raise ConfigError(
+            f"--gap {gap} exceeds --discordance {discordance}: on common instances the gap is at most the share where the systems disagree"
+        )
     rep = power_report(n, alpha, power_, baseline, gap, discordance)
     if json_out:
         emit_json(rep.to_dict())
@@ -63,6 +69,7 @@ def _outcomes(path: Path, key: str, field: str) -> dict[str, bool]:
     from contam.errors import InputError
 
     out: dict[str, bool] = {}
+    first_line: dict[str, int] = {}
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except OSError as e:
@@ -79,7 +86,12 @@ def _outcomes(path: Path, key: str, field: str) -> dict[str, bool]:
         val = rec.get(field)
         if val not in (True, False, 0, 1):
             raise InputError(f"expected true/false or 0/1, got {val!r}", path=path, line=ln, field=field)
-        out[str(rec[key])] = bool(val)
+        k = str(rec[key])
+        if k in out:
+            # A pair is one instance: two outcomes under one key would be merged silently.
+            raise InputError(f"duplicate key {k!r} (first on line {first_line[k]})", path=path, line=ln, field=key)
+        first_line[k] = ln
+        out[k] = bool(val)
     return out
 
 

@@ -178,6 +178,8 @@ def build_reference_set(
         raise ConfigError(f"unknown variant kind {kind!r} (expected one of {', '.join(KINDS)})")
     if variants < 1:
         raise ConfigError(f"variants must be at least 1, got {variants}")
+    if budget < 1:
+        raise ConfigError(f"budget must be at least 1 candidate assignment per instance, got {budget}")
     items = list(items)
     out: list[Variant] = []
     rejections: list[Rejection] = []
