@@ -47,6 +47,7 @@ from contam.data import Item, as_items
 from contam.errors import ConfigError, ContamError, InputError, WorkerDied
 from contam.outputs import ensure_dir, write_json
 from contam.scan.ngram import NGramConfig
+from contam.scan.runpaths import output_allowed
 
 #: What a folder or glob of input shards may hold (compressed or not).
 SHARD_SUFFIXES = (".jsonl", ".ndjson", ".parquet")
@@ -635,6 +636,10 @@ def verify_run(run_dir: str | os.PathLike[str], *, inputs: bool = True) -> dict[
     for out in manifest.get("outputs", []):
         p = root / out["path"]
         checked += 1
+        # A manifest's paths never make verify read files elsewhere (issue 32.16).
+        if not output_allowed(root, out["path"], manifest.get("merged_from") or ()):
+            problems.append(f"output {out['path']}: outside the run folder and the runs it was merged from; not read")
+            continue
         if not p.is_file():
             problems.append(f"output {out['path']}: missing")
             continue

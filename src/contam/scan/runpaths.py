@@ -1,0 +1,53 @@
+"""Which files a run folder's ``manifest.json`` may make ``contam verify`` read.
+
+A manifest is data, and may come from anyone (a CI artifact, a shared folder): its paths must not
+turn ``verify`` into a reader of arbitrary files (``../../etc/hostname``, ``/home/you/.ssh/id``).
+An output is read only when it lies inside the run folder, or inside a folder it was merged from:
+one its manifest names in ``merged_from`` (the same folder, or one of that name: a merged run may be
+verified from another working folder or after the runs were moved together) that holds a contam
+manifest of its own listing that very file among its outputs.
+
+>>> import json, tempfile
+>>> from pathlib import Path
+>>> root = Path(tempfile.mkdtemp())
+>>> (root / "run").mkdir()
+>>> output_allowed(root / "run", "flags.jsonl"), output_allowed(root / "run", "../../etc/hostname")
+(True, False)
+>>> output_allowed(root / "run", "/etc/hostname")
+False
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+
+def output_allowed(run: str | os.PathLike[str], rel: str, merged_from: Sequence[str] = ()) -> bool:
+    """Whether ``verify`` may hash the output ``rel`` (a manifest path, relative to ``run``) of a
+    run merged from the folders ``merged_from`` (none for a run that is no merge)."""
+    root = Path(run).resolve()
+    target = (root / rel).resolve()
+    if target == root or root in target.parents:
+        return target != root
+    sources = {Path(d).resolve() for d in merged_from}
+    names = {Path(d).name for d in merged_from}
+    for folder in target.parents:
+        listed = _outputs_listed(folder)
+        if listed is not None:
+            named = folder in sources or folder.name in names
+            return named and os.path.relpath(target, folder).replace(os.sep, "/") in listed
+    return False
+
+
+def _outputs_listed(folder: Path) -> set[str] | None:
+    """The output paths of ``folder/manifest.json`` (``None`` when it holds no contam manifest)."""
+    try:
+        m = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(m, dict) or "manifest_version" not in m or not isinstance(m.get("outputs"), list):
+        return None
+    return {str(o.get("path")) for o in m["outputs"] if isinstance(o, dict)}
