@@ -172,7 +172,13 @@ def scan(
     ] = None,
     style: Annotated[str, typer.Option("--style", help="gpt3 (13-grams, strict) or llama2 (8-grams, skip budget 4).")] = "gpt3",
     skip: Annotated[int | None, typer.Option("--skip", help="Unmatched tokens tolerated between matched ones.")] = None,
-    levels: Annotated[str, typer.Option("--levels", help="token (default), semantic, reasoning, or all; comma-separated.")] = "token",
+    levels: Annotated[
+        str,
+        typer.Option(
+            "--levels",
+            help="token (default: verbatim and near-verbatim copies only), semantic, reasoning, or all (paraphrases too); comma-separated.",
+        ),
+    ] = "token",
     all_docs: Annotated[bool, typer.Option("--all", help="Write every document's result, not only flagged ones.")] = False,
     workers: Annotated[int, typer.Option("--workers", help="Worker processes (0 = every core; small corpora run in-process).")] = 0,
     thresholds: ThresholdsOpt = None,
@@ -294,10 +300,20 @@ def gate_on_rate(rate: float, fail_above: float | None) -> None:
         raise CheckFailed(f"contamination gate: flag rate {rate:.6f} exceeds --fail-above {fail_above}")
 
 
+def levels_text(levels: list[str] | None) -> str:
+    """Which levels ran, and what a token-only scan cannot see: "flagged 0" after a token scan
+    says nothing about paraphrases, and the table must not read as an all-clear for them."""
+    ran = list(levels or ["token"])
+    if {"semantic", "reasoning"} & set(ran):
+        return f"{', '.join(ran)} (paraphrases checked)"
+    return f"{', '.join(ran)} only: verbatim and near-verbatim copies; paraphrases NOT checked (add --levels all)"
+
+
 def _print_sharded(s: dict, out: Path) -> None:
     table = Table(title=f"sharded scan: {s['shards']:,} shard(s) of {s['inputs_total']:,}", show_header=False)
     table.add_row("documents", f"{s['documents']:,}  ({s['bytes'] / 1e6:,.1f} MB)")
     table.add_row("flagged", f"{s['flagged']:,}  ({100 * s['flag_rate']:.3f}%)")
+    table.add_row("levels", levels_text(s.get("levels")))
     table.add_row("items matched", f"{s['items_flagged']:,} of {s['items'] or 0:,}")
     for b, c in s["by_benchmark"].items():
         table.add_row(f"  {escape(b)}", f"{c.get('documents', 0):,} documents, {c.get('flags', 0):,} flags")
@@ -315,6 +331,7 @@ def _print_summary(s: dict, out: Path) -> None:
     table = Table(title=f"scan of {escape(s['corpus'])}", show_header=False)
     table.add_row("documents", f"{s['documents']:,}  ({s['bytes'] / 1e6:,.1f} MB)")
     table.add_row("flagged", f"{s['flagged']:,}  ({100 * s['flag_rate']:.3f}%)")
+    table.add_row("levels", levels_text(s.get("levels")))
     table.add_row("items matched", f"{s['items_flagged']:,} of {s['items']:,}")
     for b, c in s["by_benchmark"].items():
         table.add_row(f"  {escape(b)}", f"{c.get('documents', 0):,} documents, {c.get('flags', 0):,} flags")
@@ -370,7 +387,11 @@ def decontaminate(
     id_field: IdField = None,
     threshold: Annotated[float | None, typer.Option("--threshold", help="With --benchmark: least coverage to flag (default 0.5).")] = None,
     levels: Annotated[
-        str, typer.Option("--levels", help="With --benchmark: token (default), semantic, reasoning, or all; comma-separated.")
+        str,
+        typer.Option(
+            "--levels",
+            help="With --benchmark: token (default: copies only), semantic, reasoning, or all (paraphrases too); comma-separated.",
+        ),
     ] = "token",
     thresholds: ThresholdsOpt = None,
     embedder: EmbedderOpt = "minilm",
