@@ -176,6 +176,25 @@ def table(tasks_: list[Task], results: list[dict[str, np.ndarray]]) -> dict[str,
     return {g: prf(rows) for g, rows in sorted(groups.items())}
 
 
+def dump(path: Path, tasks_: list[Task], results: list[dict[str, np.ndarray]]) -> None:
+    """Every scored row (features, label, route, group, twin) in one .npz, for analysis."""
+    rows = [
+        (t.name, t.kinds[i], y, bool(r["right"][i]), bool(r["multi"][i]), bool(t.cross_split[i]), r["features"][i])
+        for t, r in zip(tasks_, results, strict=True)
+        for i, y in enumerate(t.labels)
+    ]
+    np.savez_compressed(
+        path,
+        set=np.array([r[0] for r in rows]),
+        kind=np.array([r[1] for r in rows]),
+        label=np.array([r[2] for r in rows]),
+        right=np.array([r[3] for r in rows]),
+        multi=np.array([r[4] for r in rows]),
+        twin=np.array([r[5] for r in rows]),
+        features=np.array([r[6] for r in rows]),
+    )
+
+
 def fit(calib: list[Task], feats: list[dict[str, np.ndarray]], target_fpr: float) -> dict:
     """One logistic model per route on the calib halves; threshold: best F1 with FPR <= target."""
     from sklearn.linear_model import LogisticRegression
@@ -242,15 +261,19 @@ def main() -> None:
     from contam.scan.semantic import SemanticConfig
 
     t0 = time.process_time()
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     if args.fit:
         calib = [*tasks("calib"), gsm8k_train_corpus("calib")]
         feats = [score(t, SemanticConfig()) for t in calib]
+        dump(Path(args.out).with_name("semantic_independent_calib.npz"), calib, feats)
         fitted = fit(calib, feats, args.target_fpr)
         path = Path(combiner.__file__).with_name("combiner.json")
         path.write_text(json.dumps({"combiners": fitted}, indent=1) + "\n", encoding="utf-8")
         combiner.load_combiners.cache_clear()
     test = tasks("test")
-    res = {"date": date.today().isoformat(), "defaults": table(test, [score(t, SemanticConfig()) for t in test])}
+    scored = [score(t, SemanticConfig()) for t in test]
+    dump(Path(args.out).with_name("semantic_independent_test.npz"), test, scored)
+    res = {"date": date.today().isoformat(), "defaults": table(test, scored)}
     if not args.no_baseline:
         res["baseline_nn"] = table(test, [score(t, SemanticConfig(rule="nn")) for t in test])
     if not args.no_corpus:

@@ -260,6 +260,25 @@ class Hierarchy:
             self.reasoning = ReasoningMatcher(cfg.reasoning).fit(self._traces([it.text for it in self.items]))
         return self
 
+    def language_summary(self) -> dict[str, Any]:
+        """Documents per detected language at the semantic level, the embedder non-English text went
+        to, and the languages that embedder was not trained on (scored, but named: their flags and
+        misses are less certain). Empty when the level did not route by language."""
+        sem = self.semantic
+        if sem is None or not sem.language_counts:
+            return {}
+        out: dict[str, Any] = {
+            "documents_by_language": dict(sem.language_counts.most_common()),
+            "non_english_embedder": sem.config.multilingual,
+        }
+        if sem.uncovered:
+            out["not_covered"] = dict(sem.uncovered.most_common())
+            out["warning"] = (
+                f"{sum(sem.uncovered.values())} document(s) in language(s) {', '.join(sorted(sem.uncovered))} that "
+                f"{sem.config.multilingual} was not trained on: their semantic scores are less reliable"
+            )
+        return out
+
     # -- scoring ------------------------------------------------------------------------
     def _token_scores(self, docs: Sequence[Document]) -> tuple[np.ndarray, list[DocResult]]:
         if self.token is None:

@@ -164,6 +164,7 @@ def run_scan(
         counts["resumed_at_line"] = resumed.next_line
     last_checkpoint = time.monotonic()
     clusters: list[Any] = []
+    languages: dict[str, Any] = {}
     try:
         with open(partial, "ab" if resumed is not None else "wb") as fh:
             chunks: Iterator[tuple[list[DocResult], int, int]]
@@ -200,6 +201,7 @@ def run_scan(
                         thresholds=thresholds,
                         embedder_spec=embedder,
                         clusters=clusters,
+                        languages=languages,
                     )
                 )
             for results, next_line, next_offset in chunks:
@@ -233,6 +235,8 @@ def run_scan(
     summary = build_summary(corpus, items, levels, config, thresholds, embedder, keep_all, state, wall, cpu)
     if levels != ("token",):
         summary["semantic_clusters"] = clusters
+        if languages:
+            summary["semantic_languages"] = languages
     write_json(out_dir / "summary.json", summary)
     return summary
 
@@ -441,6 +445,7 @@ def _hierarchy_scan(
     thresholds: Any = None,
     embedder_spec: str = "minilm",
     clusters: list[Any] | None = None,
+    languages: dict[str, Any] | None = None,
 ) -> Iterator[DocResult]:
     """Results of the cascade, document by document; ``clusters`` receives the benchmark-level
     semantic signal (candidates forming a cluster around one item) once the corpus is read."""
@@ -475,3 +480,6 @@ def _hierarchy_scan(
     # Benchmark-level semantic signal ("k candidates form a cluster around item X") for the summary.
     if clusters is not None:
         clusters.extend(hierarchy.cluster_summary[:50])
+    # Which languages the semantic level saw, where it sent them, and any it cannot vouch for.
+    if languages is not None:
+        languages.update(hierarchy.language_summary())
