@@ -15,6 +15,7 @@ from typing import Any
 
 from contam.report.inputs import Result, iter_jsonl
 from contam.report.model import Run, Section, SectionBuilder, code, interval, mark, num, pct, strong, text, wilson
+from contam.scan.flags import passed, rule_text
 
 
 @dataclass(frozen=True)
@@ -171,8 +172,10 @@ def render_scan(r: Result, opt: RenderOptions) -> Section:
         return b.build()
     shown: list[dict[str, Any]] = []
     for _, rec in iter_jsonl(flags_path):
-        if rec.get("contaminated") and rec.get("flags"):
-            shown.append(rec)
+        # one rule for what a flag is (contam.scan.flags.passed): below its own threshold it is not listed
+        passing = [f for f in rec.get("flags") or [] if passed(f)]
+        if rec.get("contaminated") and passing:
+            shown.append({**rec, "flags": passing})
             if len(shown) >= opt.max_rows:
                 break
     rows = []
@@ -185,13 +188,13 @@ def render_scan(r: Result, opt: RenderOptions) -> Section:
                 code(str(f.get("item_id"))),
                 str(f.get("benchmark", "")),
                 str(f.get("part", "")),
-                f"{num(f.get('score'))} ≥ {num(f.get('threshold'))}",
+                rule_text(f),
                 str(f.get("level", rec.get("level", ""))),
                 len(rec["flags"]),
             ]
         )
     b.table(
-        ["line", "document", "item", "benchmark", "part", "score ≥ threshold", "level", "flags"],
+        ["line", "document", "item", "benchmark", "part", "rule that fired", "level", "flags"],
         rows,
         align="rllllrlr",
         caption=f"First {len(shown)} flagged documents (of {k:,}), best flag each",
@@ -247,12 +250,12 @@ def render_decontaminate(r: Result, opt: RenderOptions) -> Section:
             str(e.get("action", "")),
             _items([str(x) for x in e.get("items", [])]),
             ", ".join(e.get("levels", [])),
-            num(e.get("score")),
+            (e.get("rules") or [None])[0] or num(e.get("score")),
         ]
         for e in (entries or [])[: opt.max_rows]
     ]
     b.table(
-        ["line", "document", "action", "items", "levels", "score"],
+        ["line", "document", "action", "items", "levels", "rule that fired"],
         rows,
         align="rlllll",
         caption=f"First {len(rows)} log entries" + (f" of {len(entries)}" if entries and len(entries) > len(rows) else ""),

@@ -25,11 +25,13 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from contam.data.items import Item
 from contam.data.loaders import base_suffix, check_readable, decompress_errors, get_field, open_binary
 from contam.errors import ConfigError, InputError, reading
 from contam.outputs import atomic_write, dumps_line
 from contam.progress import make_progress
-from contam.scan.flags import DocResult
+from contam.scan.flags import DocResult, counted, rule_text
+from contam.scan.masking import dropped, exchange, keys_for, left_answer, load_items
 from contam.textsafe import no_surrogates
 
 MODES = ("drop", "mask")
@@ -37,7 +39,8 @@ DEFAULT_MASK = "[CONTAMINATED]"
 
 
 def load_scan(scan_dir: str | os.PathLike[str]) -> list[DocResult]:
-    """Flagged documents of a finished ``contam scan`` output folder."""
+    """Flagged documents of a finished ``contam scan`` output folder: only the flags that reached
+    their own threshold (:func:`contam.scan.flags.counted`), as the scan counted them."""
     path = Path(scan_dir) / "flags.jsonl"
     if not path.is_file():
         raise InputError("no flags.jsonl here: is this a `contam scan --out` folder of a finished scan?", path=scan_dir)
@@ -45,7 +48,7 @@ def load_scan(scan_dir: str | os.PathLike[str]) -> list[DocResult]:
     with open(path, encoding="utf-8-sig", errors="surrogateescape") as fh:
         for lineno, raw in enumerate(fh, start=1):
             with reading(path, line=lineno, what="not a scan result"):
-                res = DocResult.from_dict(json.loads(raw))
+                res = counted(DocResult.from_dict(json.loads(raw)))
             if res.contaminated:
                 out.append(res)
     return out
@@ -94,6 +97,7 @@ def decontaminate(
     mask: str = DEFAULT_MASK,
     fmt: str | None = None,
     roles: tuple[str, ...] | None = None,
+    items: Iterable[Item] | None = None,
 ) -> dict[str, Any]:
     """Copy ``corpus`` to ``out`` without the documents flagged in ``scan`` (a scan folder) or
     ``results``; returns a summary. ``log`` defaults to ``<out>.log.jsonl``.
@@ -101,7 +105,13 @@ def decontaminate(
     Records are written back in their own format (:mod:`contam.data.formats`): a masked chat,
     ShareGPT, Alpaca or prompt/response record keeps its shape, with the matched spans masked
     inside the turns they lie in. ``fmt`` and ``roles`` default to what the scan used (its
-    ``summary.json``), else ``auto`` and every turn."""
+    ``summary.json``), else ``auto`` and every turn.
+
+    Masking never leaves an answer that gives the item away (:mod:`contam.scan.masking`): the
+    flagged items' answers (``items``; default: the benchmarks the scan names) are looked for in
+    what masking leaves; a conversation's question and answer turns are masked together, and a
+    record that would still hold the answer (or whose answer is unknown here) is dropped, the
+    log saying why."""
     if mode not in MODES:
         raise ConfigError(f"unknown mode {mode!r}: choose drop or mask")
     src, dst = Path(corpus), Path(out)
@@ -116,8 +126,9 @@ def decontaminate(
         raise ConfigError(f"--log {log_path} is the cleaned corpus --out itself: one would overwrite the other; choose another --log")
     if scan is not None:
         check_scanned_corpus(scan, src)
-    flagged = {r.line: r for r in (load_scan(scan) if scan is not None else results or [])}
+    flagged = {r.line: r for r in (load_scan(scan) if scan is not None else (counted(x) for x in results or [])) if r.contaminated}
     used = _scan_settings(scan)
+    by_id = {it.id: it for it in items} if items is not None else load_items(used.get("benchmarks") or []) if mode == "mask" else {}
     from contam.data.formats import FormatReader, check_format
 
     reader = FormatReader(
@@ -143,7 +154,7 @@ def decontaminate(
                         sink.write(raw)
                         stats["documents_out"] += bool(raw.strip())
                         continue
-                    entry = _apply(res, raw, lineno, src, mode, text_field, id_field, mask, reader)
+                    entry = _apply(res, raw, lineno, src, mode, text_field, id_field, mask, reader, by_id)
                     log_fh.write(dumps_line(entry["log"]) + "\n")
                     stats["chars_masked"] += entry["log"].get("chars_masked", 0)
                     if entry["line"] is None:
@@ -203,12 +214,25 @@ def _scan_settings(scan: str | os.PathLike[str] | None) -> dict[str, Any]:
         summary = json.loads((Path(scan) / "summary.json").read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError):
         return {}
-    roles = summary.get("roles")
-    return {"format": summary.get("format"), "roles": tuple(roles) if isinstance(roles, list) else None}
+    roles, benches = summary.get("roles"), summary.get("benchmarks")
+    return {
+        "format": summary.get("format"),
+        "roles": tuple(roles) if isinstance(roles, list) else None,
+        "benchmarks": [str(b) for b in benches] if isinstance(benches, list) else [],
+    }
 
 
 def _apply(
-    res: DocResult, raw: bytes, lineno: int, src: Path, mode: str, text_field: str, id_field: str | None, mask: str, reader: Any = None
+    res: DocResult,
+    raw: bytes,
+    lineno: int,
+    src: Path,
+    mode: str,
+    text_field: str,
+    id_field: str | None,
+    mask: str,
+    reader: Any = None,
+    items: dict[str, Item] | None = None,
 ) -> dict[str, Any]:
     try:
         rec = json.loads(raw.decode("utf-8-sig"))  # -sig: a byte-order mark opening the file
@@ -224,52 +248,91 @@ def _apply(
             path=src,
             line=lineno,
         )
-    items = sorted({f.item_id for f in res.flags})
+    item_ids = sorted({f.item_id for f in res.flags})
     spans = merge_spans(e.doc_span for f in res.flags for e in f.evidence if e.doc_span is not None)
     log: dict[str, Any] = {
         "doc_id": doc_id,
         "line": lineno,
-        "items": items,
+        "items": item_ids,
         "levels": sorted({f.level for f in res.flags}),
         "score": res.flags[0].score if res.flags else None,
+        "rules": [rule_text(f) for f in res.flags],
     }
+    if mode == "drop":
+        log["action"] = "dropped"
+        return {"line": None, "log": log}
+    keys, unknown = keys_for(item_ids, items)
+    if unknown:
+        return dropped(log, f"the answer of {unknown[0]} is not known here, so a masked copy cannot be checked")
     if reader is not None and reader.format != "text":
         rt = reader.read(rec, lineno)
         if rt.turns and (rt.turns[0].role != "text"):
-            return _apply_turns(rec, rt, spans, log, mode, mask)
+            return _apply_turns(rec, rt, spans, log, mask, keys, reader.format)
     text = get_field(rec, text_field)
-    if mode == "drop" or not spans or not isinstance(text, str):
-        log["action"] = "dropped" if mode == "drop" else "dropped (no spans to mask)"
-        return {"line": None, "log": log}
+    whole = next((f.level for f in res.flags if not any(e.doc_span for e in f.evidence)), None)
+    if whole is not None or not spans or not isinstance(text, str):
+        return dropped(log, f"the {whole} level judged the whole text: no span to mask" if whole else "no spans to mask")
     masked = mask_text(text, spans, mask)
+    if (left := left_answer(masked, keys)) is not None:
+        return dropped(log, f"the answer {left[1]!r} of {left[0]} would remain after masking")
     _set(rec, text_field, masked)
     log.update(action="masked", spans=[list(s) for s in spans], chars_masked=sum(b - a for a, b in spans))
     return {"line": (no_surrogates(json.dumps(rec, ensure_ascii=False)) + "\n").encode("utf-8"), "log": log}
 
 
-def _apply_turns(rec: dict[str, Any], rt: Any, spans: list[tuple[int, int]], log: dict[str, Any], mode: str, mask: str) -> dict[str, Any]:
-    """Mask a conversation record's spans inside the turns they lie in (the record keeps its format)."""
-    from contam.data.formats import locate, set_turn_text
+def _apply_turns(
+    rec: dict[str, Any], rt: Any, spans: list[tuple[int, int]], log: dict[str, Any], mask: str, keys: dict[str, tuple[str, ...]], fmt: str
+) -> dict[str, Any]:
+    """Mask a conversation record's spans inside the turns they lie in (the record keeps its
+    format); turns of the flagged exchange that still hold a flagged item's answer are masked
+    whole (question and answer together); an answer left anywhere else drops the record."""
+    from contam.data.formats import locate, record_text, set_turn_text
 
-    if mode == "drop" or not spans:
-        log["action"] = "dropped" if mode == "drop" else "dropped (no spans to mask)"
-        return {"line": None, "log": log}
+    if not spans:
+        return dropped(log, "no spans to mask")
     per_turn: dict[int, list[tuple[int, int]]] = {}
-    by_index = {k: t for k, t in enumerate(rt.turns)}
     for span in spans:
-        for k, t in by_index.items():
-            for _, _, inner, _ in locate([t], span):
-                if inner[1] > inner[0]:
-                    per_turn.setdefault(k, []).append(inner)
-    masked_turns = []
-    for k, inner in sorted(per_turn.items()):
-        t = by_index[k]
-        text = rt.text[t.start : t.end]
-        set_turn_text(rec, t.path, mask_text(text, inner, mask))
-        masked_turns.append({"turn": t.turn, "role": t.role, "spans": [list(s) for s in merge_spans(inner)]})
+        for turn, _, inner, _ in locate(rt.turns, span):
+            if inner[1] > inner[0]:
+                per_turn.setdefault(turn, []).append(inner)
+    full = record_text(rec, fmt).turns  # every turn, whatever roles were scanned: the answer may lie in any
+    pos = {t.turn: k for k, t in enumerate(full)}
+    texts = {t.turn: rt_text for t in full if (rt_text := _turn_text(rec, t.path)) is not None}
+    for turn, inner in per_turn.items():
+        texts[turn] = mask_text(texts[turn], inner, mask)
+    together = exchange([t.role for t in full], [pos[k] for k in per_turn if k in pos])
+    whole: list[int] = []
+    for k in sorted(together):
+        t = full[k]
+        if left_answer(texts.get(t.turn, ""), keys) is not None:
+            texts[t.turn] = mask
+            whole.append(t.turn)
+    left = left_answer("\n\n".join(texts.values()), keys)
+    if left is not None:
+        return dropped(log, f"the answer {left[1]!r} of {left[0]} would remain after masking, outside the flagged exchange")
+    masked_turns = [
+        {"turn": t, "role": full[pos[t]].role if t in pos else "", "spans": [list(x) for x in merge_spans(inner)]}
+        for t, inner in sorted(per_turn.items())
+        if t not in whole
+    ]
+    for t in whole:
+        n = len(_turn_text(rec, full[pos[t]].path) or "")
+        masked_turns.append({"turn": t, "role": full[pos[t]].role, "spans": [[0, n]], "whole": True})
+    for t in {*per_turn, *whole}:
+        if t in pos:
+            set_turn_text(rec, full[pos[t]].path, texts[t])
     chars = sum(b - a for t in masked_turns for a, b in t["spans"])
-    log.update(action="masked", spans=[list(s) for s in spans], turns=masked_turns, chars_masked=chars)
+    log.update(action="masked", spans=[list(s) for s in spans], turns=sorted(masked_turns, key=lambda t: t["turn"]), chars_masked=chars)
+    if whole:
+        log["masked_with_answer"] = whole  # question and answer masked together
     return {"line": (no_surrogates(json.dumps(rec, ensure_ascii=False)) + "\n").encode("utf-8"), "log": log}
+
+
+def _turn_text(rec: dict[str, Any], jpath: tuple[str | int, ...]) -> str | None:
+    cur: Any = rec
+    for k in jpath:
+        cur = cur[k]
+    return cur if isinstance(cur, str) else None
 
 
 def _set(rec: dict[str, Any], dotted: str, value: Any) -> None:

@@ -85,3 +85,54 @@ class DocResult(Record):
     @property
     def best(self) -> Flag | None:
         return self.flags[0] if self.flags else None
+
+
+def passed(flag: Flag | dict[str, Any]) -> bool:
+    """The one rule for what a flag is: its score reached its own threshold (a rule that fired
+    below it, e.g. the ``nn`` rule's rescue window, is not listed, counted or cleaned).
+
+    >>> passed(Flag("d", "it", "semantic", 0.93, 0.5)), passed(Flag("d", "it", "semantic", 0.71, 0.86))
+    (True, False)
+    """
+    if isinstance(flag, Flag):
+        return flag.score >= flag.threshold
+    score, th = flag.get("score"), flag.get("threshold")  # a flag read back from flags.jsonl
+    return not (isinstance(score, int | float) and isinstance(th, int | float)) or score >= th
+
+
+def counted(result: DocResult) -> DocResult:
+    """``result`` with only the flags that :func:`passed`; a document left without one is clean.
+
+    >>> r = DocResult("d", True, "semantic", (Flag("d", "it", "semantic", 0.71, 0.86),))
+    >>> counted(r).contaminated, counted(r).flags
+    (False, ())
+    """
+    keep = tuple(f for f in result.flags if passed(f))
+    if len(keep) == len(result.flags):
+        return result
+    if not keep:
+        return DocResult(result.doc_id, False, "", (), result.source, result.line, result.scores)
+    level = min((f.level for f in keep), key=lambda lv: LEVELS.index(lv) if lv in LEVELS else len(LEVELS))
+    return DocResult(result.doc_id, True, level, keep, result.source, result.line, result.scores)
+
+
+def rule_text(flag: Flag | dict[str, Any]) -> str:
+    """The rule that fired for ``flag`` (a :class:`Flag` or its dict), in a few words.
+
+    >>> rule_text(Flag("d", "it", "token", 0.82, 0.5, evidence=(Evidence("ngram"),)))
+    'token: ngram coverage 0.82 ≥ 0.5'
+    >>> rule_text(Flag("d", "it", "semantic", 0.931, 0.5, evidence=(Evidence("combiner", "learned rule (minilm, language en): p 0.931 >= 0.5; ..."),)))
+    'semantic: learned rule (minilm, language en): p 0.931 ≥ 0.5'
+    """
+    f = flag.to_dict() if isinstance(flag, Flag) else flag
+    level, score, th = str(f.get("level", "")), f.get("score"), f.get("threshold")
+    kinds = [str(e.get("kind", "")) for e in f.get("evidence", ()) if isinstance(e, dict)]
+    combiner = next((e for e in f.get("evidence", ()) if isinstance(e, dict) and e.get("kind") == "combiner"), None)
+    if combiner is not None and combiner.get("text"):
+        return f"{level}: " + str(combiner["text"]).split(";")[0].replace(">=", "≥")
+    what = {"token": f"{kinds[0] if kinds else 'ngram'} coverage", "semantic": "nearest-item cosine", "reasoning": "reasoning similarity"}
+    return f"{level}: {what.get(level, 'score')} {_num(score)} ≥ {_num(th)}"
+
+
+def _num(x: Any) -> str:
+    return f"{x:.4g}" if isinstance(x, int | float) else "?"

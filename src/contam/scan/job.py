@@ -45,7 +45,7 @@ from contam.outputs import dumps_line, ensure_dir, write_json
 from contam.pool import OrderedPool, Reply
 from contam.progress import make_progress
 from contam.scan.chunks import COMPRESSED, Chunk, Work, corpus_chunks
-from contam.scan.flags import LEVELS, DocResult
+from contam.scan.flags import LEVELS, DocResult, counted
 from contam.scan.ngram import NGramConfig, NGramScanner
 from contam.scan.prefilter import keep_freed_memory
 from contam.scan.worker import ChunkResult, WorkerContext, init_worker, shifted, work
@@ -269,6 +269,7 @@ def build_summary(
         "flagged": counts["flagged"],
         "flag_rate": counts["flagged"] / counts["documents"] if counts["documents"] else 0.0,
         "flags": counts["flags"],
+        "flags_below_threshold": counts["flags_below_threshold"],
         "items_flagged": len(state.items_hit),
         "by_benchmark": {k: dict(v) for k, v in sorted(state.by_bench.items())},
         "by_part": dict(sorted(state.by_part.items())),
@@ -473,8 +474,10 @@ def _hierarchy_scan(
     counts["workers"] = 1
     with make_progress() as prog:
         bar = prog.add_task("scanning (" + ", ".join(levels) + ")", total=None)
-        for res in hierarchy.scan(docs()):
+        for raw in hierarchy.scan(docs()):
             prog.advance(bar)
+            res = counted(raw)  # one rule for what a flag is: its score reached its own threshold
+            counts["flags_below_threshold"] += len(raw.flags) - len(res.flags)
             if res.contaminated or keep_all:
                 yield res
     # Benchmark-level semantic signal ("k candidates form a cluster around item X") for the summary.
