@@ -1,4 +1,5 @@
-"""Which files a run folder's ``manifest.json`` may make ``contam verify`` read.
+"""Which files a run folder's ``manifest.json`` may make ``contam verify`` read, and which folders
+of a corpus are contam's own outputs (never read as corpus shards).
 
 A manifest is data, and may come from anyone (a CI artifact, a shared folder): its paths must not
 turn ``verify`` into a reader of arbitrary files (``../../etc/hostname``, ``/home/you/.ssh/id``).
@@ -51,3 +52,38 @@ def _outputs_listed(folder: Path) -> set[str] | None:
     if not isinstance(m, dict) or "manifest_version" not in m or not isinstance(m.get("outputs"), list):
         return None
     return {str(o.get("path")) for o in m["outputs"] if isinstance(o, dict)}
+
+
+def contam_output(folder: Path) -> bool:
+    """Whether ``folder`` holds results contam wrote (a run's ``manifest.json``, a shard's ``shard.json``)."""
+    if (folder / "shard.json").is_file():
+        return True
+    try:
+        m = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(m, dict) and isinstance(m.get("command"), str)
+
+
+class OutputFilter:
+    """``skip(path, root)``: whether ``path`` lies in contam's own output below ``root`` (folders checked once)."""
+
+    def __init__(self, exclude: str | os.PathLike[str] | None) -> None:
+        self.exclude = Path(exclude).resolve() if exclude is not None else None
+        self.seen: dict[Path, bool] = {}
+
+    def __call__(self, path: str, root: str) -> bool:
+        p, top = Path(path), Path(root)
+        if self.exclude is not None and self.exclude in p.resolve().parents:
+            return True
+        for folder in p.relative_to(top).parents:
+            if folder == Path("."):
+                continue
+            if folder.name.startswith("."):
+                return True
+            full = top / folder
+            if full not in self.seen:
+                self.seen[full] = contam_output(full)
+            if self.seen[full]:
+                return True
+        return False

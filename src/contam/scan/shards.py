@@ -47,7 +47,7 @@ from contam.data import Item, as_items
 from contam.errors import ConfigError, ContamError, InputError, WorkerDied
 from contam.outputs import ensure_dir, write_json
 from contam.scan.ngram import NGramConfig
-from contam.scan.runpaths import output_allowed
+from contam.scan.runpaths import OutputFilter, output_allowed
 
 #: What a folder or glob of input shards may hold (compressed or not).
 SHARD_SUFFIXES = (".jsonl", ".ndjson", ".parquet")
@@ -97,11 +97,15 @@ def _is_shard_file(name: str) -> bool:
     return not Path(low).name.startswith(".") and any(low.endswith(s + c) for s in SHARD_SUFFIXES for c in COMPRESSIONS)
 
 
-def resolve_corpus(specs: Sequence[str | os.PathLike[str]]) -> list[InputShard]:
+def resolve_corpus(specs: Sequence[str | os.PathLike[str]], exclude: str | os.PathLike[str] | None = None) -> list[InputShard]:
     """The input shards named by ``specs`` (files, folders, globs, fsspec URLs), in a stable order.
 
     A folder or glob that matches no shard, and two specs naming the same shard, are errors.
+    Inside a folder or glob, contam's own outputs are no shards (:func:`contam.scan.runpaths.contam_output`): the
+    folder ``exclude`` (the run's ``--out``), a hidden folder (a run being built) and any folder
+    holding a contam ``manifest.json`` or ``shard.json``, so a rerun never reads its own flags.
     """
+    skip = OutputFilter(exclude)
     if not specs:
         raise ConfigError("no corpus given")
     out: list[InputShard] = []
@@ -113,12 +117,14 @@ def resolve_corpus(specs: Sequence[str | os.PathLike[str]]) -> list[InputShard]:
             out.append(InputShard(spec, spec))
         elif any(c in spec for c in "*?["):
             root = _glob_root(spec)
-            files = sorted(p for p in globlib.glob(spec, recursive=True) if os.path.isfile(p))
+            files = sorted(p for p in globlib.glob(spec, recursive=True) if os.path.isfile(p) and not skip(p, root))
             if not files:
                 raise InputError("no file matches this pattern", path=spec)
             out.extend(InputShard(p, os.path.relpath(p, root).replace(os.sep, "/")) for p in files)
         elif os.path.isdir(spec):
-            files = sorted(str(p) for p in Path(spec).rglob("*") if p.is_file() and _is_shard_file(str(p.relative_to(spec))))
+            files = sorted(
+                str(p) for p in Path(spec).rglob("*") if p.is_file() and _is_shard_file(str(p.relative_to(spec))) and not skip(str(p), spec)
+            )
             if not files:
                 raise InputError(f"no corpus shards here (files ending in {', '.join(SHARD_SUFFIXES)}, optionally .gz/.zst)", path=spec)
             out.extend(InputShard(p, os.path.relpath(p, spec).replace(os.sep, "/")) for p in files)
@@ -255,7 +261,7 @@ def run_sharded(
     if thresholds is not None:
         config = replace(config, threshold=max(min(float(thresholds.token), 1.0), 1e-6))
     levels = check_levels(levels)
-    shards = resolve_corpus(corpus)
+    shards = resolve_corpus(corpus, exclude=out)
     out_dir = ensure_dir(out)
     items = as_items(benchmarks)
     opts = ShardOptions(config, text_field, id_field, skip_bad, keep_all, levels, workers, embedder, on_bad_shard, clean, mask)
