@@ -12,7 +12,7 @@ import contextlib
 import json
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -114,11 +114,20 @@ class JsonlCheckpoint:
 
     ``done`` holds the keys already written; callers skip those items. With ``resume=False``
     an existing file is replaced (the old one is kept until the first record is written).
+    ``on_write`` is called with each record (as written, a plain dict) once it is on disk: a
+    caller's progress display or log, without polling the file.
     """
 
-    def __init__(self, path: str | os.PathLike[str], key: str = "id", resume: bool = True) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        key: str = "id",
+        resume: bool = True,
+        on_write: Callable[[Any], None] | None = None,
+    ) -> None:
         self.path = Path(path)
         self.key = key
+        self.on_write = on_write
         self.done: set[str] = set()
         self.records: list[dict[str, Any]] = []
         ensure_dir(self.path.parent)
@@ -159,6 +168,8 @@ class JsonlCheckpoint:
         if isinstance(data, dict) and self.key in data:
             self.done.add(str(data[self.key]))
         self.records.append(data)
+        if self.on_write is not None:
+            self.on_write(data)
 
     def close(self) -> None:
         if self._fh is not None:

@@ -1,15 +1,14 @@
-"""``contam probe zerocot|minkprob|cliff``: the Zero-CoT Probe, the Min-K% family, the
-performance cliff.
+"""``contam probe zerocot|minkprob|cliff|paired``: the Zero-CoT Probe, the Min-K% family, the
+performance cliff, the paired verdict; thin over :mod:`contam.probe.runs`.
 
 Resumable: with ``--out DIR`` every finished item is a line of ``DIR/items.jsonl`` and is
 skipped on a rerun with the same settings (``DIR/run.json`` records them); model calls go
 through the response cache, so an item cut short costs nothing the second time.
-``DIR/summary.json`` is written atomically at the end.
+``DIR/summary.json`` is written atomically at the end (:mod:`contam.probe.runfolder`).
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Any
@@ -49,78 +48,15 @@ def _floats(text: str, what: str) -> tuple[float, ...]:
         raise ConfigError(f"{what} must be comma-separated numbers, got {text!r}") from None
 
 
-def _items(spec: str, n: int) -> list[Any]:
-    from contam.data import load_benchmark
-
-    items = load_benchmark(spec)
-    return items[:n] if n > 0 else items
-
-
-def _model(spec: str, no_cache: bool) -> Any:
-    from contam.models import load
-
-    return load(spec, cache=not no_cache)
-
-
-def _reference(path: Path | None, items: list[Any], k: int, seed: int) -> dict[str, list[Any]]:
-    """Variants by original id: from the file, or built now with ``contam.perturb``."""
-    from contam.probe.reference import load_reference, variants_as_reference
-
-    if path is not None:
-        return load_reference(path)
-    try:
-        from contam.perturb import make_reference_set
-    except ImportError:
-        raise ConfigError("no --variants given and contam.perturb is not available to build one; run `contam perturb` first") from None
-    err_console.print(
-        f"building a variant set ({k} variant(s) per item, seed {seed}); save one with `contam perturb` and pass --variants to reuse it"
-    )
-    ref = variants_as_reference(make_reference_set(items, variants=k, seed=seed))
-    if not ref:
-        raise ConfigError("no reference variants could be built for these items; pass --variants")
-    return ref
-
-
-def _checkpoint(out: Path | None, settings: dict[str, Any], fresh: bool) -> Any:
-    """``out/items.jsonl`` as a checkpoint; refuses to mix results of different settings."""
-    if out is None:
-        return None
-    from contam.outputs import JsonlCheckpoint, ensure_dir, write_json
-
-    ensure_dir(out)
-    run_file = out / "run.json"
-    plain = json.loads(json.dumps(settings, default=str))
-    if run_file.exists() and not fresh:
-        try:
-            before = json.loads(run_file.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError):
-            before = None
-        if before is not None and before != plain:
-            raise ConfigError(f"{out} holds a run with other settings ({run_file}); use another --out, or --fresh to start over")
-    write_json(run_file, plain)
-    return JsonlCheckpoint(out / "items.jsonl", key="key", resume=not fresh)
+def _say(text: str) -> None:
+    err_console.print(text)
 
 
 def _finish(out: Path | None, summary: dict[str, Any], json_out: bool) -> None:
-    if out is not None:
-        from contam.outputs import write_json
-
-        write_json(out / "summary.json", summary)
     if json_out:
         emit_json(summary)
     elif out is not None:
         console.print(f"results: {escape(str(out / 'items.jsonl'))}, {escape(str(out / 'summary.json'))}")
-
-
-def _write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
-    import csv
-
-    from contam.outputs import atomic_write
-
-    with atomic_write(path) as fh:
-        w = csv.DictWriter(fh, fieldnames=list(rows[0]) if rows else ["id"])
-        w.writeheader()
-        w.writerows(rows)
 
 
 def _f(x: Any, digits: int = 3) -> str:
@@ -165,13 +101,12 @@ def zerocot(
 
     Example: contam probe zerocot --model smollm2 --benchmark gsm8k --variants ref/ --limit 200 --out runs/zcp
     """
-    from contam.probe.reference import pair_items
-    from contam.probe.zerocot import ZeroCoTConfig, ZeroCoTPair, ZeroCoTProbe, table_row
+    from contam.probe.runs import run_zerocot
+    from contam.probe.zerocot import ZeroCoTConfig
 
     not_used("zerocot", control=control, ref_model=ref_model)
     n = limit_of(limit, n_alias)
     ref_path = reference_alias(reference_old, "--variants", variants)
-    reference = Path(ref_path) if ref_path else None
 
     cfg = ZeroCoTConfig(
         mode=mode,
@@ -183,28 +118,7 @@ def zerocot(
         prior=prior,
         seed=seed,
     )
-    items = _items(benchmark, n)
-    pairs = pair_items(items, _reference(reference, items, 1, seed))
-    if not pairs:
-        raise ConfigError(f"none of the {len(items)} items has a variant (ids must match the --variants set's original_id)")
-    settings = {
-        "command": "zerocot",
-        "model": redact_url(model),
-        "benchmark": benchmark,
-        "reference": str(reference),
-        "n": n,
-        "config": asdict(cfg),
-    }
-    ck = _checkpoint(out, settings, fresh)
-    try:
-        result = ZeroCoTProbe(cfg).run(_model(model, no_cache), pairs, checkpoint=ck)
-    finally:
-        if ck is not None:
-            ck.close()
-    if ck is not None and out is not None:  # the flat per-item table, for a spreadsheet (a checkpoint implies --out)
-        keep = {p[0].id for p in pairs}
-        _write_csv(out / "table.csv", [table_row(ZeroCoTPair.from_dict(r)) for r in ck.records if r.get("key") in keep])
-    summary = {"command": "zerocot", "benchmark": benchmark, "reference": str(reference) if reference else "built", **result.to_dict()}
+    summary = run_zerocot(model, benchmark, cfg, variants=ref_path, n=n, out=out, fresh=fresh, no_cache=no_cache, say=_say)
     if not json_out:
         _show_zerocot(summary)
     _finish(out, summary, json_out)
@@ -270,8 +184,8 @@ def minkprob(
 
     Example: contam probe minkprob --model smollm2 --benchmark gsm8k --variants ref/ --limit 200 --k-sweep 0.05,0.1,0.3 --out runs/mink
     """
-    from contam.probe.logprob import LogProbConfig, LogProbProbe
-    from contam.probe.reference import load_reference, resolve_reference_file
+    from contam.probe.logprob import LogProbConfig
+    from contam.probe.runs import run_minkprob
 
     n = limit_of(limit, n_alias)
     if variants is not None and control is not None:
@@ -279,32 +193,9 @@ def minkprob(
     if variants is not None:
         control = str(variants)
     cfg = LogProbConfig(k=k, k_sweep=_floats(k_sweep, "--k-sweep"), field=field, prior=prior, first_token=first_token)
-    items = _items(benchmark, n)
-    if control is None:
-        ctrl = [v[0] for v in _reference(None, items, 1, seed).values()]
-    elif Path(control).exists() and _is_reference(Path(control), resolve_reference_file):
-        ref = load_reference(control)
-        # the variants of the items under test when there are any, so both sets share topics
-        ctrl = [ref[it.id][0] for it in items if it.id in ref] or [v[0] for v in ref.values()]
-    else:
-        ctrl = _items(control, n)
-    settings = {
-        "command": "minkprob",
-        "model": redact_url(model),
-        "ref_model": redact_url(ref_model) if ref_model else ref_model,
-        "benchmark": benchmark,
-        "control": control,
-        "n": n,
-        "config": asdict(cfg),
-    }
-    ck = _checkpoint(out, settings, fresh)
-    try:
-        ref = _model(ref_model, no_cache) if ref_model else None
-        result = LogProbProbe(cfg).run(_model(model, no_cache), items, ctrl, ref_model=ref, checkpoint=ck)
-    finally:
-        if ck is not None:
-            ck.close()
-    summary = {"command": "minkprob", "benchmark": benchmark, "control": control or "built", **result.to_dict()}
+    summary = run_minkprob(
+        model, benchmark, cfg, control=control, ref_model=ref_model, n=n, seed=seed, out=out, fresh=fresh, no_cache=no_cache, say=_say
+    )
     if not json_out:
         t = Table(
             title=escape(
@@ -326,21 +217,6 @@ def minkprob(
         console.print(t)
         console.print(f"[bold]Contamination Confidence ({escape(summary['primary'])}): {summary['contamination_confidence']:.3f}[/]")
     _finish(out, summary, json_out)
-
-
-def _is_reference(path: Path, resolve: Any) -> bool:
-    """Whether ``path`` looks like a reference set (rows naming an ``original_id``)."""
-    try:
-        file = resolve(path)
-        import gzip
-
-        opener: Any = gzip.open if file.name.endswith(".gz") else open
-        with opener(file, "rt", encoding="utf-8-sig") as fh:
-            first = next((ln for ln in fh if ln.strip()), "")
-        row = json.loads(first) if first else {}
-    except Exception:  # not JSONL: then it is a benchmark file for the loader to judge
-        return False
-    return isinstance(row, dict) and any(k in row for k in ("original_id", "orig_id", "source_id", "parent_id"))
 
 
 @probe_app.command("cliff")
@@ -368,30 +244,14 @@ def cliff(
 
     Example: contam probe cliff --model smollm2 --benchmark gsm8k --variants ref/ --k 5 --limit 50 --out runs/cliff
     """
-    from contam.probe.cliff import CliffConfig, CliffProbe
+    from contam.probe.cliff import CliffConfig
+    from contam.probe.runs import run_cliff
 
     not_used("cliff", control=control, ref_model=ref_model)
     n = limit_of(limit, n_alias)
     ref_path = reference_alias(reference_old, "--variants", variants)
-    reference = Path(ref_path) if ref_path else None
     cfg = CliffConfig(k=k, alpha=alpha, max_new_tokens=max_new_tokens, prior=prior, seed=seed, min_items=min_items)
-    items = _items(benchmark, n)
-    ref = _reference(reference, items, k, seed)
-    settings = {
-        "command": "cliff",
-        "model": redact_url(model),
-        "benchmark": benchmark,
-        "reference": str(reference),
-        "n": n,
-        "config": asdict(cfg),
-    }
-    ck = _checkpoint(out, settings, fresh)
-    try:
-        result = CliffProbe(cfg).run(_model(model, no_cache), items, ref, checkpoint=ck)
-    finally:
-        if ck is not None:
-            ck.close()
-    summary = {"command": "cliff", "benchmark": benchmark, "reference": str(reference) if reference else "built", **result.to_dict()}
+    summary = run_cliff(model, benchmark, cfg, variants=ref_path, n=n, out=out, fresh=fresh, no_cache=no_cache, say=_say)
     if not json_out:
         t = Table(
             title=escape(f"Performance cliff: {summary['model']} on {benchmark} ({summary['n_items']} items, K={summary['k']})"),
@@ -457,11 +317,14 @@ def paired(
         raise ConfigError(
             "`contam probe paired` needs --ref-model (the model's base checkpoint, or a reference model that predates the benchmark)"
         )
+    from contam.probe.runfolder import run_in_folder
+    from contam.probe.runs import load_items, load_model, variant_reference
+
     # the models first: a missing model fails in a second, before a variant set is built
-    m = _model(model, no_cache)
-    r = _model(ref_model, no_cache) if ref_model else None
-    items = _items(benchmark, n)
-    ref = _reference(variants, items, 1, seed)
+    m = load_model(model, no_cache)
+    r = load_model(ref_model, no_cache) if ref_model else None
+    items = load_items(benchmark, n)
+    ref = variant_reference(variants, items, 1, seed, _say)
     settings = {
         "command": "paired",
         "model": redact_url(model),
@@ -471,14 +334,14 @@ def paired(
         "n": n,
         "config": asdict(cfg),
     }
-    ck = _checkpoint(out, settings, fresh)
-    try:
+
+    def work(ck: Any) -> dict[str, Any]:
         result = PairedProbe(cfg).run(m, items, variants=ref, ref_model=r, checkpoint=ck)
-    finally:
-        if ck is not None:
-            ck.close()
-    summary = {"command": "paired", "benchmark": benchmark, "variants": str(variants) if variants else "built", **result.to_dict()}
-    summary.pop("items", None)
+        s = {"command": "paired", "benchmark": benchmark, "variants": str(variants) if variants else "built", **result.to_dict()}
+        s.pop("items", None)
+        return s
+
+    summary = run_in_folder(out, settings, work, fresh=fresh)
     if not json_out:
         ts = summary["test"]
         t = Table(

@@ -9,7 +9,6 @@ atomically at the end.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
@@ -45,68 +44,13 @@ SweControlOpt = Annotated[
 
 
 def _items(spec: str, limit: int, sample_seed: int | None = None) -> list[Any]:
-    """The benchmark's items: the first ``limit``, or with ``sample_seed`` a seeded random
-    ``limit`` in benchmark order (the first items of a file are often one repository or subject)."""
-    from contam.data import load_benchmark
+    """The benchmark's items: the first ``limit``, or with ``sample_seed`` a seeded random ``limit`` (:func:`contam.probe.runs.load_items`)."""
+    from contam.probe.runs import load_items
 
-    return _subset(load_benchmark(spec), limit, sample_seed)
-
-
-def _subset(items: list[Any], limit: int, sample_seed: int | None) -> list[Any]:
-    if limit <= 0 or limit >= len(items):
-        return items
-    if sample_seed is None:
-        return items[:limit]
-    import random
-
-    keep = sorted(random.Random(sample_seed).sample(range(len(items)), limit))
-    return [items[i] for i in keep]
-
-
-def _model(spec: str, no_cache: bool) -> Any:
-    from contam.models import load
-
-    return load(spec, cache=not no_cache)
-
-
-def _checkpoint(out: Path | None, name: str, settings: dict[str, Any], fresh: bool) -> Any:
-    """A JSONL checkpoint in ``out`` that refuses to mix results of different settings."""
-    if out is None:
-        return None
-    from contam.outputs import JsonlCheckpoint, ensure_dir, write_json
-
-    ensure_dir(out)
-    run_file = out / "run.json"
-    if run_file.exists() and not fresh:
-        try:
-            before = json.loads(run_file.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError):
-            before = None
-        now = json.loads(json.dumps(settings, default=str))
-        # --limit may grow between runs: items are keyed by id, so more of them is still the same run
-        if before is not None and {k: v for k, v in before.items() if k != "limit"} != {k: v for k, v in now.items() if k != "limit"}:
-            raise ConfigError(f"{out} holds a run with other settings ({run_file}); use another --out, or --fresh to start over")
-    write_json(run_file, settings)
-    return JsonlCheckpoint(out / name, key="key", resume=not fresh)
-
-
-def _no_nan(x: Any) -> Any:
-    """NaN (an empty group's mean) becomes null, so the JSON stays valid for strict parsers."""
-    if isinstance(x, float) and x != x:
-        return None
-    if isinstance(x, dict):
-        return {k: _no_nan(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_no_nan(v) for v in x]
-    return x
+    return load_items(spec, limit, sample_seed)
 
 
 def _finish(out: Path | None, summary: dict[str, Any], json_out: bool, show: Callable[[dict[str, Any]], None]) -> None:
-    summary = _no_nan(summary)
-    if out is not None:
-        from contam.outputs import write_json
-
-        write_json(out / "summary.json", summary)
     if json_out:
         emit_json(summary)
     else:
@@ -165,6 +109,9 @@ def _run_grouped(
 ) -> dict[str, Any]:
     from dataclasses import asdict
 
+    from contam.probe.runfolder import no_nan, run_in_folder
+    from contam.probe.runs import load_model
+
     items = _items(benchmark, limit, sample_seed)
     ref = _comparison(items, variants, reference, limit, sample_seed)
     settings = {
@@ -178,23 +125,24 @@ def _run_grouped(
     }
     if variants is not None:
         settings["variants"] = str(variants)
-    ck = _checkpoint(out, "items.jsonl", settings, fresh)
-    try:
-        model = _model(model_spec, no_cache)
+
+    def work(ck: Any) -> dict[str, Any]:
+        model = load_model(model_spec, no_cache)
         result = probe.run(model, items, reference=ref, checkpoint=ck) if ref is not None else probe.run(model, items, checkpoint=ck)
-    finally:
-        if ck is not None:
-            ck.close()
-    summary = result.to_dict()
-    summary.pop("items")
-    return {
-        "command": command,
-        "model": redact_url(model_spec),
-        "benchmark": benchmark,
-        "control": reference,
-        "variants": str(variants) if variants else None,
-        **summary,
-    }
+        summary = result.to_dict()
+        summary.pop("items")
+        return no_nan(
+            {
+                "command": command,
+                "model": redact_url(model_spec),
+                "benchmark": benchmark,
+                "control": reference,
+                "variants": str(variants) if variants else None,
+                **summary,
+            }
+        )
+
+    return run_in_folder(out, settings, work, fresh=fresh)
 
 
 def cdd(
@@ -415,6 +363,8 @@ def _swe(
 ) -> None:
     from dataclasses import asdict
 
+    from contam.probe.runfolder import no_nan, run_in_folder
+    from contam.probe.runs import load_model, subset
     from contam.probe.swe import TASKS, SweConfig, compare, load_instances
 
     not_used(task, variants=variants, ref_model=ref_model)
@@ -423,7 +373,7 @@ def _swe(
 
     probe = TASKS[task](SweConfig(max_issue_chars=max_issue_chars, seed=seed))
     items = _items(benchmark, limit, seed if shuffle else None)
-    ctrl = _subset(load_instances(control), limit, seed if shuffle else None) if control else None
+    ctrl = subset(load_instances(control), limit, seed if shuffle else None) if control else None
     settings = {
         "command": task,
         "model": redact_url(model_spec),
@@ -433,22 +383,21 @@ def _swe(
         "sample_seed": seed if shuffle else None,
         "config": asdict(probe.config),
     }
-    ck = _checkpoint(out, "items.jsonl", settings, fresh)
-    ck2 = _checkpoint(out, "control_items.jsonl", settings, fresh) if ctrl is not None else None
-    try:
-        model = _model(model_spec, no_cache)
+
+    def work(ck: Any, ck2: Any = None) -> dict[str, Any]:
+        model = load_model(model_spec, no_cache)
         res = probe.run(model, items, checkpoint=ck)
         cres = probe.run(model, ctrl, checkpoint=ck2) if ctrl is not None else None
-    finally:
-        for c in (ck, ck2):
-            if c is not None:
-                c.close()
-    s: dict[str, Any] = {"command": task, "model": redact_url(model_spec), "benchmark": benchmark, **res.summary()}
-    if cres is not None:
-        s["control"] = {"path": str(control), **cres.summary()}
-        s["comparison"] = compare(res, cres).to_dict()
-        if task == "swe-filepath" and res.n_filtered and cres.n_filtered:
-            s["comparison_filtered"] = compare(res, cres, filtered=True).to_dict()
+        s: dict[str, Any] = {"command": task, "model": redact_url(model_spec), "benchmark": benchmark, **res.summary()}
+        if cres is not None:
+            s["control"] = {"path": str(control), **cres.summary()}
+            s["comparison"] = compare(res, cres).to_dict()
+            if task == "swe-filepath" and res.n_filtered and cres.n_filtered:
+                s["comparison_filtered"] = compare(res, cres, filtered=True).to_dict()
+        return no_nan(s)
+
+    files = ("items.jsonl", "control_items.jsonl") if ctrl is not None else ("items.jsonl",)
+    s = run_in_folder(out, settings, work, files=files, fresh=fresh)
     metric = "accuracy" if task == "swe-filepath" else "verbatim rate"
 
     def show(s: dict[str, Any]) -> None:
