@@ -5,7 +5,8 @@ and on the embedded SmolLM2 model, offline, in minutes on 2 cores.
 
 It writes the benchmark (a packaged sample of GSM8K train items), the dataset (real prose with
 six of the items' GPT-4 rephrasings and two verbatim copies injected) and its ground truth, then
-runs the same ``contam audit`` command a user would type and prints the verdicts and the report's path.
+runs the audit that the ``contam audit`` command it prints would run (:func:`contam.audit.run_audit`
+on the same config) and prints the verdicts and the report's path.
 """
 
 from __future__ import annotations
@@ -14,14 +15,19 @@ import argparse
 import json
 import sys
 import time
+from pathlib import Path
 
 
 def main(argv: list[str] | None = None) -> int:
+    from rich.console import Console
+
+    from contam.audit import AuditConfig, run_audit
     from contam.audit.demo_data import build_dataset, write_benchmark
-    from contam.cli.common import console
-    from contam.cli.main import main as contam
+    from contam.audit.report import show_verdict
+    from contam.errors import ContamError, as_contam_error
     from contam.outputs import atomic_write, ensure_dir
 
+    console, err_console = Console(highlight=False), Console(stderr=True, highlight=False)
     ap = argparse.ArgumentParser(prog="python -m contam.audit.demo", description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("--out", default="demo-out", help="folder for everything the demo writes")
     ap.add_argument("--limit", type=int, default=20, help="benchmark items per model-side probe")
@@ -38,30 +44,32 @@ def main(argv: list[str] | None = None) -> int:
         f"verbatim copies of benchmark items injected (ground truth: {out / 'injections.jsonl'})",
         markup=False,
     )
-    cmd = [
-        "audit",
-        "-b",
-        str(bench),
-        "--dataset",
-        str(out / "dataset.jsonl"),
-        "--model",
-        args.model,
-        "--limit",
-        str(args.limit),
-        "--k",
-        "1",
-        "--max-cot-tokens",
-        "96",
-        "--probes",
-        "zerocot,minkprob",
-        "--out",
-        str(out / "audit"),
-        "--title",
-        "contam demo audit",
-    ]
+    dataset = str(out / "dataset.jsonl")
+    cfg = AuditConfig(
+        benchmarks=(str(bench),),
+        dataset=dataset,
+        model=args.model,
+        limit=args.limit,
+        variants=1,
+        max_cot_tokens=96,
+        probes=("zerocot", "minkprob"),
+        out=str(out / "audit"),
+        title="contam demo audit",
+    )
+    cmd = ["audit", "-b", str(bench), "--dataset", dataset, "--model", args.model, "--limit", str(args.limit), "--k", "1",
+           "--max-cot-tokens", "96", "--probes", "zerocot,minkprob", "--out", cfg.out, "--title", str(cfg.title)]  # fmt: skip
     console.print("$ contam " + " ".join(cmd), style="dim", markup=False)
     t0 = time.perf_counter()
-    rc = contam(cmd)
+    rc = 0
+    try:
+        verdict = run_audit(cfg, say=lambda s: err_console.print(s, markup=False, highlight=False))
+        show_verdict(verdict, Path(cfg.out), console)
+    except (ContamError, OSError) as e:
+        err = as_contam_error(e)
+        if err is None:
+            raise
+        err_console.print("error: " + " ".join(str(err).split("\n")), markup=False)
+        rc = err.exit_code
     console.print(
         f"audit finished in {time.perf_counter() - t0:.0f} s (exit code {rc}); open {out / 'audit' / 'report.html'} in a browser",
         markup=False,

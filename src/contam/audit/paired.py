@@ -11,15 +11,25 @@ cancels out, which the unpaired Min-K% comparison cannot do.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from contam.errors import ConfigError
-from contam.outputs import JsonlCheckpoint, ensure_dir, write_json
+from contam.probe.runfolder import OnItem, run_in_folder
 
 #: Pairs scored per checkpoint write (a kill loses at most this many).
 CHUNK = 8
 
 
-def run_paired(model_spec: str, ref_spec: str, benchmark: str, reference: str, n: int, out: Path, alpha: float = 0.05) -> dict:
+def run_paired(
+    model_spec: str,
+    ref_spec: str,
+    benchmark: str,
+    reference: str,
+    n: int,
+    out: Path,
+    alpha: float = 0.05,
+    on_item: OnItem | None = None,
+) -> dict:
     """Score every (item, variant) pair under both models into ``out/items.jsonl``; ``out/summary.json``."""
     from contam.data import load_benchmark
     from contam.models import load
@@ -31,30 +41,27 @@ def run_paired(model_spec: str, ref_spec: str, benchmark: str, reference: str, n
     pairs = pair_items(items, load_reference(reference))
     if not pairs:
         raise ConfigError(f"paired verdict: none of the {len(items)} items of {benchmark} has a reference variant")
-    ensure_dir(out)
-    ck = JsonlCheckpoint(out / "items.jsonl", key="id", resume=True)
-    try:
+
+    def work(ck: Any) -> dict[str, Any]:
         todo = [p for p in pairs if p[0].id not in ck.done]
         if todo:
             model, base = load(model_spec), load(ref_spec)
             for s in range(0, len(todo), CHUNK):
                 for rec in pair_scores(model, base, todo[s : s + CHUNK]):
                     ck.write(rec)
-        recs = [PairScore.from_dict(r) for r in ck.records if isinstance(r, dict)]
-    finally:
-        ck.close()
-    keep = {p[0].id for p in pairs}
-    recs = [r for r in recs if r.id in keep]
-    v = paired_verdict(benchmark, "did_diff", [r.d("did_diff", "char") for r in recs], alpha=alpha)
-    summary = {
-        "command": "paired",
-        "benchmark": benchmark,
-        "model": model_spec,
-        "ref_model": ref_spec,
-        "method": "did_diff",
-        "unit": "char",
-        "n_pairs": len(recs),
-        "verdict": v.to_dict(),
-    }
-    write_json(out / "summary.json", summary)
-    return summary
+        keep = {p[0].id for p in pairs}
+        recs = [r for r in (PairScore.from_dict(r) for r in ck.records if isinstance(r, dict)) if r.id in keep]
+        v = paired_verdict(benchmark, "did_diff", [r.d("did_diff", "char") for r in recs], alpha=alpha)
+        return {
+            "command": "paired",
+            "benchmark": benchmark,
+            "model": model_spec,
+            "ref_model": ref_spec,
+            "method": "did_diff",
+            "unit": "char",
+            "n_pairs": len(recs),
+            "verdict": v.to_dict(),
+        }
+
+    # No run.json: the audit's own fingerprint guards this folder (audit.json).
+    return run_in_folder(out, None, work, key="id", on_item=on_item)

@@ -204,3 +204,31 @@ def render_summary(verdict: AuditVerdict, report_path: str, figs: list[Figure]) 
 def write_text(path: Path, text: str) -> None:
     with atomic_write(path) as fh:
         fh.write(text)
+
+
+def show_verdict(verdict: AuditVerdict, run: Path, console: Any) -> None:
+    """The verdict table, the overall verdict and where the report is, printed on ``console`` (a
+    :class:`rich.console.Console`; every text escaped and stripped of control characters)."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    colors = {"contaminated": "bold red", "suspect": "bold yellow", "clean": "bold green", "inconclusive": "bold"}
+    t = Table(title=f"audit verdict: {escape(plain(verdict.title))}")
+    for col in ("benchmark", "side", "verdict", "measure [95% CI]", "agreed", "holds against", "lowered by / lacks"):
+        t.add_column(col)
+    for v in verdict.verdicts:
+        why = "; ".join([lim.what for lim in v.limitations] + list(v.lacks))
+        t.add_row(
+            escape(plain(v.benchmark)),
+            v.side,
+            f"[{colors[v.verdict]}]{v.verdict}[/]",
+            escape(measure_text(v)),
+            escape(", ".join(v.agreed) or "none"),
+            escape(", ".join(v.holds_against) or "—"),
+            escape(plain(why)) or "—",
+        )
+    console.print(t)
+    console.print(f"overall: [{colors[verdict.worst]}]{verdict.worst}[/]")
+    console.print(
+        f"report: {escape(str(run / 'report.html'))} · summary: {escape(str(run / 'summary.md'))} · figures: {escape(str(run / 'figures'))}/"
+    )

@@ -1,15 +1,18 @@
 """Plan and run the steps of one audit, resumably, behind one progress display with an ETA.
 
-Every step is one of contam's own commands (the same argv a user would type) writing into its
-own folder of the run; each of those commands checkpoints its items, so a killed audit started
-again in the same folder redoes only unfinished items. ``RUN/audit.json`` records the config's
-fingerprint and the steps finished; a rerun with another config is refused unless ``--fresh``.
+Every step is a call into the library (:mod:`contam.audit.steps`: the scan, the decontaminated
+copy, the variant set, each probe) writing into its own folder of the run, exactly what the
+matching ``contam`` command would write there; each checkpoints its items, so a killed audit
+started again in the same folder redoes only unfinished items. ``RUN/audit.json`` records the
+config's fingerprint and the steps finished; a rerun with another config is refused unless
+``--fresh``. A step's failure propagates as the library raised it (a :class:`ContamError`
+subclass for anything a user can fix); what each step logged is in ``RUN/logs/STEP.log``.
 
 Layout of a run folder::
 
     RUN/audit.toml            the config (rerun: contam audit --config RUN/audit.toml)
     RUN/audit.json            fingerprint, finished steps, seconds per step
-    RUN/logs/STEP.log         what each step printed
+    RUN/logs/STEP.log         what each step logged (``logging``, logger ``contam``)
     RUN/data/scan/            scan of the dataset, every level, every document (flags.jsonl)
     RUN/data/decontaminated.jsonl (+ .log.jsonl)
     RUN/BENCH/reference/      the variant set (contam perturb), unless --reference was given
@@ -21,16 +24,18 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import re
 import shutil
-import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+from contam.audit import steps as do
 from contam.audit.config import AuditConfig
 from contam.errors import ConfigError, ContamError, InputError
 from contam.outputs import atomic_write, ensure_dir, write_json
@@ -47,16 +52,16 @@ def slug(name: str) -> str:
 
 @dataclass
 class Step:
-    """One unit of work: a contam command (``argv``) or an in-process function (``fn``)."""
+    """One unit of work: ``fn(on_item)``, a library call writing into ``folder`` that calls
+    ``on_item`` with each finished item's record."""
 
     name: str
     title: str
     folder: Path
     units: float
-    argv: list[str] | None = None
-    fn: Callable[[], None] | None = None
-    watch: Path | None = None  # a JSONL file whose lines are finished items (for the progress bar)
-    per_line: float = 1.0  # units each line of ``watch`` stands for
+    fn: Callable[[Callable[[dict[str, Any]], None] | None], object]
+    watch: Path | None = None  # the JSONL file of finished items (a resumed step's bar starts at its lines)
+    per_line: float = 1.0  # units each finished item stands for
     benchmark: str = ""
 
 
@@ -183,52 +188,16 @@ def plan(cfg: AuditConfig, out: Path) -> list[Step]:
             raise InputError("the dataset is empty: no records to scan", path=ds)
         docs = _count_lines(ds) if ds.is_file() and ds.suffix in (".jsonl", ".txt") else 1000
         scan_dir = out / "data" / "scan"
-        argv = [
-            "scan",
-            *[a for b in cfg.benchmarks for a in ("-b", b)],
-            "--corpus",
-            str(ds),
-            "--out",
-            str(scan_dir),
-            "--levels",
-            cfg.levels,
-            "--all",
-            "--text-field",
-            cfg.text_field,
-            "--embedder",
-            cfg.embedder,
-        ]
-        if cfg.thresholds:
-            argv += ["--thresholds", cfg.thresholds]
-        steps.append(
-            Step(
-                "scan",
-                "data side: scan cascade, every level",
-                scan_dir,
-                units=max(1.0, docs * 0.5 * len(cfg.levels.split(",")) if cfg.levels != "all" else docs * 1.5),
-                argv=argv,
-            )
-        )
+        units = max(1.0, docs * 0.5 * len(cfg.levels.split(",")) if cfg.levels != "all" else docs * 1.5)
+        steps.append(Step("scan", "data side: scan cascade, every level", scan_dir, units, partial(do.scan_dataset, cfg, scan_dir)))
         clean = out / "data" / ("decontaminated" + (".jsonl.gz" if ds.name.endswith(".gz") else ".jsonl"))
         steps.append(
             Step(
                 "decontaminate",
                 "data side: decontaminated copy",
                 clean.parent,
-                units=max(1.0, docs * 0.05),
-                argv=[
-                    "decontaminate",
-                    "--corpus",
-                    str(ds),
-                    "--scan",
-                    str(scan_dir),
-                    "--out",
-                    str(clean),
-                    "--mode",
-                    cfg.decontaminate_mode,
-                    "--text-field",
-                    cfg.text_field,
-                ],
+                max(1.0, docs * 0.05),
+                partial(do.decontaminate_dataset, cfg, scan_dir, clean),
             )
         )
     if not cfg.model:
@@ -236,7 +205,6 @@ def plan(cfg: AuditConfig, out: Path) -> list[Step]:
     for b in cfg.benchmarks:
         n = n_by_bench[b]
         bdir = out / slug(b)
-        lim = ["-n", str(n)]
         ref = cfg.reference
         if ref is None:
             ref_dir = bdir / "reference"
@@ -245,151 +213,68 @@ def plan(cfg: AuditConfig, out: Path) -> list[Step]:
                     f"{slug(b)}/perturb",
                     f"{b}: variant set ({cfg.variants} per item)",
                     ref_dir,
-                    units=max(1.0, n * 0.2),
-                    argv=[
-                        "perturb",
-                        "-b",
-                        b,
-                        "--variants",
-                        str(cfg.variants),
-                        "--seed",
-                        str(cfg.seed),
-                        "--limit",
-                        str(n),
-                        "--out",
-                        str(ref_dir),
-                    ],
+                    max(1.0, n * 0.2),
+                    partial(do.variant_set, cfg, b, n, ref_dir),
                     watch=ref_dir / "variants.jsonl",
                     per_line=0.2,
                     benchmark=b,
                 )
             )
             ref = str(ref_dir)
-        common = ["-m", cfg.model, "-b", b, *lim, "--seed", str(cfg.seed)]
-        trunc = ",".join(f"{x:g}" for x in cfg.truncation)
-        if "zerocot" in cfg.probes:
-            d = bdir / "zerocot"
-            per = 2.0 * (2 + len(cfg.truncation))
-            steps.append(
-                Step(
-                    f"{slug(b)}/zerocot",
-                    f"{b}: Zero-CoT Probe",
-                    d,
-                    units=n * per,
-                    per_line=per,
-                    watch=d / "items.jsonl",
-                    benchmark=b,
-                    argv=[
-                        "probe",
-                        "zerocot",
-                        *common,
-                        "--variants",
-                        ref,
-                        "--max-cot-tokens",
-                        str(cfg.max_cot_tokens),
-                        "--truncation",
-                        trunc,
-                        "--resamples",
-                        str(cfg.resamples),
-                        "--out",
-                        str(d),
-                    ],
+        # name, title, progress units per finished record, records per item, step
+        probes = (
+            ("zerocot", "Zero-CoT Probe", 2.0 * (2 + len(cfg.truncation)), 1, do.zerocot),
+            ("cliff", f"performance cliff (K={cfg.variants})", 2.0 * (cfg.variants + 1), 1, do.cliff),
+            ("minkprob", "Min-K% family vs control", 0.25, 2, do.minkprob),  # a benchmark and a control record
+        )
+        for name, what, per, records, fn in probes:
+            if name in cfg.probes:
+                d = bdir / name
+                steps.append(
+                    Step(
+                        f"{slug(b)}/{name}", f"{b}: {what}", d, n * per * records, partial(fn, cfg, b, n, ref, d), d / "items.jsonl", per, b
+                    )
                 )
-            )
-        if "cliff" in cfg.probes:
-            d = bdir / "cliff"
-            per = 2.0 * (cfg.variants + 1)
-            steps.append(
-                Step(
-                    f"{slug(b)}/cliff",
-                    f"{b}: performance cliff (K={cfg.variants})",
-                    d,
-                    units=n * per,
-                    per_line=per,
-                    watch=d / "items.jsonl",
-                    benchmark=b,
-                    argv=[
-                        "probe",
-                        "cliff",
-                        *common,
-                        "--variants",
-                        ref,
-                        "--k",
-                        str(cfg.variants),
-                        "--max-new-tokens",
-                        str(cfg.max_cot_tokens),
-                        "--alpha",
-                        str(cfg.alpha),
-                        "--out",
-                        str(d),
-                    ],
-                )
-            )
-        if "minkprob" in cfg.probes:
-            d = bdir / "minkprob"
-            argv = ["probe", "minkprob", *common, "--control", cfg.control or ref, "--out", str(d)]
-            if cfg.ref_model:
-                argv += ["--ref-model", cfg.ref_model]
-            steps.append(
-                Step(
-                    f"{slug(b)}/minkprob",
-                    f"{b}: Min-K% family vs control",
-                    d,
-                    units=n * 0.5,
-                    per_line=0.25,
-                    watch=d / "items.jsonl",
-                    benchmark=b,
-                    argv=argv,
-                )
-            )
         if cfg.ref_model:
-            from contam.audit.paired import run_paired
-
             d = bdir / "paired"
             steps.append(
                 Step(
                     f"{slug(b)}/paired",
                     f"{b}: paired verdict vs reference model",
                     d,
-                    units=n * 1.0,
-                    per_line=1.0,
+                    n * 1.0,
+                    partial(do.paired, cfg, b, n, ref, d),
                     watch=d / "items.jsonl",
+                    per_line=1.0,
                     benchmark=b,
-                    fn=_bind(run_paired, cfg.model, cfg.ref_model, b, ref, n, d, cfg.alpha),
                 )
             )
     return steps
 
 
-def _bind(fn: Callable[..., Any], *args: Any) -> Callable[[], None]:
-    def call() -> None:
-        fn(*args)
-
-    return call
-
-
 @contextlib.contextmanager
-def _captured(log: Path) -> Iterator[None]:
-    """Send what the commands print (tables, warnings) to ``log`` and turn their own bars off:
-    the audit shows one bar over the whole run."""
-    from contam.cli import common
-
-    ensure_dir(log.parent)
-    # The private ``_file`` (None = "whatever sys.stdout/stderr is at print time"): the public
-    # property would pin the stream of the moment and break later redirections (pytest, pipes).
-    saved = (common.console._file, common.err_console._file, os.environ.get("CONTAM_PROGRESS"))
-    with open(log, "a", encoding="utf-8") as fh:
-        common.console.file = fh
-        common.err_console.file = fh
-        os.environ["CONTAM_PROGRESS"] = "0"
-        try:
-            yield
-        finally:
-            common.console._file, common.err_console._file = saved[:2]
-            if saved[2] is None:
-                os.environ.pop("CONTAM_PROGRESS", None)
-            else:
-                os.environ["CONTAM_PROGRESS"] = saved[2]
+def _step_log(path: Path) -> Iterator[logging.Logger]:
+    """What the library logs during a step (logger ``contam``, INFO and up) goes to ``path``; the
+    steps' own progress bars are off: the audit shows one bar over the whole run."""
+    ensure_dir(path.parent)
+    logger = logging.getLogger("contam")
+    handler = logging.FileHandler(path, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    saved_level, saved_env = logger.level, os.environ.get("CONTAM_PROGRESS")
+    logger.addHandler(handler)
+    if logger.getEffectiveLevel() > logging.INFO:
+        logger.setLevel(logging.INFO)
+    os.environ["CONTAM_PROGRESS"] = "0"
+    try:
+        yield logger
+    finally:
+        logger.removeHandler(handler)
+        handler.close()
+        logger.setLevel(saved_level)
+        if saved_env is None:
+            os.environ.pop("CONTAM_PROGRESS", None)
+        else:
+            os.environ["CONTAM_PROGRESS"] = saved_env
 
 
 def _progress(enabled: bool) -> Any:
@@ -410,18 +295,10 @@ def _progress(enabled: bool) -> Any:
     )
 
 
-def _last_error(log: Path) -> str:
-    try:
-        lines = [ln.strip() for ln in log.read_text(encoding="utf-8").splitlines() if ln.strip()]
-    except OSError:
-        return ""
-    err = [ln for ln in lines if ln.startswith("error:")]
-    return (err[-1] if err else lines[-1] if lines else "")[:400]
-
-
 def run_steps(steps: list[Step], out: Path, state: RunState, say: Callable[[str], None]) -> dict[str, float]:
-    """Run every step not finished before; one progress bar over all of them with an ETA."""
-    from contam.cli.main import main
+    """Run every step not finished before; one progress bar over all of them with an ETA.
+
+    A step's error propagates as raised (after a line in its log naming the step)."""
     from contam.progress import progress_enabled
 
     total = sum(s.units for s in steps)
@@ -435,34 +312,24 @@ def run_steps(steps: list[Step], out: Path, state: RunState, say: Callable[[str]
             prog.update(task, description=f"[{i}/{len(steps)}] {s.title}")
             if not live:
                 say(f"[{i}/{len(steps)}] {s.title} ...")
-            stop = threading.Event()
-            base = done_units
+            finished = [_count_lines(s.watch) if s.watch is not None else 0]  # a resumed step's records count too
 
-            def poll(step: Step = s, base: float = base, stop: threading.Event = stop) -> None:
-                while not stop.wait(0.5):
-                    if step.watch is not None:
-                        prog.update(task, completed=base + min(step.units, _count_lines(step.watch) * step.per_line))
+            def on_item(_record: Any, step: Step = s, base: float = done_units, finished: list[int] = finished) -> None:
+                finished[0] += 1
+                prog.update(task, completed=base + min(step.units, finished[0] * step.per_line))
 
-            th = threading.Thread(target=poll, daemon=True)
-            th.start()
-            t0 = time.perf_counter()
             log = out / "logs" / (s.name.replace("/", "__") + ".log")
-            try:
-                with _captured(log):
-                    if s.fn is not None:
-                        s.fn()
-                        rc = 0
-                    else:
-                        rc = main(list(s.argv or []))
-            finally:
-                stop.set()
-                th.join()
-            if rc == 130:
-                raise KeyboardInterrupt
-            if rc != 0:
-                msg = _last_error(log)
-                raise ContamError(f"step {s.name} failed (exit {rc}): {msg.removeprefix('error: ')} (log: {log})")
-            secs = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            with _step_log(log) as logger:
+                logger.info("step %s: %s", s.name, s.title)
+                try:
+                    s.fn(on_item)
+                except (ContamError, OSError) as e:
+                    logger.error("step %s failed: %s", s.name, e)
+                    say(f"[{i}/{len(steps)}] {s.title}: failed (log: {log})")
+                    raise
+                secs = time.perf_counter() - t0
+                logger.info("step %s: done in %.1f s", s.name, secs)
             state.done[s.name] = round(secs, 2)
             state.save(out / STATE)
             done_units += s.units

@@ -125,31 +125,9 @@ def audit(
 
 def show(verdict: AuditVerdict, run: Path) -> None:
     """The verdict table on the terminal (every text escaped and stripped of control characters)."""
-    from rich.markup import escape
-    from rich.table import Table
+    from contam.audit.report import show_verdict
 
-    from contam.audit.report import measure_text, plain
-
-    colors = {"contaminated": "bold red", "suspect": "bold yellow", "clean": "bold green", "inconclusive": "bold"}
-    t = Table(title=f"audit verdict: {escape(plain(verdict.title))}")
-    for col in ("benchmark", "side", "verdict", "measure [95% CI]", "agreed", "holds against", "lowered by / lacks"):
-        t.add_column(col)
-    for v in verdict.verdicts:
-        why = "; ".join([lim.what for lim in v.limitations] + list(v.lacks))
-        t.add_row(
-            escape(plain(v.benchmark)),
-            v.side,
-            f"[{colors[v.verdict]}]{v.verdict}[/]",
-            escape(measure_text(v)),
-            escape(", ".join(v.agreed) or "none"),
-            escape(", ".join(v.holds_against) or "—"),
-            escape(plain(why)) or "—",
-        )
-    console.print(t)
-    console.print(f"overall: [{colors[verdict.worst]}]{verdict.worst}[/]")
-    console.print(
-        f"report: {escape(str(run / 'report.html'))} · summary: {escape(str(run / 'summary.md'))} · figures: {escape(str(run / 'figures'))}/"
-    )
+    show_verdict(verdict, run, console)
 
 
 def register(app: typer.Typer) -> None:

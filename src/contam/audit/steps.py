@@ -1,0 +1,154 @@
+"""The work of each audit step: library calls with the settings a step's folder records.
+
+Every function here writes exactly what the matching ``contam`` command writes for the same
+settings (``contam scan --all``, ``contam decontaminate --scan``, ``contam perturb``, ``contam
+probe zerocot|cliff|minkprob``), so a step's folder reads the same whichever made it; the
+command-line options the audit has no knob for keep the commands' defaults. Each takes
+``on_item``, called with every per-item record as it is written (the audit's progress bar).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from contam.audit.config import AuditConfig
+from contam.errors import ConfigError, InputError
+from contam.probe.runfolder import OnItem
+
+log = logging.getLogger(__name__)
+
+
+def _sharded(corpus: str) -> bool:
+    """Whether ``corpus`` names shards (a glob, a URL, a folder of files) rather than one file."""
+    if Path(corpus).is_file():
+        return False
+    if "://" in corpus or any(c in corpus for c in "*?["):
+        return True
+    p = Path(corpus)
+    # A folder written by datasets' save_to_disk is one corpus, not a folder of shards.
+    return p.is_dir() and not any((p / f).exists() for f in ("dataset_info.json", "dataset_dict.json", "state.json"))
+
+
+def _no_records(summary: dict[str, Any]) -> str:
+    """Why a scan read no document: a clean result on nothing must not pass for an all-clear."""
+    bad = summary.get("bad_input") or {}
+    if bad.get("skipped"):
+        reasons = ", ".join(f"{k}: {v}" for k, v in (bad.get("reasons") or {}).items())
+        return f"no record could be read: {bad['skipped']:,} bad record(s) skipped ({reasons})"
+    return "no records: the dataset is empty (or cut short before its first record)"
+
+
+def _thresholds(path: str | None, benchmarks: Sequence[str]) -> Any:
+    """The calibrated thresholds in ``path`` for the one benchmark scanned (None: the defaults)."""
+    if not path:
+        return None
+    from contam.scan.hierarchy import Thresholds
+
+    names = [Path(b).stem if Path(b).suffix else b for b in benchmarks]
+    return Thresholds.load(Path(path), names[0] if len(names) == 1 else None)
+
+
+def scan_dataset(cfg: AuditConfig, out: Path, on_item: OnItem | None = None) -> dict[str, Any]:
+    """Scan ``cfg.dataset`` against every benchmark at ``cfg.levels``, every document's result
+    kept (``flags.jsonl``, ``summary.json``, ``manifest.json`` in ``out``)."""
+    from contam.scan.ngram import NGramConfig
+
+    benchmarks = list(cfg.benchmarks)
+    corpus = str(cfg.dataset)
+    # The settings the manifest records, in the order `contam scan` records them.
+    kw: dict[str, Any] = {
+        "config": NGramConfig.gpt3(),
+        "text_field": cfg.text_field,
+        "id_field": None,
+        "skip_bad": False,
+        "keep_all": True,
+        "levels": tuple(x.strip() for x in cfg.levels.split(",") if x.strip()),
+        "workers": 0,
+        "thresholds": _thresholds(cfg.thresholds, benchmarks),
+        "embedder": cfg.embedder,
+    }
+    if _sharded(corpus):
+        from contam.scan.shards import run_sharded
+
+        summary = run_sharded([corpus], benchmarks, out, **kw)
+    else:
+        from contam.data import load_benchmarks
+        from contam.scan.records import scan_records
+        from contam.scan.shards import write_single_manifest
+
+        items = load_benchmarks(benchmarks)
+        summary = scan_records(corpus, items, out, fmt="auto", roles=None, judge=None, **kw)
+        if not summary["documents"]:
+            raise InputError(_no_records(summary), path=corpus)
+        write_single_manifest(out, corpus, items, command="scan", settings=kw)
+    log.info("scanned %s documents: %s flagged", summary.get("documents"), summary.get("flagged"))
+    return summary
+
+
+def decontaminate_dataset(cfg: AuditConfig, scan: Path, out: Path, on_item: OnItem | None = None) -> dict[str, Any]:
+    """``cfg.dataset`` without what the scan in ``scan`` flagged (``cfg.decontaminate_mode``), to ``out`` and ``out.log.jsonl``."""
+    from contam.scan.decontaminate import decontaminate
+
+    corpus = str(cfg.dataset)
+    if _sharded(corpus):
+        raise ConfigError("sharded input is decontaminated with --benchmark (each shard is scanned, then cleaned, on its own)")
+    summary = decontaminate(Path(corpus), out, scan=scan, mode=cfg.decontaminate_mode, text_field=cfg.text_field)
+    log.info("%s documents in, %s out", summary.get("documents_in"), summary.get("documents_out"))
+    return summary
+
+
+def variant_set(cfg: AuditConfig, benchmark: str, n: int, out: Path, on_item: OnItem | None = None) -> dict[str, Any]:
+    """``cfg.variants`` isomorphic variants of each of the benchmark's first ``n`` items (seed ``cfg.seed``)."""
+    from contam.perturb.folder import build_reference_folder
+
+    return build_reference_folder(benchmark, out, variants=cfg.variants, seed=cfg.seed, limit=n, on_item=on_item)
+
+
+def zerocot(cfg: AuditConfig, benchmark: str, n: int, variants: str, out: Path, on_item: OnItem | None = None) -> dict[str, Any]:
+    """The Zero-CoT Probe of ``cfg.model`` on the first ``n`` items against their variants."""
+    from contam.probe.runs import run_zerocot
+    from contam.probe.zerocot import ZeroCoTConfig
+
+    # Rounded as `contam probe zerocot --truncation` has always received them (%g).
+    truncation = tuple(float(f"{x:g}") for x in cfg.truncation)
+    zc = ZeroCoTConfig(max_cot_tokens=cfg.max_cot_tokens, truncation=truncation, n_resamples=cfg.resamples, seed=cfg.seed)
+    return run_zerocot(str(cfg.model), benchmark, zc, variants=variants, n=n, out=out, on_item=on_item, say=log.info)
+
+
+def cliff(cfg: AuditConfig, benchmark: str, n: int, variants: str, out: Path, on_item: OnItem | None = None) -> dict[str, Any]:
+    """The performance cliff of ``cfg.model``: originals against their ``cfg.variants`` variants."""
+    from contam.probe.cliff import CliffConfig
+    from contam.probe.runs import run_cliff
+
+    cc = CliffConfig(k=cfg.variants, alpha=cfg.alpha, max_new_tokens=cfg.max_cot_tokens, seed=cfg.seed)
+    return run_cliff(str(cfg.model), benchmark, cc, variants=variants, n=n, out=out, on_item=on_item, say=log.info)
+
+
+def minkprob(cfg: AuditConfig, benchmark: str, n: int, variants: str, out: Path, on_item: OnItem | None = None) -> dict[str, Any]:
+    """The Min-K% family of ``cfg.model`` against ``cfg.control`` (default: the variant set), with
+    the reference-model ratio when ``cfg.ref_model`` is set."""
+    from contam.probe.logprob import LogProbConfig
+    from contam.probe.runs import run_minkprob
+
+    return run_minkprob(
+        str(cfg.model),
+        benchmark,
+        LogProbConfig(),
+        control=cfg.control or variants,
+        ref_model=cfg.ref_model,
+        n=n,
+        seed=cfg.seed,
+        out=out,
+        on_item=on_item,
+        say=log.info,
+    )
+
+
+def paired(cfg: AuditConfig, benchmark: str, n: int, variants: str, out: Path, on_item: OnItem | None = None) -> dict[str, Any]:
+    """The paired verdict of ``cfg.model`` against ``cfg.ref_model`` (see :mod:`contam.audit.paired`)."""
+    from contam.audit.paired import run_paired
+
+    return run_paired(str(cfg.model), str(cfg.ref_model), benchmark, variants, n, out, cfg.alpha, on_item=on_item)
