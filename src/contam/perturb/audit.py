@@ -51,6 +51,7 @@ from contam.perturb.chain import number as _number
 from contam.perturb.instantiate import Draw, check_constraints, compiled, draw
 from contam.perturb.mentions import find_mentions
 from contam.perturb.records import Template
+from contam.perturb.reparse import reparse_agrees
 from contam.perturb.symbolic import restated_readings
 
 CHECKS = ("faithfulness", "coverage", "reparse", "solution", "constraints", "answer_changed", "determinism", "readback", "stale_numbers")
@@ -109,30 +110,6 @@ def audit_instance(template: Template, d: Draw, *, seed: int, index: int, check_
         if again is None or instance_hash(template, seed, index, again, wide) != instance_hash(template, seed, index, d, wide):
             failures.append("determinism")
     return failures
-
-
-def reparse_agrees(template: Template, d: Draw, found: list) -> bool:
-    """Read the slot values back from the new question and re-run the program on them."""
-    if len(found) != len(template.mentions):
-        return False
-    read: dict[str, Fraction] = {}
-    for s in template.slots:
-        if s.role == "frozen":
-            continue
-        for i in s.mentions:
-            v = Fraction(found[i].value)
-            if read.setdefault(s.id, v) != v:
-                return False
-    for i, m in enumerate(template.mentions):
-        if not any(i in s.mentions and s.role != "frozen" for s in template.slots) and found[i].text != m.text:
-            return False  # an unchanged mention was altered
-    try:
-        values, results = compiled(template).run(
-            {sid: v for sid, v in read.items() if next(s for s in template.slots if s.id == sid).role == "free"}
-        )
-    except arith.ArithError:
-        return False
-    return values == d.values and results == d.results and Fraction(d.answer) == results[template.answer_step]
 
 
 def _solution_consistent(d: Draw) -> bool:

@@ -426,8 +426,8 @@ def _solve(template: Template, plan: _Plan, program: Program, rng: random.Random
 
 
 def _reads_back(template: Template, d: Draw) -> bool:
-    from contam.perturb.audit import reparse_agrees  # audit imports this module
     from contam.perturb.mentions import find_mentions
+    from contam.perturb.reparse import reparse_agrees
 
     return reparse_agrees(template, d, find_mentions(d.question))
 
