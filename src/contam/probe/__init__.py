@@ -65,6 +65,7 @@ _EXPORTS.update(
         "performance_cliff": "contam.probe.cliff",
         "load_reference": "contam.probe.reference",
         "pair_items": "contam.probe.reference",
+        "run_in_folder": "contam.probe.runfolder",
     }
 )
 
@@ -97,6 +98,7 @@ if TYPE_CHECKING:  # the lazy names, visible to type checkers and IDEs (the doct
     from contam.probe.paired import PairedConfig, PairedProbe, PairedResult
     from contam.probe.reconstruct import Reconstruct, ReconstructConfig, ReconstructResult
     from contam.probe.reference import load_reference, pair_items
+    from contam.probe.runfolder import run_in_folder
     from contam.probe.swe import FilePath, FuncRepro, PrefixCompletion, SweConfig, SweResult, compare
     from contam.probe.tsguess import TSGuess, TSGuessConfig, TSGuessResult
     from contam.probe.zerocot import ZeroCoTConfig, ZeroCoTProbe, ZeroCoTResult
@@ -170,4 +172,5 @@ __all__ = [
     "pair_items",
     "performance_cliff",
     "probe_class",
+    "run_in_folder",
 ]
