@@ -147,6 +147,16 @@ def check_readable(path: Path) -> None:
         raise InputError("file is not readable", path=path)
 
 
+def check_corpus_path(path: Path) -> None:
+    """:func:`check_readable`, and refuse what can be read only once (a FIFO, ``<(...)``, a socket,
+    a device): a scan reads its corpus several times (format, stop-grams, the scan, its sha256),
+    and a second read of a pipe waits for ever."""
+    check_readable(path)
+    if not (path.is_file() or path.is_dir()):
+        kind = "a named pipe (FIFO)" if path.is_fifo() else "a socket" if path.is_socket() else "a device" if path.is_char_device() or path.is_block_device() else "not a regular file"  # fmt: skip
+        raise InputError(f"{kind}: a corpus is read more than once; save it to a file first (e.g. `cat ... > corpus.jsonl`)", path=path)
+
+
 def iter_records(
     path: str | os.PathLike[str],
     *,

@@ -26,12 +26,13 @@ from pathlib import Path
 from typing import Any
 
 from contam.data.items import Item
-from contam.data.loaders import base_suffix, check_readable, decompress_errors, get_field, open_binary
+from contam.data.loaders import base_suffix, check_corpus_path, decompress_errors, get_field, open_binary
 from contam.errors import ConfigError, InputError, reading
 from contam.outputs import atomic_write, dumps_line
 from contam.progress import make_progress
 from contam.scan.flags import DocResult, counted, rule_text
 from contam.scan.masking import dropped, exchange, keys_for, left_answer, load_items
+from contam.scan.runpaths import remove_stale_temps
 from contam.textsafe import no_surrogates
 
 MODES = ("drop", "mask")
@@ -115,7 +116,7 @@ def decontaminate(
     if mode not in MODES:
         raise ConfigError(f"unknown mode {mode!r}: choose drop or mask")
     src, dst = Path(corpus), Path(out)
-    check_readable(src)
+    check_corpus_path(src)
     if base_suffix(src) not in (".jsonl", ".ndjson", "") or src.is_dir():
         raise ConfigError(f"decontaminate rewrites JSONL corpora (.jsonl, optionally .gz/.zst); {src.name} is not one")
     log_path = Path(log) if log else dst.with_name(dst.name + ".log.jsonl")
@@ -124,6 +125,8 @@ def decontaminate(
             raise ConfigError(f"refusing to overwrite the input corpus {src}: choose another output path")
     if log_path.resolve() == dst.resolve():
         raise ConfigError(f"--log {log_path} is the cleaned corpus --out itself: one would overwrite the other; choose another --log")
+    for p in (dst, log_path):  # what a killed run (kill -9) left: corpus-sized hidden temporaries
+        remove_stale_temps(p)
     if scan is not None:
         check_scanned_corpus(scan, src)
     flagged = {r.line: r for r in (load_scan(scan) if scan is not None else (counted(x) for x in results or [])) if r.contaminated}

@@ -39,7 +39,7 @@ from typing import Any
 from contam.data import BadInputStats, Item, as_items, read_documents
 from contam.data.fastjsonl import ParseContext, check_documents
 from contam.data.items import Document
-from contam.data.loaders import check_readable
+from contam.data.loaders import check_corpus_path
 from contam.errors import ConfigError, ContamError, InputError, WorkerDied
 from contam.outputs import dumps_line, ensure_dir, write_json
 from contam.pool import OrderedPool, Reply
@@ -136,7 +136,7 @@ def run_scan(
         config = replace(config, threshold=max(min(float(thresholds.token), 1.0), 1e-6))
     out_dir = ensure_dir(out)  # fail on an unwritable folder before any work
     if not str(corpus).startswith("hf:"):
-        check_readable(Path(corpus))
+        check_corpus_path(Path(corpus))
     items = as_items(benchmarks)
     levels = check_levels(levels)
     t0, cpu0 = time.perf_counter(), time.process_time()

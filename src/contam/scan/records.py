@@ -39,10 +39,11 @@ from typing import Any
 from contam.data import BadInputStats, Item, as_items, read_documents
 from contam.data.formats import TurnSpan, check_format
 from contam.data.items import Document
-from contam.data.loaders import check_readable, sniff_format
+from contam.data.loaders import check_corpus_path, sniff_format
 from contam.errors import ConfigError
 from contam.outputs import atomic_write, dumps_line, ensure_dir, write_json
 from contam.scan.flags import DocResult
+from contam.scan.runpaths import remove_stale_temps
 from contam.scan.turns import annotate, merge_turns
 
 _TURNS_CORPUS = ".turns.jsonl"
@@ -74,7 +75,7 @@ def scan_records(
         raise ConfigError("--judge re-checks semantic and reasoning flags: add --levels all (or semantic, reasoning)")
     src = str(corpus)
     if not src.startswith("hf:"):
-        check_readable(Path(src))
+        check_corpus_path(Path(src))
     if fmt == "auto":
         fmt = sniff_format(corpus, text_field)
     out_dir = ensure_dir(out)
@@ -128,6 +129,8 @@ def _turns_corpus(
     """The hidden text corpus of a conversation corpus (reused while the source is unchanged,
     so an interrupted scan of it resumes); its bad-input counts; the number of records."""
     path, key_path = out_dir / _TURNS_CORPUS, out_dir / _TURNS_KEY
+    for p in (path, key_path):  # a write cut short by a kill: a corpus-sized temporary no run would reuse
+        remove_stale_temps(p)
     p = Path(corpus)
     st = p.stat() if p.is_file() else None
     key = {"corpus": str(p.resolve()) if st else str(corpus), "size": st.st_size if st else None, "mtime_ns": st.st_mtime_ns if st else None,

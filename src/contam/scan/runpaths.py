@@ -87,3 +87,18 @@ class OutputFilter:
             if self.seen[full]:
                 return True
         return False
+
+
+def remove_stale_temps(target: Path) -> int:
+    """Remove what a killed write of ``target`` left: the hidden ``.NAME.*.tmp`` siblings that
+    :func:`contam.outputs.atomic_write` renames into place on success (as large as the output, and
+    no later run would reuse them). Two runs writing the same output at once are not supported
+    anyway: each would rename over the other's result. Returns how many were removed."""
+    n = 0
+    for stale in target.parent.glob(f".{target.name}.*.tmp"):
+        try:
+            stale.unlink()
+            n += 1
+        except OSError:
+            continue
+    return n
