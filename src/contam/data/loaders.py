@@ -155,6 +155,31 @@ def check_corpus_path(path: Path) -> None:
     if not (path.is_file() or path.is_dir()):
         kind = "a named pipe (FIFO)" if path.is_fifo() else "a socket" if path.is_socket() else "a device" if path.is_char_device() or path.is_block_device() else "not a regular file"  # fmt: skip
         raise InputError(f"{kind}: a corpus is read more than once; save it to a file first (e.g. `cat ... > corpus.jsonl`)", path=path)
+    if path.is_file() and path.suffix.lower() in (".jsonl", ".ndjson"):
+        check_jsonl_shape(path)
+
+
+def check_jsonl_shape(path: Path) -> None:
+    """Name what a ``.jsonl`` file really is when it is no JSON Lines at all, instead of letting
+    its first line fail as "not valid UTF-8" or "not valid JSON": compressed bytes, a (pretty-printed)
+    JSON array, or lines ending in a carriage return alone."""
+    with open(path, "rb") as fh:
+        head = fh.read(1 << 16)
+    for magic, ext, tool, name in ((b"\x1f\x8b", ".gz", "gunzip", "gzip"), (b"\x28\xb5\x2f\xfd", ".zst", "unzstd", "zstd")):
+        if head.startswith(magic):
+            raise InputError(f"{name}-compressed data in a file named {path.suffix}: name it {path.name}{ext} (contam reads it compressed) or {tool} it", path=path)  # fmt: skip
+    first = head.split(b"\n", 1)[0]
+    if head.lstrip()[:1] == b"[":
+        try:
+            json.loads(first)
+        except ValueError:
+            raise InputError(
+                "a JSON array (one value over several lines), not JSON Lines: name it .json (contam reads an array of records) "
+                "or write one record per line",
+                path=path,
+            ) from None
+    if b"\r" in first.rstrip(b"\r") and (b"\n" not in head):
+        raise InputError("lines end in a carriage return alone (CR, old Mac style): convert them to LF, e.g. `tr '\\r' '\\n' < in > out`", path=path)  # fmt: skip
 
 
 def iter_records(
