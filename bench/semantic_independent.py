@@ -26,10 +26,10 @@ default (the ``nn`` rule on MiniLM) as the baseline, and the false flags among t
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import sys
 import time
-import zlib
 from collections import defaultdict
 from datetime import date
 from pathlib import Path
@@ -60,8 +60,13 @@ SETS = {
 }
 
 
+def _hash(text: str) -> int:
+    # Not crc32: it is affine over GF(2), so the parities of "id#half" and "id#seen" would move together.
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "big")
+
+
 def _bit(key: str, salt: str) -> int:
-    return zlib.crc32(f"{key}#{salt}".encode()) % 2
+    return _hash(f"{key}#{salt}") % 2
 
 
 def half_of(source: str) -> str:
@@ -86,7 +91,7 @@ def independent_task(name: str, split: str, pad: str | None, per_group: int = PE
     sources = {r["id"]: r["text"] for r in read_jsonl(folder / "sources.jsonl")}
     variants = [v for v in read_jsonl(folder / "variants.jsonl") if v["source"] in sources and half_of(v["source"]) == split]
     groups: dict[str, list[dict]] = defaultdict(list)
-    for v in sorted(variants, key=lambda v: zlib.crc32((v["source"] + v["text"]).encode())):
+    for v in sorted(variants, key=lambda v: _hash(v["source"] + v["text"])):
         key = f"{v['kind']}:{v.get('subtype') if v['lang'] == 'en' else v['lang']}"
         if len(groups[key]) < per_group:
             groups[key].append(v)
@@ -126,9 +131,11 @@ def gsm8k_train_corpus(split: str) -> Task:
     test = load_benchmark("gsm8k")
     twins = {v: k for k, v in gsm8k_cross_split().items()}
     t = Task("gsm8k_train_corpus", split, test)
-    for it in load_benchmark("gsm8k-train"):
-        if half_of(it.id) == split:
-            t.add(it.question, 0, "", "gsm8k-train:en", twins.get(it.id, ""))
+    train = [it for it in load_benchmark("gsm8k-train") if half_of(it.id) == split]
+    # Twins: the same problem re-skinned (gsm8k_cross_split), or one template with other numbers and
+    # names (>= 60 % of the words shared, decided on the texts alone, as in the DCQ tasks).
+    for it, tw in zip(train, near_twins([it.question for it in train], test), strict=True):
+        t.add(it.question, 0, "", "gsm8k-train:en", twins.get(it.id, "") or tw)
     return t
 
 
@@ -195,15 +202,39 @@ def dump(path: Path, tasks_: list[Task], results: list[dict[str, np.ndarray]]) -
     )
 
 
-def fit(calib: list[Task], feats: list[dict[str, np.ndarray]], target_fpr: float) -> dict:
-    """One logistic model per route on the calib halves; threshold: best F1 with FPR <= target."""
+def choose_threshold(
+    logit: np.ndarray, y: np.ndarray, groups: np.ndarray, corpus: np.ndarray, max_corpus_fpr: float
+) -> tuple[float, float]:
+    """The logit threshold with the best mean F1 over the groups (each set, kind and language
+    weighs the same, so no one large set decides), among those flagging at most
+    ``max_corpus_fpr`` of the clean corpus rows."""
+    best = (-1.0, 0.0)
+    names = [g for g in np.unique(groups[~corpus]) if (y[groups == g] == 1).any()]
+    ncorp = max(1, int(corpus.sum()))
+    for th in np.arange(-8.0, 6.01, 0.25):
+        f = logit >= th
+        if corpus.any() and (f & corpus).sum() > max_corpus_fpr * ncorp:
+            continue
+        f1s = []
+        for g in names:
+            m = groups == g
+            tp, fp, pos = int((f & m & (y == 1)).sum()), int((f & m & (y == 0)).sum()), int((m & (y == 1)).sum())
+            p, r = tp / max(1, tp + fp), tp / pos
+            f1s.append(2 * p * r / (p + r) if tp else 0.0)
+        if np.mean(f1s) > best[0]:
+            best = (float(np.mean(f1s)), float(th))
+    return best
+
+
+def fit(calib: list[Task], feats: list[dict[str, np.ndarray]], max_corpus_fpr: float) -> dict:
+    """One logistic model per route on the calib halves, its threshold by :func:`choose_threshold`."""
     from sklearn.linear_model import LogisticRegression
 
     from contam.scan.combiner import FEATURES
 
     out = {}
     for route, spec in ((False, "minilm"), (True, "e5-multilingual")):
-        xs, ys = [], []
+        xs, ys, gs, cs = [], [], [], []
         for t, r in zip(calib, feats, strict=True):
             for i, y in enumerate(t.labels):
                 if bool(r["multi"][i]) != route or t.cross_split[i]:
@@ -212,47 +243,41 @@ def fit(calib: list[Task], feats: list[dict[str, np.ndarray]], target_fpr: float
                     continue  # its features describe another item
                 xs.append(r["features"][i])
                 ys.append(y)
-        x, y = np.array(xs), np.array(ys)
+                gs.append(f"{t.name} {t.kinds[i]}")
+                cs.append(t.name == "gsm8k_train_corpus")
+        x, y, g, c = np.array(xs), np.array(ys), np.array(gs), np.array(cs, dtype=bool)
         if len(set(ys)) < 2:
             continue
         mean, scale = x.mean(axis=0), x.std(axis=0) + 1e-6
-        lr = LogisticRegression(C=1.0, class_weight="balanced", max_iter=2000).fit((x - mean) / scale, y)
-        logit = lr.decision_function((x - mean) / scale)
-        best = (0.0, 0.0)
-        for th in np.unique(np.round(logit, 3)):
-            f = logit >= th
-            fp = int((f & (y == 0)).sum())
-            if fp > target_fpr * max(1, int((y == 0).sum())):
-                continue
-            tp = int((f & (y == 1)).sum())
-            p, rc = tp / max(1, tp + fp), tp / max(1, int(y.sum()))
-            f1 = 2 * p * rc / (p + rc) if tp else 0.0
-            if f1 > best[0]:
-                best = (f1, float(th))
+        lr = LogisticRegression(C=0.3, class_weight="balanced", max_iter=3000).fit((x - mean) / scale, y)
+        f1, th = choose_threshold(lr.decision_function((x - mean) / scale), y, g, c, max_corpus_fpr)
         out[spec] = {
             "features": list(FEATURES),
-            "coef": [round(float(c), 6) for c in lr.coef_[0]],
-            "intercept": round(float(lr.intercept_[0]) - best[1], 6),
+            "coef": [round(float(v), 6) for v in lr.coef_[0]],
+            "intercept": round(float(lr.intercept_[0]) - th, 6),
             "mean": [round(float(v), 6) for v in mean],
             "scale": [round(float(v), 6) for v in scale],
             "fitted_on": {
                 "date": date.today().isoformat(),
                 "rows": len(y),
                 "positives": int(y.sum()),
-                "calib_f1": round(best[0], 4),
-                "target_fpr": target_fpr,
+                "calib_mean_group_f1": round(f1, 4),
+                "max_corpus_fpr": max_corpus_fpr,
                 "sets": sorted({t.name for t in calib}),
-                "split": "calib halves (crc32 of the item id), bench/semantic_independent.py",
+                "model": "sklearn LogisticRegression(C=0.3, class_weight='balanced') on standardised features",
+                "split": "calib halves (blake2b of the item id), bench/semantic_independent.py",
             },
         }
-        print(f"fitted {spec}: {len(y)} rows ({int(y.sum())} positive), calib F1 {best[0]:.3f}", file=sys.stderr)
+        print(f"fitted {spec}: {len(y)} rows ({int(y.sum())} positive), calib mean F1 over groups {f1:.3f}", file=sys.stderr)
     return out
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--fit", action="store_true", help="refit the combiners on the calib halves first")
-    ap.add_argument("--target-fpr", type=float, default=0.002, help="calib false-positive rate the threshold may reach")
+    ap.add_argument(
+        "--max-corpus-fpr", type=float, default=0.0005, help="share of the clean GSM8K train corpus (calib half) the threshold may flag"
+    )
     ap.add_argument("--no-baseline", action="store_true")
     ap.add_argument("--no-corpus", action="store_true", help="skip the 7,473-question GSM8K train corpus")
     ap.add_argument("--out", default=str(ROOT / "results" / "semantic_independent.json"))
@@ -266,7 +291,7 @@ def main() -> None:
         calib = [*tasks("calib"), gsm8k_train_corpus("calib")]
         feats = [score(t, SemanticConfig()) for t in calib]
         dump(Path(args.out).with_name("semantic_independent_calib.npz"), calib, feats)
-        fitted = fit(calib, feats, args.target_fpr)
+        fitted = fit(calib, feats, args.max_corpus_fpr)
         path = Path(combiner.__file__).with_name("combiner.json")
         path.write_text(json.dumps({"combiners": fitted}, indent=1) + "\n", encoding="utf-8")
         combiner.load_combiners.cache_clear()

@@ -57,20 +57,24 @@ def test_translations_are_routed_and_flagged_with_their_source(svamp: tuple[list
 def test_a_flag_says_which_rule_fired_and_never_shows_a_threshold_it_did_not_pass(svamp: tuple[list[Item], list[dict]]) -> None:
     items, variants = svamp
     sem = SemanticScanner(SemanticConfig()).fit(items[:40])
-    de = next(v for v in variants if v["source"] == items[3].id and v["lang"] == "de")
-    docs = [
-        Document("de", de["text"]),
-        Document("en-copy", items[5].question),
-        Document("other", "The weather in Paris was mild all week."),
-    ]
+    ids = {it.id for it in items[:10]}
+    de = [v for v in variants if v["source"] in ids and v["lang"] == "de"]
+    docs = [Document(f"de{k}", v["text"]) for k, v in enumerate(de)]
+    docs += [Document("en-copy", items[5].question), Document("other", "The weather in Paris was mild all week.")]
     res = list(sem.scan(docs))
-    assert [r.contaminated for r in res] == [True, True, False]
-    for r in res[:2]:
+    assert sum(r.contaminated for r in res[: len(de)]) >= 0.8 * len(de)
+    assert [r.contaminated for r in res[len(de) :]] == [True, False]
+    right = 0
+    for r, v in zip(res, [*de, {"source": items[5].id}], strict=False):
+        if not r.contaminated:
+            continue
         f = r.flags[0]
+        right += f.item_id == v["source"]  # SVAMP repeats templates: a flag may name a sibling item
         assert f.score >= f.threshold == 0.5
         comb = next(e for e in f.evidence if e.kind == "combiner")
         assert "learned rule" in comb.text and f"p {f.score:.3f}" in comb.text
-    assert res[0].flags[0].item_id == items[3].id and "e5-multilingual" in res[0].flags[0].evidence[1].text
+        assert ("e5-multilingual" in comb.text) == (r.doc_id != "en-copy")
+    assert right >= 0.8 * sum(r.contaminated for r in res)
 
 
 def test_language_the_multilingual_embedder_does_not_cover_is_counted(svamp: tuple[list[Item], list[dict]]) -> None:

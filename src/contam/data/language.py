@@ -29,6 +29,9 @@ E5_LANGUAGES = frozenset(
     "sq sr su sv sw ta te th tl tr ug uk ur uz vi xh yi zh".split()
 )
 
+#: langid labels for varieties whose written language the embedder knows under another code.
+ALIASES = {"wuu": "zh", "yue": "zh", "ary": "ar", "arz": "ar", "nn": "no", "nb": "no", "zxx": "en"}
+
 #: Below this many letters a text is too short to tell its language: it goes to the primary embedder.
 MIN_LETTERS = 12
 
@@ -44,14 +47,29 @@ def _letters(text: str) -> int:
     return sum(ch.isalpha() for ch in text)
 
 
-def detect_language(text: str, max_chars: int = 1000, min_prob: float = 0.9) -> str:
-    """ISO 639-1 code of ``text``'s language; ``en`` when it is English, too short to tell, or no
-    language reaches ``min_prob`` (code with English comments reads as English)."""
+def detect_language(text: str, max_chars: int = 1000, min_prob: float = 0.6) -> str:
+    """ISO 639-1 code of ``text``'s language; ``en`` when it is English or too short to tell. A text
+    mostly in Latin letters needs ``min_prob`` to leave English (code with English comments, or a
+    few foreign names, stays English); a text of mostly non-Latin letters (Chinese, Thai, Bengali...)
+    is never English, whatever langid's confidence."""
     head = text[:max_chars]
-    if _letters(head) < MIN_LETTERS:
+    letters = _letters(head)
+    if letters < MIN_LETTERS:
         return "en"
     lang, prob = _identifier().classify(head)
-    return str(lang) if lang != "en" and float(prob) >= min_prob else "en"
+    if lang == "en":
+        foreign = sum(ch.isalpha() and not ch.isascii() for ch in head) / letters
+        return "en" if foreign < 0.3 else "und"
+    lang = ALIASES.get(str(lang), str(lang))
+    return lang if float(prob) >= min_prob or _non_latin_share(head, letters) >= 0.3 else "en"
+
+
+def _non_latin_share(text: str, letters: int) -> float:
+    return sum(ch.isalpha() and not ch.isascii() and not _is_latin(ch) for ch in text) / max(1, letters)
+
+
+def _is_latin(ch: str) -> bool:
+    return "LATIN" in unicodedata.name(ch, "")
 
 
 def detect_languages(texts: Sequence[str], max_chars: int = 1000) -> list[str]:

@@ -9,8 +9,8 @@ item. So each candidate is described relative to its own neighbourhood in the be
 
 =============  ==================================================================================
 ``cosine``     cosine to the nearest item's best view
-``z``          that cosine in standard deviations above the candidate's cosines to a fixed sample
-               of benchmark views (its background)
+``z``          that cosine in robust standard deviations (median, MAD) above the candidate's
+               cosines to a fixed sample of benchmark views (its background)
 ``gap``        cosine to the nearest item minus cosine to the second
 ``specifics``  Jaccard of numbers / quoted literals / names with the nearest item (0: too few)
 ``numbers``    share of the nearest item's numbers the candidate states (0: too few)
@@ -111,8 +111,11 @@ def neighbourhood_features(x: np.ndarray, background: np.ndarray, top: np.ndarra
     cos1 = top[:, 0] if top.shape[1] else np.zeros(n)
     cos2 = top[:, 1] if top.shape[1] > 1 else np.zeros(n)
     if len(background):
+        # Median and MAD, not mean and std: the candidate's own source sits in the background when
+        # the benchmark is small, and must not shrink its own standing (40 items or 1,319 alike).
         bg = x @ background.T
-        mu, sd = bg.mean(axis=1), bg.std(axis=1)
+        mu = np.median(bg, axis=1)
+        sd = 1.4826 * np.median(np.abs(bg - mu[:, None]), axis=1)
     else:
         mu, sd = np.zeros(n), np.ones(n)
     out[:, 0] = cos1

@@ -465,6 +465,17 @@ class SemanticScanner:
                 Evidence(kind="cross_split", text=f"benchmark item {item.id} has a near duplicate in another split: {cross}", weight=1.0)
             )
         score = float(s.probability[i]) if rule == "learned" and s.probability is not None else float(s.sim[i])
+        if rule == "nn" and score < th:
+            # Flagged by the second stage: the threshold it passed is the shortlist's, with the overlap rule named.
+            th = s.rescue_threshold
+            ev.insert(
+                1,
+                Evidence(
+                    kind="rule",
+                    text=f"nn second stage: cosine >= {th} and specifics >= {s.rescue_overlap} or words >= {s.rescue_words}",
+                    weight=1.0,
+                ),
+            )
         return Flag(
             doc_id=doc_id,
             item_id=item.id,

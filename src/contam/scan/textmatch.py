@@ -10,7 +10,7 @@ and another item of the same genre rarely shares: the semantic level's text feat
 All are cheap (regular expressions over two short texts) and run only on a candidate's nearest item.
 
 >>> sorted(pieces("def hasCloseElements(numbers: List[float]) -> bool:"))
-['bool', 'close', 'def', 'elements', 'float', 'has', 'list', 'numbers']
+['bool', 'close', 'def', 'elements', 'float', 'has', 'hascloseelements', 'list', 'numbers']
 """
 
 from __future__ import annotations
@@ -21,7 +21,9 @@ from functools import lru_cache
 
 from contam.data.language import fold_digits
 
-_NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*")
+# A number may follow any letter of a script without spaces (Chinese "有5个", Japanese "5個"), but not a
+# Latin letter, a digit or a point (an identifier like "x2", a version, the tail of a decimal).
+_NUMBER = re.compile(r"(?<![0-9A-Za-z_.])\d+(?:[.,]\d+)*")
 _QUOTED = re.compile(r"'([^'\n]{1,40})'|\"([^\"\n]{1,40})\"")
 _NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]{2,}\b")
 _PIECE = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_]+", re.UNICODE)
@@ -34,8 +36,8 @@ def specifics(text: str) -> frozenset[str]:
 
     >>> sorted(specifics("Natalia sold 48 clips in April and 1,200 in 'May'."))  # a sentence's first word is not taken as a name
     ['1200', '48', 'April', 'May', 'may']
-    >>> sorted(specifics("নাটালিয়া এপ্রিলে ৪৮ টি ক্লিপ বিক্রি করেছিল"))
-    ['48']
+    >>> sorted(specifics("নাটালিয়া এপ্রিলে ৪৮ টি ক্লিপ বিক্রি করেছিল")), sorted(specifics("杰克有5个苹果，又买了12个。"))
+    (['48'], ['12', '5'])
     """
     text = fold_digits(text)
     out = {m.group().replace(",", "").rstrip(".") for m in _NUMBER.finditer(text)}
@@ -67,10 +69,14 @@ def number_recall(candidate: str, views: Sequence[str]) -> float:
     return round(best, 6) if best == best else best
 
 
+_WORDISH = re.compile(r"[^\W_]+", re.UNICODE)
+
+
 @lru_cache(maxsize=65536)
 def pieces(text: str) -> frozenset[str]:
-    """Lower-case word pieces of ``text``: words, with camelCase and snake_case identifiers split."""
-    return frozenset(m.group().lower() for m in _PIECE.finditer(text))
+    """Lower-case word pieces of ``text``: words, with camelCase and snake_case identifiers split
+    (and each word whole as well, so rAnDoM case changes do not shatter it)."""
+    return frozenset(m.group().lower() for m in _PIECE.finditer(text)) | frozenset(m.group().lower() for m in _WORDISH.finditer(text))
 
 
 def word_overlap(candidate: str, views: Sequence[str]) -> float:
@@ -95,7 +101,7 @@ def piece_overlap(candidate: str, views: Sequence[str]) -> float:
     """Jaccard overlap of :func:`pieces` with the closest of ``views`` (identifiers split).
 
     >>> piece_overlap("function hasCloseElements(numbers, threshold)", ["def has_close_elements(numbers, threshold):"])
-    0.666667
+    0.625
     """
     c = pieces(candidate)
     best = 0.0
