@@ -203,7 +203,7 @@ def parse_block(
             if isinstance(text, str):  # a str subclass cannot come out of a JSON parser, but be exact
                 text = str(text)
             else:
-                ctx.reject(*text_field_error(src, lineno, tf, text), stats)
+                ctx.reject(*text_field_error(src, lineno, tf, text, rec), stats)
                 continue
         n_docs += 1
         if not text or text.isspace():

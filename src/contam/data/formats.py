@@ -43,6 +43,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from contam.data.messages import not_text
 from contam.errors import ConfigError, InputError
 
 FORMATS = ("auto", "text", "chat", "sharegpt", "alpaca", "pair")
@@ -144,9 +145,7 @@ def turns_of(
     if fmt == "text":
         text = _get(rec, text_field)
         if not isinstance(text, str):
-            raise _bad(
-                "text field is " + ("missing" if text is None else f"{type(text).__name__}, expected a string"), path, line, text_field
-            )
+            raise _bad("text field is missing" if text is None else not_text(text_field, text, rec, path), path, line, text_field)
         return [(0, "text", tuple(text_field.split(".")), text)]
     if fmt in ("chat", "sharegpt"):
         key, role_key, text_key = ("messages", "role", "content") if fmt == "chat" else ("conversations", "from", "value")
@@ -281,6 +280,10 @@ class FormatReader:
     def read(self, rec: Any, line: int) -> RecordText:
         if self.format == "auto":
             found = detect(rec, self.text_field)
+            if found is None and _get(rec, self.text_field) is not None:  # the field is there but holds no text
+                raise InputError(
+                    not_text(self.text_field, _get(rec, self.text_field), rec, self.path), path=self.path, line=line, field=self.text_field
+                )
             if found is None:
                 keys = ", ".join(sorted(rec)[:8]) if isinstance(rec, dict) else type(rec).__name__
                 raise InputError(

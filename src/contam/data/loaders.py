@@ -384,7 +384,7 @@ def read_documents(
     for lineno, rec in iter_records(path, skip_bad=skip_bad, stats=stats):
         text = get_field(rec, text_field)
         if not isinstance(text, str):
-            err, reason = text_field_error(src, lineno, text_field, text)
+            err, reason = text_field_error(src, lineno, text_field, text, rec)
             if skip_bad:
                 if stats is not None:
                     stats.add(err, reason)

@@ -44,10 +44,26 @@ BAD_RECORD: dict[str, BadRecord] = {
 }
 
 
-def text_field_error(path: str | os.PathLike[str] | None, line: int | None, field: str, value: Any) -> tuple[InputError, str]:
-    """A text field that is missing (``value`` None) or not a string; the reason names the field."""
+def text_field_error(
+    path: str | os.PathLike[str] | None, line: int | None, field: str, value: Any, rec: Any = None
+) -> tuple[InputError, str]:
+    """A text field that is missing (``value`` None) or not a string; the reason names the field.
+    With the record ``rec``, the message says what to do (:func:`not_text`)."""
     if value is None:
         return InputError("text field is missing", path=path, line=line, field=field), f"missing field {field!r}"
-    return InputError(
-        f"text field is {type(value).__name__}, expected a string", path=path, line=line, field=field
-    ), f"non-string field {field!r}"
+    return InputError(not_text(field, value, rec, path), path=path, line=line, field=field), f"non-string field {field!r}"
+
+
+def not_text(field: str, value: Any, rec: Any = None, path: str | os.PathLike[str] | None = None) -> str:
+    """What a text field that holds no text is, and what to do: name the field that holds the
+    text (the record's string fields are listed), or convert the column.
+
+    >>> not_text("text", 7, {"text": 7, "body": "Hi"}, "c.parquet")
+    "text field is int, expected a string (this Parquet file's 'text' column holds integers, not text): pass --text-field NAME with the field that holds the text (string fields here: 'body'), or store the column as strings"
+    """
+    kind = type(value).__name__
+    what = {"int": "integers", "float": "numbers", "bool": "booleans", "list": "lists", "dict": "objects"}.get(kind, f"{kind} values")
+    where = f" (this Parquet file's {field!r} column holds {what}, not text)" if str(path or "").endswith(".parquet") else ""
+    strings = [k for k, v in rec.items() if isinstance(v, str)][:6] if isinstance(rec, dict) else []
+    hint = f"string fields here: {', '.join(map(repr, strings))}" if strings else "this record has no string field"
+    return f"text field is {kind}, expected a string{where}: pass --text-field NAME with the field that holds the text ({hint}), or store the column as strings"

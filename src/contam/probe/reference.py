@@ -48,6 +48,7 @@ def resolve_reference_file(path: str | os.PathLike[str]) -> Path:
         for name in _FOLDER_NAMES:
             if (p / name).is_file():
                 return p / name
+        refuse_other_output(p)
         found = sorted(q for q in p.glob("*.jsonl*") if q.is_file() and not q.name.startswith("."))
         if len(found) == 1:
             return found[0]
@@ -55,9 +56,47 @@ def resolve_reference_file(path: str | os.PathLike[str]) -> Path:
     raise InputError("reference set not found", path=p)
 
 
+_NOT_A_SET = (
+    "this is {what}, not a comparison set: --variants takes the folder `contam perturb --benchmark B --out DIR` "
+    "writes (DIR or DIR/variants.jsonl); --control takes a clean benchmark (a name or a file of items)"
+)
+
+
+def refuse_other_output(path: str | os.PathLike[str]) -> None:
+    """Raise :class:`InputError` naming what ``path`` is when it holds another command's results
+    (a scan folder or its ``flags.jsonl``, a probe run) rather than a comparison set."""
+    p = Path(path)
+    if p.is_dir() and not any((p / name).is_file() for name in _FOLDER_NAMES):
+        other = _other_command(p)
+        if other is not None:
+            raise InputError(_NOT_A_SET.format(what=f"a `contam {other}` folder"), path=p)
+    elif p.is_file() and p.suffix == ".jsonl":
+        try:
+            with open(p, encoding="utf-8-sig") as fh:
+                row = json.loads(next((ln for ln in fh if ln.strip()), "{}"))
+        except (OSError, ValueError):
+            return
+        if isinstance(row, dict) and "doc_id" in row and "contaminated" in row:
+            raise InputError(_NOT_A_SET.format(what="the flags file of `contam scan` (flagged corpus documents)"), path=p)
+
+
+def _other_command(folder: Path) -> str | None:
+    """The contam command whose results ``folder`` holds when it is not a reference set (its
+    ``manifest.json``, or a scan's ``flags.jsonl``); ``None`` otherwise."""
+    try:
+        m = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+        cmd = m.get("command") if isinstance(m, dict) else None
+        if isinstance(cmd, str) and cmd != "perturb":
+            return cmd
+    except (OSError, ValueError):
+        pass
+    return "scan" if (folder / "flags.jsonl").is_file() else None
+
+
 def load_reference(path: str | os.PathLike[str]) -> dict[str, list[Item]]:
     """Variants by original item id, in file order. Bad rows raise :class:`InputError` naming
     file, line and field; the input file is only read."""
+    refuse_other_output(path)
     file = resolve_reference_file(path)
     opener: Any = gzip.open if file.name.endswith(".gz") else open
     out: dict[str, list[Item]] = {}

@@ -165,9 +165,11 @@ def run_minkprob(
     """The Min-K% family of ``model`` on ``benchmark`` against ``control``: a variant set (each
     item's first variant), a clean benchmark, or with None a variant set built now (``seed``)."""
     from contam.probe.logprob import LogProbProbe
-    from contam.probe.reference import load_reference
+    from contam.probe.reference import load_reference, refuse_other_output
 
     items = load_items(benchmark, n)
+    if control is not None:  # a scan folder or a probe run is no comparison set: say so before reading it as items
+        refuse_other_output(control)
     if control is None:
         ctrl = [v[0] for v in variant_reference(None, items, 1, seed, say).values()]
     elif Path(control).exists() and is_reference_file(Path(control)):
