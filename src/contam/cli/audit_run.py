@@ -74,7 +74,7 @@ def audit(
     title: Annotated[str | None, typer.Option("--title", help="Report title.")] = None,
     json_out: JsonFlag = False,
 ) -> None:
-    """Audit benchmark(s) against a dataset and/or a model: verdicts, report with plots, exit code.
+    """Start here: audit benchmark(s) against a dataset and/or a model in one command (verdicts, report with plots, exit code).
 
     Example: contam audit -b gsm8k --dataset synth.jsonl --model smollm2 --out runs/a1 --fail-on contaminated
 

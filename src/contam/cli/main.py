@@ -24,17 +24,22 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 app = typer.Typer(
     name="contam",
-    help="Find out whether an evaluation benchmark has leaked, and make fresh instances a leak cannot help with.",
+    help=(
+        "Find out whether an evaluation benchmark has leaked, and make fresh instances a leak cannot help with.\n\n"
+        "Start here: `contam audit` runs the whole audit in one command (scan, probes, verdict, report); "
+        "`contam demo` runs one on the shipped data. The other commands run single steps."
+    ),
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
     rich_markup_mode="rich",
 )
 
-# Modules that add commands; each defines ``register(app)``. Order sets the help listing.
+# Modules that add commands; each defines ``register(app)``. Order sets the help listing:
+# ``audit``, where a new user starts, comes first.
 COMMAND_MODULES = (
-    "contam.cli.scan",
     "contam.cli.audit_run",
+    "contam.cli.scan",
     "contam.cli.shards",
     "contam.cli.audit",
     "contam.cli.models",
