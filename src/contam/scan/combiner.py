@@ -12,8 +12,9 @@ item. So each candidate is described relative to its own neighbourhood in the be
 ``z``          that cosine in robust standard deviations (median, MAD) above the candidate's
                cosines to a fixed sample of benchmark views (its background)
 ``gap``        cosine to the nearest item minus cosine to the second
-``specifics``  Jaccard of numbers / quoted literals / names with the nearest item (0: too few)
-``numbers``    share of the nearest item's numbers the candidate states (0: too few)
+``specifics``  Jaccard of numbers / quoted literals / names with the nearest item, minus 0.5
+               (0: too few to tell)
+``numbers``    share of the nearest item's numbers the candidate states, minus 0.5 (0: too few)
 ``pieces``     Jaccard of word pieces, code identifiers split
 =============  ==================================================================================
 
@@ -24,9 +25,9 @@ this file. The intercept is set so that probability 0.5 is the chosen operating 
 threshold serves every embedder.
 
 >>> c = load_combiners()["minilm"]
->>> round(float(c.probability(np.array([[0.99, 12.0, 0.4, 1.0, 1.0, 0.9]]))[0]), 2)
+>>> round(float(c.probability(np.array([[0.99, 12.0, 0.4, 0.5, 0.5, 0.9]]))[0]), 2)
 1.0
->>> round(float(c.probability(np.array([[0.35, 1.0, 0.01, 0.0, 0.0, 0.1]]))[0]), 2)
+>>> round(float(c.probability(np.array([[0.35, 1.0, 0.01, -0.5, -0.5, 0.1]]))[0]), 2)
 0.0
 """
 
@@ -125,7 +126,17 @@ def neighbourhood_features(x: np.ndarray, background: np.ndarray, top: np.ndarra
 
 
 def text_features(candidate: str, views: Sequence[str]) -> tuple[float, float, float]:
-    """``specifics``, ``numbers`` and ``pieces`` of ``candidate`` against one item's ``views``."""
+    """``specifics``, ``numbers`` and ``pieces`` of ``candidate`` against one item's ``views``.
+
+    The first two are centred, so that "too few to tell" (0) sits between a match (up to +0.5) and a
+    mismatch (down to -0.5): a code prompt without numbers is no evidence either way, while a math
+    problem whose numbers all differ (a template re-skinned) is evidence against a leak.
+
+    >>> text_features("Janet's ducks lay 16 eggs; she eats 3.", ["Janet's ducks lay 16 eggs. She eats 3 for breakfast."])
+    (0.5, 0.5, 0.818182)
+    >>> text_features("def add(a, b): return a + b", ["def add(x, y):"])
+    (0.0, 0.0, 0.285714)
+    """
     sp = specifics_overlap(candidate, views)
     nr = number_recall(candidate, views)
-    return (sp if sp == sp else 0.0, nr if nr == nr else 0.0, piece_overlap(candidate, views))
+    return (sp - 0.5 if sp == sp else 0.0, nr - 0.5 if nr == nr else 0.0, piece_overlap(candidate, views))
