@@ -7,33 +7,13 @@ Each takes a :class:`~contam.report.inputs.Result` and :class:`RenderOptions` an
 
 from __future__ import annotations
 
-import gzip
-import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from contam.report.inputs import Result, iter_jsonl
-from contam.report.model import Run, Section, SectionBuilder, code, interval, mark, num, pct, strong, text, wilson
+from contam.report.model import Run, Section, SectionBuilder, code, interval, num, pct, strong, text, wilson
+from contam.report.scan_evidence import QUOTING, RenderOptions, add_flag_excerpt, clip, find_corpus, read_records
 from contam.scan.flags import passed, rule_text
-
-
-@dataclass(frozen=True)
-class RenderOptions:
-    """How much detail a report shows.
-
-    ``max_rows`` caps every per-item table (flagged documents, log entries, sample variants);
-    ``context`` is how many characters of a document are shown around its evidence.
-    """
-
-    max_rows: int = 10
-    context: int = 160
-    max_excerpt: int = 900
-
-
-def clip(s: Any, n: int = 160) -> str:
-    s = "" if s is None else str(s)
-    return s if len(s) <= n else s[: n - 1] + "…"
 
 
 def _items(ids: list[str], n: int = 3) -> list[Run]:
@@ -46,78 +26,6 @@ def _items(ids: list[str], n: int = 3) -> list[Run]:
 
 
 # ---- scan ---------------------------------------------------------------------------------------
-
-
-def _find_corpus(source: str, folder: str | None) -> Path | None:
-    p = Path(source)
-    cands = (
-        [p]
-        if p.is_absolute()
-        else [p] + ([Path(folder).parent / p, Path(folder).parent / p.name, Path(folder).parent.parent / p] if folder else [])
-    )
-    return next((c for c in cands if c.is_file()), None)
-
-
-def _documents(corpus: Path | None, lines: set[int]) -> dict[int, str]:
-    """The text of the corpus documents at ``lines`` (JSONL or .jsonl.gz; ``{}`` when unreadable)."""
-    if corpus is None or not lines or corpus.suffix not in (".jsonl", ".gz", ".ndjson"):
-        return {}
-    out: dict[int, str] = {}
-    last = max(lines)
-    try:
-        with gzip.open(corpus, "rt", encoding="utf-8") if corpus.suffix == ".gz" else open(corpus, encoding="utf-8") as fh:
-            for ln, raw in enumerate(fh, 1):
-                if ln in lines:
-                    try:
-                        rec = json.loads(raw)
-                    except json.JSONDecodeError:
-                        continue
-                    if isinstance(rec, dict) and isinstance(rec.get("text"), str):
-                        out[ln] = rec["text"]
-                if ln >= last:
-                    break
-    except (OSError, UnicodeDecodeError, EOFError):
-        return out
-    return out
-
-
-def evidence_runs(doc: str | None, evidence: list[dict[str, Any]], opt: RenderOptions) -> list[Run]:
-    """The document around its evidence spans, the spans marked; without the document, the
-    matched text itself (marked)."""
-    spans = sorted({(int(e["doc_span"][0]), int(e["doc_span"][1])) for e in evidence if e.get("doc_span")})
-    if not spans:  # semantic / reasoning evidence points at the item, not at a span: show the document's start
-        return [text(clip(doc, 2 * opt.context))] if doc else []
-    if doc is None or spans[-1][1] > len(doc):
-        t = next((e.get("text") for e in evidence if e.get("doc_span") and e.get("text")), "")
-        return [mark(clip(t, opt.max_excerpt))] if t else []
-    merged: list[list[int]] = []
-    for a, b in spans:
-        if merged and a <= merged[-1][1]:
-            merged[-1][1] = max(merged[-1][1], b)
-        else:
-            merged.append([a, b])
-    start = max(0, merged[0][0] - opt.context)
-    stop = min(len(doc), merged[-1][1] + opt.context)
-    runs: list[Run] = [text("…")] if start else []
-    pos = start
-    budget = opt.max_excerpt
-    for a, b in merged:
-        if a >= stop or budget <= 0:
-            break
-        if a > pos:
-            runs.append(text(doc[pos:a]))
-        piece = doc[a:b]
-        if len(piece) > budget:
-            piece = piece[:budget] + "…"
-        runs.append(mark(piece))
-        budget -= len(piece)
-        pos = b
-    if pos < stop and budget > 0:
-        runs.append(text(doc[pos : min(stop, pos + opt.context)]))
-        pos = min(stop, pos + opt.context)
-    if pos < len(doc):
-        runs.append(text("…"))
-    return runs
 
 
 def render_scan(r: Result, opt: RenderOptions) -> Section:
@@ -199,31 +107,24 @@ def render_scan(r: Result, opt: RenderOptions) -> Section:
         align="rllllrlr",
         caption=f"First {len(shown)} flagged documents (of {k:,}), best flag each",
     )
-    corpus = _find_corpus(str(s.get("corpus", "")), r.folder) if shown else None
-    docs = _documents(corpus, {int(x["line"]) for x in shown if isinstance(x.get("line"), int)})
+    corpus, looked = find_corpus(s, r.folder) if shown else (None, [])
+    records = read_records(corpus, {int(x["line"]) for x in shown if isinstance(x.get("line"), int)}, s)
     for rec in shown:
-        f = rec["flags"][0]
         line = rec.get("line")
-        runs = evidence_runs(docs.get(line) if isinstance(line, int) else None, f.get("evidence", []), opt)
-        label = [
-            code(str(rec.get("doc_id"))),
-            text(f" (line {rec.get('line')}) matches "),
-            code(str(f.get("item_id"))),
-            text(f", {f.get('part', '')}, score {num(f.get('score'))}"),
-        ]
-        kinds = sorted({str(e.get("kind")) for e in f.get("evidence", [])})
-        if kinds:
-            label.append(text(f"; evidence: {', '.join(kinds)}"))
-        b.excerpt(label, runs or [text("(document text not available)")])
-        scored = [e for e in f.get("evidence", []) if not e.get("doc_span")]
+        f = rec["flags"][0]
+        add_flag_excerpt(b, rec, f, records.get(line) if isinstance(line, int) else None, opt)
+        scored = [e for e in f.get("evidence", []) if not e.get("doc_span") or e.get("kind") not in QUOTING]
         if scored:  # level-2/3 evidence: what was compared, with its weight
             b.note(
                 "; ".join(
                     f"{e.get('kind')} {num(e.get('weight'))}" + (f": {clip(e.get('text'), 120)}" if e.get("text") else "") for e in scored
                 )
             )
-    if shown and not docs:
-        b.note("Corpus not readable from here: the matched text is shown without its context.")
+    if shown and not records:
+        b.note(
+            "Corpus not readable from here (looked at: " + ", ".join(looked or ["no corpus path in summary.json"]) + "): "
+            "only text that quotes the records is shown; rebuild the report where the corpus is."
+        )
     return b.build()
 
 

@@ -37,6 +37,7 @@ figure{margin:.6rem 0 1rem}figcaption{font-size:.88rem;color:#424a53;margin-bott
 blockquote{margin:0;padding:.5rem .8rem;background:#fbfbfc;border:1px solid #d0d7de;border-radius:6px;white-space:pre-wrap;
 font:.85rem/1.45 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;max-height:24rem;overflow:auto}
 ol.toc{padding-left:1.4rem}
+.beside{display:grid;grid-template-columns:repeat(auto-fit,minmax(18rem,1fr));gap:.6rem}.beside figure{margin:.3rem 0}
 """
 
 _TAGS = {"strong": "strong", "em": "em", "code": "code", "mark": "mark"}
@@ -76,7 +77,13 @@ def _block(b: Paragraph | Table | Excerpt) -> str:
         )
         cap = f"<caption>{esc(b.caption)}</caption>" if b.caption else ""
         return f"<table>{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-    return f"<figure><figcaption>{runs_html(b.label)}</figcaption><blockquote>{runs_html(b.runs, breaks=False)}</blockquote></figure>"
+    one = f"<figure><figcaption>{runs_html(b.label)}</figcaption><blockquote>{runs_html(b.runs, breaks=False)}</blockquote></figure>"
+    if not b.beside:
+        return one
+    other = (
+        f"<figure><figcaption>{runs_html(b.beside_label)}</figcaption><blockquote>{runs_html(b.beside, breaks=False)}</blockquote></figure>"
+    )
+    return f'<div class="beside">{one}{other}</div>'
 
 
 def _status_class(status: str) -> str:

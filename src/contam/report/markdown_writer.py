@@ -87,7 +87,8 @@ def _block(b: Paragraph | Table | Excerpt) -> str:
         return f"> {body}" if b.role == "headline" else (f"*{body}*" if b.role == "note" and body.strip() else body)
     if isinstance(b, Table):
         return _table(b)
-    return f"{runs_md(b.label, block_start=True)}\n\n> {runs_md(b.runs, block_start=True)}"
+    one = f"{runs_md(b.label, block_start=True)}\n\n> {runs_md(b.runs, block_start=True)}"
+    return one if not b.beside else f"{one}\n\n{runs_md(b.beside_label, block_start=True)}\n\n> {runs_md(b.beside, block_start=True)}"
 
 
 def _section(i: int, s: Section) -> str:

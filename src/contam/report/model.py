@@ -58,10 +58,13 @@ class Table(Record):
 @dataclass(frozen=True)
 class Excerpt(Record):
     """A quoted piece of source text (a corpus document, a model answer) under a label;
-    the evidence spans are runs with style ``mark``."""
+    the evidence spans are runs with style ``mark``. ``beside`` (under ``beside_label``) is what
+    it is compared with, shown next to it (a flagged record beside the benchmark item)."""
 
     label: Inline
     runs: Inline
+    beside_label: Inline = ()
+    beside: Inline = ()
 
 
 Block = Paragraph | Table | Excerpt
@@ -154,8 +157,10 @@ class SectionBuilder:
         al = tuple(align) if align else ("l",) + ("r",) * (len(columns) - 1)
         self.blocks.append(Table(tuple(columns), rows_t, caption, al))
 
-    def excerpt(self, label: Sequence[Run | str], runs: Sequence[Run]) -> None:
-        self.blocks.append(Excerpt(inline(label), tuple(runs)))
+    def excerpt(
+        self, label: Sequence[Run | str], runs: Sequence[Run], *, beside_label: Sequence[Run | str] = (), beside: Sequence[Run] = ()
+    ) -> None:
+        self.blocks.append(Excerpt(inline(label), tuple(runs), inline(beside_label), tuple(beside)))
 
     def build(self) -> Section:
         return Section(self.title, self.kind, self.source, self.status, tuple(self.blocks), dict(self.figures))

@@ -88,7 +88,7 @@ def scan_records(
             summary = _finish(
                 out_dir, summary, items, judge, _text_lines(corpus, text_field, id_field, skip_bad), src, per_turn=False, plain=True
             )
-        summary.update(format="text", roles=None)
+        summary.update(format="text", roles=None, **_where(src, text_field, id_field))
         write_json(out_dir / "summary.json", summary)
         return summary
     per_turn = levels != ("token",)
@@ -108,12 +108,21 @@ def scan_records(
         roles=list(roles) if roles else None,
         documents=n_records,
         turn_documents=summary["documents"] if per_turn else None,
+        **_where(src, text_field, id_field),
     )
     summary["flag_rate"] = summary["flagged"] / n_records if n_records else 0.0
     write_json(out_dir / "summary.json", summary)
     for p in (out_dir / _TURNS_CORPUS, out_dir / _TURNS_KEY):
         p.unlink(missing_ok=True)
     return summary
+
+
+def _where(src: str, text_field: str, id_field: str | None) -> dict[str, Any]:
+    """What a report needs to read a flagged record back from anywhere: the corpus's absolute
+    path (``corpus`` keeps the path as given) and the fields the scan read."""
+    p = Path(src)
+    return {"corpus_path": str(p.resolve()) if not src.startswith("hf:") and p.is_file() else None, "text_field": text_field,
+            "id_field": id_field}  # fmt: skip
 
 
 def _turns_corpus(
