@@ -12,7 +12,6 @@ import io
 import itertools
 import math
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -103,24 +102,6 @@ def _wilson(k: float, n: int) -> tuple[float, float]:
     return ci.low, ci.high
 
 
-#: The document score each level's threshold is applied to (``DocResult.scores`` keys).
-LEVEL_SCORE = {"token": "token_coverage", "semantic": "cosine", "reasoning": "reasoning"}
-
-
-def _level_score(r: dict[str, Any], level: str) -> float | None:
-    """The score a document got at ``level`` (``None`` when the cascade stopped before it)."""
-    v = r.get("scores", {}).get(LEVEL_SCORE[level])
-    return float(v) if isinstance(v, int | float) and math.isfinite(v) else None
-
-
-def _threshold(records: Sequence[dict[str, Any]], level: str) -> float | None:
-    for r in records:
-        for f in r.get("flags", []):
-            if f.get("level") == level and isinstance(f.get("threshold"), int | float):
-                return float(f["threshold"])
-    return {"token": 0.5, "semantic": 0.75, "reasoning": 0.6}.get(level)
-
-
 def figures(run: Path, cfg: dict[str, Any], out: Path) -> tuple[list[Figure], list[str]]:
     """Every figure the run's files support; returns them and notes on what could not be drawn."""
     from contam.audit.runner import slug
@@ -136,40 +117,24 @@ def figures(run: Path, cfg: dict[str, Any], out: Path) -> tuple[list[Figure], li
     def add(fig: Any, key: str, caption: str, source: str) -> None:
         figs.append(_save(fig, key, caption, source, out, len(figs) + 1))
 
-    # data side: per level, score distribution of all vs flagged documents with the threshold line
+    # data side: per level, score distribution flagged vs not with the threshold; flags per item
     if cfg.get("dataset"):
-        recs = read_jsonl_lenient(run / "data" / "scan" / "flags.jsonl")
-        for lv in ("token", "semantic", "reasoning"):
-            pairs = [(s, bool(r.get("contaminated")) and r.get("level") == lv) for r in recs if (s := _level_score(r, lv)) is not None]
-            if not pairs:
-                continue
-            allv = np.array([p[0] for p in pairs])
-            flg = np.array([p[0] for p in pairs if p[1]])
-            fig, ax = plt.subplots(figsize=SIZE)
-            bins = np.linspace(min(0.0, float(allv.min())), max(1.0, float(allv.max())), 41)
-            ax.hist(allv, bins=bins, color="#8c959f", label=f"all documents ({len(allv)})")
-            if flg.size:
-                ax.hist(flg, bins=bins, color="#cf222e", label=f"flagged at this level ({flg.size})")
-            th = _threshold(recs, lv)
-            if th is not None:
-                ax.axvline(th, color="#0969da", linestyle="--", label=f"threshold {th:.2f}")
-            if len(allv) > 50:  # a few flagged documents stay visible next to thousands of clean ones
-                from matplotlib.ticker import FuncFormatter, NullFormatter
+        from contam.audit.data_figures import data_figures, scan_source
 
-                ax.set_yscale("log")
-                ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-                ax.yaxis.set_minor_formatter(NullFormatter())
-            ax.set_xlabel(f"{lv}-level score")
-            ax.set_ylabel("documents")
-            ax.set_title(f"Data side, {lv} level: score distribution")
-            ax.legend(frameon=False)
-            add(
-                fig,
-                f"scan-{lv}",
-                f"{lv} level: scores of every document of the dataset, flagged ones in red, the threshold dashed",
-                f"{run / 'data' / 'scan' / 'flags.jsonl'} (the dataset {cfg.get('dataset')})",
-            )
+        scan = run / "data" / "scan"
+        summary = read_json_or_none(scan / "summary.json")
+        data_figures(
+            read_jsonl_lenient(scan / "flags.jsonl"),
+            summary if isinstance(summary, dict) else {},
+            scan_source(run, cfg.get("dataset")),
+            plt,
+            add,
+            notes,
+        )
+    else:
+        notes.append("data side: no figures: no dataset was given (--dataset)")
     if not cfg.get("model"):
+        notes.append("model side: no figures (accuracy on variants, truncation curve, Min-K%): no model was given (--model)")
         return figs, notes
     for b in cfg["benchmarks"]:
         bdir = run / slug(b)

@@ -73,11 +73,13 @@ def merge_turns(doc: Document, results: Sequence[DocResult]) -> DocResult:
     scores: dict[str, object] = {}
     for r in results:
         t = turns.get(r.doc_id)
-        if not r.contaminated or t is None:
+        if t is None:
+            continue
+        for k, v in r.scores.items():  # every turn's scores, flagged or not (the audit's score distributions)
+            scores[f"turn{t.turn}.{k}"] = v
+        if not r.contaminated:
             continue
         levels.append(r.level)
-        for k, v in r.scores.items():
-            scores[f"turn{t.turn}.{k}"] = v
         for f in r.flags:
             ev = []
             for e in f.evidence:
@@ -88,7 +90,7 @@ def merge_turns(doc: Document, results: Sequence[DocResult]) -> DocResult:
                     ev.append(replace(e, doc_span=(t.start, t.end), turn=t.turn, role=t.role, turn_span=(0, t.end - t.start)))
             flags.append(replace(f, doc_id=doc.id, evidence=tuple(ev)))
     if not flags:
-        return DocResult(doc_id=doc.id, contaminated=False, level="", flags=(), source=doc.source, line=doc.line, scores={})
+        return DocResult(doc_id=doc.id, contaminated=False, level="", flags=(), source=doc.source, line=doc.line, scores=scores)
     from contam.scan.flags import LEVELS
 
     flags.sort(key=lambda f: (LEVELS.index(f.level) if f.level in LEVELS else 9, -f.score, f.item_id))
