@@ -71,11 +71,17 @@ def flagged_at(r: dict[str, Any], level: str) -> bool:
 
 
 def data_figures(
-    records: list[dict[str, Any]], summary: dict[str, Any], source: str, plt: Any, add: Callable[..., None], notes: list[str]
+    records: list[dict[str, Any]],
+    summary: dict[str, Any],
+    source: str,
+    plt: Any,
+    add: Callable[..., None],
+    notes: list[str],
+    size: tuple[float, float],
+    label: Callable[[str, int], str],
 ) -> None:
-    """Draw the data side's figures with ``add(fig, key, caption, source)``; why one is absent goes to ``notes``."""
-    from contam.audit.plots import SIZE
-
+    """Draw the data side's figures with ``add(fig, key, caption, source)`` (``size`` inches, item
+    ids through ``label``, the figures' safe character set); why one is absent goes to ``notes``."""
     ran = [lv for lv in LEVELS if lv in (summary.get("levels") or ["token"])]
     thresholds = summary.get("thresholds") or {}
     if not records:
@@ -96,7 +102,7 @@ def data_figures(
         allv = np.array([s for s, _ in pairs])
         lo, hi = min(0.0, float(allv.min())), max(1.0, float(allv.max()), th or 0.0)
         bins = np.linspace(lo, hi, 41)
-        fig, ax = plt.subplots(figsize=SIZE)
+        fig, ax = plt.subplots(figsize=size)
         if clean.size:
             ax.hist(clean, bins=bins, color="#8c959f", label=f"not flagged ({clean.size})")
         if flg.size:
@@ -127,12 +133,10 @@ def data_figures(
         notes.append("data side: no flags-per-item figure: no record was flagged")
         return
     top = per_item.most_common(20)
-    fig, ax = plt.subplots(figsize=(SIZE[0], max(SIZE[1], 0.25 * len(top) + 1)))
+    fig, ax = plt.subplots(figsize=(size[0], max(size[1], 0.25 * len(top) + 1)))
     ys = np.arange(len(top))
     ax.barh(ys, [n for _, n in top], color="#cf222e")
-    from contam.audit.plots import safe_label
-
-    ax.set_yticks(ys, [safe_label(i, 40) for i, _ in top])
+    ax.set_yticks(ys, [label(i, 40) for i, _ in top])
     ax.invert_yaxis()
     ax.set_xlabel("flagged records")
     ax.set_title(f"Flags per benchmark item ({len(per_item)} items flagged" + (", top 20)" if len(per_item) > 20 else ")"))

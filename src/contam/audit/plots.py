@@ -130,6 +130,8 @@ def figures(run: Path, cfg: dict[str, Any], out: Path) -> tuple[list[Figure], li
             plt,
             add,
             notes,
+            SIZE,
+            safe_label,
         )
     else:
         notes.append("data side: no figures: no dataset was given (--dataset)")
