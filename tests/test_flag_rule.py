@@ -4,6 +4,7 @@ rule that fired; ``--mode mask`` never leaves an answer that gives the item away
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -37,15 +38,18 @@ def test_a_flag_below_its_own_threshold_is_neither_listed_nor_counted(items, tmp
     rows = [{"text": REPHRASED}] + [{"text": f"A note about gardening, number {i}: plants need water."} for i in range(5)]
     corpus = _write(tmp_path / "c.jsonl", rows)
     th = Thresholds(token=0.99, semantic=0.99, semantic_rule="nn")
-    # The cascade itself flags the rephrasing through the rescue rule, below the flag's own threshold ...
+    # The cascade flags the rephrasing through the nn rule's second stage: the flag carries the
+    # threshold it passed (the second stage's), never the cosine threshold it did not reach.
     h = Hierarchy(HierarchyConfig(levels=("token", "semantic")).with_thresholds(th)).fit(items)
     raw = list(h.scan([Document(str(i), r["text"], line=i) for i, r in enumerate(rows, start=1)]))
-    below = [f for r in raw for f in r.flags if f.score < f.threshold]
-    assert below, "the nn rule's rescue no longer fires below the cosine threshold: pick another case"
-    # ... and the scan neither lists nor counts it, but says how many it left out.
+    rescued = [f for r in raw for f in r.flags if f.level == "semantic"]
+    assert rescued and all(f.score >= f.threshold and f.threshold < 0.99 for f in rescued)
+    assert any(e.kind == "rule" and "second stage" in e.text for f in rescued for e in f.evidence)
     s = scan_records(corpus, items, tmp_path / "scan", levels=("token", "semantic"), thresholds=th)
     listed = [json.loads(x) for x in (tmp_path / "scan" / "flags.jsonl").read_text().splitlines()]
-    assert s["flagged"] == len(listed) == 0 and s["flags"] == 0 and s["flags_below_threshold"] == 1, s
+    assert s["flagged"] == len(listed) == 1 and s["flags_below_threshold"] == 0, s
+    # A flag below its own threshold (as scans before the rule wrote them) is neither listed nor counted.
+    raw = [replace(r, flags=tuple(replace(f, threshold=0.99) for f in r.flags)) for r in raw]
     # A scan folder written before the rule (its flags.jsonl holds the raw flag): not cleaned, not reported.
     old = tmp_path / "old"
     old.mkdir()

@@ -255,6 +255,9 @@ def scan(
         items = load_benchmarks(benchmark)
         summary = scan_records(corpus[0], items, out, fmt=fmt, roles=_roles(roles), judge=judge, **kw)
         if not summary["documents"]:
+            # A failed run leaves nothing behind: what this scan wrote of an empty dataset goes.
+            for name in ("flags.jsonl", "summary.json", "log.jsonl"):
+                (Path(out) / name).unlink(missing_ok=True)
             raise InputError(_no_records(summary), path=corpus[0])
         write_single_manifest(out, corpus[0], items, command="scan", settings=kw)
         if json_out:
