@@ -80,7 +80,7 @@ _EXPORTS.update(
         "ContaminationManifest": "contam.probe.contaminate",
         "EvalProbesConfig": "contam.probe.evalprobes",
         "EvalProbes": "contam.probe.evalprobes",
-        "EvalProbesResult": "contam.probe.evalprobes",
+        "EvalProbesResult": "contam.probe.evalresults",
         "extract_answer": "contam.probe.answers",
         "answers_equal": "contam.probe.answers",
     }
@@ -92,7 +92,8 @@ if TYPE_CHECKING:  # the lazy names, visible to type checkers and IDEs (the doct
     from contam.probe.cdd import CDD, CDDConfig, CDDResult
     from contam.probe.cliff import CliffConfig, CliffProbe, CliffResult, performance_cliff
     from contam.probe.contaminate import ContaminateConfig, ContaminationManifest, Contaminator
-    from contam.probe.evalprobes import EvalProbes, EvalProbesConfig, EvalProbesResult
+    from contam.probe.evalprobes import EvalProbes, EvalProbesConfig
+    from contam.probe.evalresults import EvalProbesResult
     from contam.probe.guided import Guided, GuidedConfig, GuidedResult
     from contam.probe.logprob import ItemLogProb, LogProbConfig, LogProbProbe, LogProbResult, min_k_plus_plus, min_k_prob
     from contam.probe.paired import PairedConfig, PairedProbe, PairedResult
