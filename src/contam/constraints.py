@@ -27,7 +27,9 @@ Traceback (most recent call last):
 contam.errors.ConfigError: MinKConfig.field: 'all' is not one of 'text', 'question'
 
 A class may name the command-line option of a field in ``_flags``, so the message says what
-the user typed (``AuditConfig.variants (--k): 0 is not an integer in [1, inf)``).
+the user typed (``AuditConfig.variants (--k): 0 is not an integer in [1, inf)``). A class whose
+checks were messages before they were constraints may keep those words in ``_messages``: a
+template per field, formatted with the refused ``value`` (``"--engine {value!r}: choose local or ray"``).
 """
 
 from __future__ import annotations
@@ -204,8 +206,11 @@ def validate(obj: Any) -> None:
     cls = type(obj)
     constraints: Constraints = getattr(cls, "_constraints", {})
     flags: Mapping[str, str] = getattr(cls, "_flags", {})
+    messages: Mapping[str, str] = getattr(cls, "_messages", {})
     for name, constraint in constraints.items():
         value = getattr(obj, name)
         if not constraint.accepts(value):
+            if name in messages:
+                raise ConfigError(messages[name].format(value=value))
             flag = f" ({flags[name]})" if name in flags else ""
             raise ConfigError(f"{cls.__name__}.{name}{flag}: {constraint.why(value)}")

@@ -10,7 +10,6 @@ command-line options the audit has no knob for keep the commands' defaults. Each
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,69 +20,34 @@ from contam.probe.runfolder import OnItem
 log = logging.getLogger(__name__)
 
 
-def _sharded(corpus: str) -> bool:
-    """Whether ``corpus`` names shards (a glob, a URL, a folder of files) rather than one file."""
-    if Path(corpus).is_file():
-        return False
-    if "://" in corpus or any(c in corpus for c in "*?["):
-        return True
-    p = Path(corpus)
-    # A folder written by datasets' save_to_disk is one corpus, not a folder of shards.
-    return p.is_dir() and not any((p / f).exists() for f in ("dataset_info.json", "dataset_dict.json", "state.json"))
-
-
-def _no_records(summary: dict[str, Any]) -> str:
-    """Why a scan read no document: a clean result on nothing must not pass for an all-clear."""
-    bad = summary.get("bad_input") or {}
-    if bad.get("skipped"):
-        reasons = ", ".join(f"{k}: {v}" for k, v in (bad.get("reasons") or {}).items())
-        return f"no record could be read: {bad['skipped']:,} bad record(s) skipped ({reasons})"
-    return "no records: the dataset is empty (or cut short before its first record)"
-
-
-def _thresholds(path: str | None, benchmarks: Sequence[str]) -> Any:
-    """The calibrated thresholds in ``path`` for the one benchmark scanned (None: the defaults)."""
-    if not path:
-        return None
-    from contam.scan.hierarchy import Thresholds
-
-    names = [Path(b).stem if Path(b).suffix else b for b in benchmarks]
-    return Thresholds.load(Path(path), names[0] if len(names) == 1 else None)
-
-
 def scan_dataset(cfg: AuditConfig, out: Path, on_item: OnItem | None = None) -> dict[str, Any]:
     """Scan ``cfg.dataset`` against every benchmark at ``cfg.levels``, every document's result
     kept (``flags.jsonl``, ``summary.json``, ``manifest.json`` in ``out``)."""
     from contam.scan.ngram import NGramConfig
+    from contam.scan.options import ScanOptions, load_thresholds, parse_levels
+    from contam.scan.shard_inputs import is_sharded
 
     benchmarks = list(cfg.benchmarks)
     corpus = str(cfg.dataset)
-    # The settings the manifest records, in the order `contam scan` records them.
-    kw: dict[str, Any] = {
-        "config": NGramConfig.gpt3(),
-        "text_field": cfg.text_field,
-        "id_field": None,
-        "skip_bad": False,
-        "keep_all": True,
-        "levels": tuple(x.strip() for x in cfg.levels.split(",") if x.strip()),
-        "workers": 0,
-        "thresholds": _thresholds(cfg.thresholds, benchmarks),
-        "embedder": cfg.embedder,
-    }
-    if _sharded(corpus):
+    # `contam scan --all` with the audit's settings; every other option at the command's default.
+    opts = ScanOptions(
+        config=NGramConfig.gpt3(), text_field=cfg.text_field, keep_all=True, levels=parse_levels(cfg.levels),
+        thresholds=load_thresholds(cfg.thresholds, benchmarks), embedder=cfg.embedder,
+    )  # fmt: skip
+    if is_sharded([corpus]):
         from contam.scan.shards import run_sharded
 
-        summary = run_sharded([corpus], benchmarks, out, **kw)
+        summary = run_sharded([corpus], benchmarks, out, opts)
     else:
         from contam.data import load_benchmarks
-        from contam.scan.records import scan_records
+        from contam.scan.records import no_records_reason, scan_records
         from contam.scan.shards import write_single_manifest
 
         items = load_benchmarks(benchmarks)
-        summary = scan_records(corpus, items, out, fmt="auto", roles=None, judge=None, **kw)
+        summary = scan_records(corpus, items, out, opts, fmt="auto", roles=None, judge=None)
         if not summary["documents"]:
-            raise InputError(_no_records(summary), path=corpus)
-        write_single_manifest(out, corpus, items, command="scan", settings=kw)
+            raise InputError(no_records_reason(summary), path=corpus)
+        write_single_manifest(out, corpus, items, command="scan", options=opts)
     log.info("scanned %s documents: %s flagged", summary.get("documents"), summary.get("flagged"))
     return summary
 
@@ -91,9 +55,10 @@ def scan_dataset(cfg: AuditConfig, out: Path, on_item: OnItem | None = None) -> 
 def decontaminate_dataset(cfg: AuditConfig, scan: Path, out: Path, on_item: OnItem | None = None) -> dict[str, Any]:
     """``cfg.dataset`` without what the scan in ``scan`` flagged (``cfg.decontaminate_mode``), to ``out`` and ``out.log.jsonl``."""
     from contam.scan.decontaminate import decontaminate
+    from contam.scan.shard_inputs import is_sharded
 
     corpus = str(cfg.dataset)
-    if _sharded(corpus):
+    if is_sharded([corpus]):
         raise ConfigError("sharded input is decontaminated with --benchmark (each shard is scanned, then cleaned, on its own)")
     summary = decontaminate(Path(corpus), out, scan=scan, mode=cfg.decontaminate_mode, text_field=cfg.text_field)
     log.info("%s documents in, %s out", summary.get("documents_in"), summary.get("documents_out"))

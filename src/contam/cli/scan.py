@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, TypedDict
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
@@ -15,7 +15,6 @@ from contam.errors import ConfigError, InputError
 from contam.textsafe import escape
 
 if TYPE_CHECKING:  # the scan modules load numpy and friends: imported where a command runs, not at CLI start
-    from contam.scan.hierarchy import Thresholds
     from contam.scan.ngram import NGramConfig
 
 BenchOpt = Annotated[
@@ -99,19 +98,6 @@ FailAboveOpt = Annotated[
 ]
 
 
-def _thresholds(path: Path | None, benchmark: list[str], threshold: float | None) -> Thresholds | None:
-    """Thresholds from ``--thresholds`` for the one benchmark scanned (``--threshold`` still wins for level 1)."""
-    if path is None:
-        return None
-    from dataclasses import replace
-
-    from contam.scan.hierarchy import Thresholds
-
-    names = [Path(b).stem if Path(b).suffix else b for b in benchmark]
-    t = Thresholds.load(path, names[0] if len(names) == 1 else None)
-    return replace(t, token=threshold) if threshold is not None else t
-
-
 def _config(n: int | None, threshold: float | None, style: str, skip: int | None) -> NGramConfig:
     from contam.scan.ngram import NGramConfig
 
@@ -142,20 +128,6 @@ def _boilerplate(config: NGramConfig, stopgrams: float, reject: list[str] | None
     for r in reject or []:
         pats.extend(DEFAULT_REJECT_PATTERNS if r == "default" else [r])
     return replace(config, stopgram_df=stopgrams, reject_patterns=tuple(pats))
-
-
-class _ScanOptions(TypedDict):
-    """The options shared by the one-file and the sharded scan (and recorded in the manifest)."""
-
-    config: NGramConfig
-    text_field: str
-    id_field: str | None
-    skip_bad: bool
-    keep_all: bool
-    levels: tuple[str, ...]
-    workers: int
-    thresholds: Thresholds | None
-    embedder: str
 
 
 def scan(
@@ -220,74 +192,45 @@ def scan(
 
     Example: contam scan -b gsm8k --corpus sft_chat.jsonl --out runs/s3 --roles user --levels all --judge smollm2
     """
-    kw = _ScanOptions(config=_boilerplate(_config(n, threshold, style, skip), stopgrams, reject), text_field=text_field, id_field=id_field, skip_bad=skip_bad, keep_all=all_docs,
-              levels=tuple(x.strip() for x in levels.split(",") if x.strip()), workers=workers,
-              thresholds=_thresholds(thresholds, benchmark, threshold), embedder=embedder)  # fmt: skip
+    from contam.scan.options import ScanOptions, load_thresholds, parse_levels
+    from contam.scan.shard_inputs import is_sharded
+
+    opts = ScanOptions(
+        config=_boilerplate(_config(n, threshold, style, skip), stopgrams, reject), text_field=text_field, id_field=id_field,
+        skip_bad=skip_bad, keep_all=all_docs, levels=parse_levels(levels), workers=workers,
+        thresholds=load_thresholds(thresholds, benchmark, threshold), embedder=embedder, on_bad_shard=on_bad_shard, engine=engine,
+        ray_address=ray_address,
+    )  # fmt: skip
     check_rate(fail_above)
     check_out_folder(out, "scan")
-    if engine not in ("local", "ray"):
-        raise ConfigError(f"--engine {engine!r}: choose local or ray")
-    if _sharded(corpus, num_shards) or engine == "ray":
+    if is_sharded(corpus, num_shards) or opts.engine == "ray":
         if fmt not in ("auto", "text") or roles or judge:
             raise ConfigError("--format, --roles and --judge work on one corpus file for now, not on shards or --engine ray")
         from contam.scan.shards import run_sharded
 
-        summary = run_sharded(
-            corpus,
-            benchmark,
-            out,
-            shard_index=shard_index,
-            num_shards=num_shards,
-            on_bad_shard=on_bad_shard,
-            engine=engine,
-            ray_address=ray_address,
-            **kw,
-        )
+        summary = run_sharded(corpus, benchmark, out, opts, shard_index=shard_index, num_shards=num_shards)
         if json_out:
             emit_json(summary)
         else:
             _print_sharded(summary, out)
     else:
         from contam.data import load_benchmarks
-        from contam.scan.records import scan_records
+        from contam.scan.records import no_records_reason, scan_records
         from contam.scan.shards import write_single_manifest
 
         items = load_benchmarks(benchmark)
-        summary = scan_records(corpus[0], items, out, fmt=fmt, roles=_roles(roles), judge=judge, **kw)
+        summary = scan_records(corpus[0], items, out, opts, fmt=fmt, roles=_roles(roles), judge=judge)
         if not summary["documents"]:
             # A failed run leaves nothing behind: what this scan wrote of an empty dataset goes.
             for name in ("flags.jsonl", "summary.json", "log.jsonl"):
                 (Path(out) / name).unlink(missing_ok=True)
-            raise InputError(_no_records(summary), path=corpus[0])
-        write_single_manifest(out, corpus[0], items, command="scan", settings=kw)
+            raise InputError(no_records_reason(summary), path=corpus[0])
+        write_single_manifest(out, corpus[0], items, command="scan", options=opts)
         if json_out:
             emit_json(summary)
         else:
             _print_summary(summary, out)
     gate_on_rate(summary["flag_rate"], fail_above)
-
-
-def _no_records(summary: dict) -> str:
-    """Why a scan read no document: a clean result on nothing must not pass for an all-clear."""
-    bad = summary.get("bad_input") or {}
-    if bad.get("skipped"):
-        reasons = ", ".join(f"{k}: {v}" for k, v in (bad.get("reasons") or {}).items())
-        return f"no record could be read: {bad['skipped']:,} bad record(s) skipped ({reasons})"
-    return "no records: the dataset is empty (or cut short before its first record)"
-
-
-def _sharded(corpus: list[str], num_shards: int) -> bool:
-    """Whether ``--corpus`` names shards (several files, a folder of them, a glob, a URL) rather than one file."""
-    if len(corpus) != 1 or num_shards != 1:
-        return True
-    spec = corpus[0]
-    if Path(spec).is_file():
-        return False  # an existing file is one corpus, whatever characters its name holds ("[red]")
-    if "://" in spec or any(c in spec for c in "*?["):
-        return True
-    p = Path(spec)
-    # A folder written by datasets' save_to_disk is one corpus, not a folder of shards.
-    return p.is_dir() and not any((p / f).exists() for f in ("dataset_info.json", "dataset_dict.json", "state.json"))
 
 
 def check_rate(rate: float | None) -> None:
@@ -417,33 +360,26 @@ def decontaminate(
     Example: contam decontaminate --corpus shards/ -b gsm8k --out runs/clean --fail-above 0.01
     """
     from contam.scan.decontaminate import decontaminate as run
+    from contam.scan.options import ScanOptions, load_thresholds, parse_levels
+    from contam.scan.shard_inputs import is_sharded
 
     if (scan_dir is None) == (not benchmark):
         raise ConfigError("give exactly one of --scan DIR (a finished scan) or --benchmark NAME (scan now)")
     check_rate(fail_above)
-    if _sharded(corpus, num_shards):
+    sharded = is_sharded(corpus, num_shards)
+    if sharded and not benchmark:
+        raise ConfigError("sharded input is decontaminated with --benchmark (each shard is scanned, then cleaned, on its own)")
+    # The scan that --benchmark runs first: the options of `contam scan` for these flags, cleaning as --mode says.
+    opts = ScanOptions(
+        config=_config(None, threshold, "gpt3", None), text_field=text_field, id_field=id_field, skip_bad=skip_bad,
+        levels=parse_levels(levels), thresholds=load_thresholds(thresholds, benchmark or [], threshold), embedder=embedder,
+        on_bad_shard=on_bad_shard, clean=mode, mask=mask,
+    ) if benchmark else None  # fmt: skip
+    if sharded:
         from contam.scan.shards import run_sharded
 
-        if not benchmark:
-            raise ConfigError("sharded input is decontaminated with --benchmark (each shard is scanned, then cleaned, on its own)")
-        s = run_sharded(
-            corpus,
-            benchmark,
-            out,
-            config=_config(None, threshold, "gpt3", None),
-            text_field=text_field,
-            id_field=id_field,
-            skip_bad=skip_bad,
-            levels=tuple(x.strip() for x in levels.split(",") if x.strip()),
-            thresholds=_thresholds(thresholds, benchmark, threshold),
-            embedder=embedder,
-            shard_index=shard_index,
-            num_shards=num_shards,
-            on_bad_shard=on_bad_shard,
-            clean=mode,
-            mask=mask,
-            command="decontaminate",
-        )
+        assert benchmark and opts is not None  # checked above
+        s = run_sharded(corpus, benchmark, out, opts, shard_index=shard_index, num_shards=num_shards, command="decontaminate")
         if json_out:
             emit_json(s)
         else:
@@ -457,21 +393,7 @@ def decontaminate(
 
         parent = ensure_dir(out.parent if str(out.parent) else Path("."))
         with tempfile.TemporaryDirectory(prefix=".contam-scan-", dir=parent) as tmp:
-            scanned = scan_records(
-                src,
-                benchmark,
-                tmp,
-                config=_config(None, threshold, "gpt3", None),
-                text_field=text_field,
-                id_field=id_field,
-                skip_bad=skip_bad,
-                levels=tuple(x.strip() for x in levels.split(",") if x.strip()),
-                thresholds=_thresholds(thresholds, benchmark, threshold),
-                embedder=embedder,
-                fmt=fmt or "auto",
-                roles=_roles(roles),
-                judge=judge,
-            )
+            scanned = scan_records(src, benchmark, tmp, opts, fmt=fmt or "auto", roles=_roles(roles), judge=judge)
             summary = run(
                 src, out, scan=tmp, mode=mode, text_field=text_field, id_field=id_field, log=log, mask=mask, fmt=fmt, roles=_roles(roles)
             )

@@ -9,9 +9,10 @@ corpus has been scanned. Until then results go to a hidden ``.flags.jsonl.partia
 resumes where it stopped when the same scan is run again; bad input or settings leave ``out``
 as it was.
 
-This module is the run: settings, checkpoints, tallies and outputs. The parts it runs live
-beside it: :mod:`contam.scan.chunks` cuts the corpus, :mod:`contam.pool` is the ordered worker
-pool, :mod:`contam.scan.worker` parses and scores a chunk with the fast JSONL path of
+This module is the run: checkpoints, tallies and outputs. The parts it runs live beside it:
+:mod:`contam.scan.options` holds its settings (one :class:`~contam.scan.options.ScanOptions`),
+:mod:`contam.scan.chunks` cuts the corpus, :mod:`contam.pool` is the ordered worker pool,
+:mod:`contam.scan.worker` parses and scores a chunk with the fast JSONL path of
 :mod:`contam.data.fastjsonl`.
 
 >>> import tempfile, os
@@ -32,7 +33,7 @@ import os
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -45,8 +46,9 @@ from contam.outputs import dumps_line, ensure_dir, write_json
 from contam.pool import OrderedPool, Reply
 from contam.progress import make_progress
 from contam.scan.chunks import COMPRESSED, Chunk, Work, corpus_chunks
-from contam.scan.flags import LEVELS, DocResult, counted
+from contam.scan.flags import DocResult, counted
 from contam.scan.ngram import NGramConfig, NGramScanner
+from contam.scan.options import ScanOptions
 from contam.scan.prefilter import keep_freed_memory
 from contam.scan.worker import ChunkResult, WorkerContext, init_worker, shifted, work
 
@@ -109,53 +111,32 @@ def run_scan(
     corpus: str | os.PathLike[str],
     benchmarks: list[str] | list[Item],
     out: str | os.PathLike[str],
+    options: ScanOptions | None = None,
     *,
-    config: NGramConfig | None = None,
-    text_field: str = "text",
-    id_field: str | None = None,
-    skip_bad: bool = False,
-    keep_all: bool = False,
-    levels: tuple[str, ...] = ("token",),
-    workers: int = 0,
     checkpoint_s: float = 2.0,
-    thresholds: Any = None,
-    embedder: str = "minilm",
     scanner: NGramScanner | None = None,
+    **settings: Any,
 ) -> dict[str, Any]:
     """Scan ``corpus`` against ``benchmarks`` (names/paths, or items) and write ``out``; returns the summary.
 
-    A token-level run checkpoints every ``checkpoint_s`` seconds; run the same call again after an
-    interruption and it continues from the last checkpoint. ``thresholds`` (a
-    :class:`contam.scan.hierarchy.Thresholds`, e.g. from ``Thresholds.load("thresholds.json", "gsm8k")``)
-    replaces the paper's per-level defaults; ``embedder`` is the semantic level's embedder spec.
-    ``scanner``: an :class:`NGramScanner` already fitted on ``benchmarks`` with ``config`` (a
-    sharded run fits the index once for all its shards).
+    ``options`` (a :class:`~contam.scan.options.ScanOptions`) are the scan's settings; any of its
+    fields may be given as a keyword instead (``run_scan(corpus, ["gsm8k"], out, workers=1)``)
+    or on top of ``options``. A token-level run checkpoints every ``checkpoint_s`` seconds; run
+    the same call again after an interruption and it continues from the last checkpoint.
+    ``scanner``: an :class:`NGramScanner` already fitted on ``benchmarks`` with the options'
+    config (a sharded run fits the index once for all its shards).
     """
-    config = config or NGramConfig()
-    if thresholds is not None:
-        config = replace(config, threshold=max(min(float(thresholds.token), 1.0), 1e-6))
+    opts = ScanOptions.build(options, **settings).resolved()
     out_dir = ensure_dir(out)  # fail on an unwritable folder before any work
     if not str(corpus).startswith("hf:"):
         check_corpus_path(Path(corpus))
     items = as_items(benchmarks)
-    levels = check_levels(levels)
     t0, cpu0 = time.perf_counter(), time.process_time()
     partial, state_path = out_dir / ".flags.jsonl.partial", out_dir / ".scan-state.json"
     for stale in out_dir.glob("..scan-state.json.*.tmp"):  # a checkpoint write (atomic_write temp) cut short by a kill
         stale.unlink(missing_ok=True)
-    key = _run_key(
-        corpus,
-        items,
-        config,
-        levels,
-        text_field,
-        id_field,
-        skip_bad,
-        keep_all,
-        thresholds.to_dict() if thresholds is not None else None,
-        embedder if levels != ("token",) else None,
-    )
-    resumed = _load_state(state_path, partial, key) if levels == ("token",) else None
+    key = _run_key(corpus, items, opts)
+    resumed = _load_state(state_path, partial, key) if opts.token_only else None
     state = resumed or RunState(key=key)
     counts, stats = state.counts, state.bad
     if resumed is not None:  # resume: drop what was written after the last checkpoint
@@ -168,42 +149,11 @@ def run_scan(
     try:
         with open(partial, "ab" if resumed is not None else "wb") as fh:
             chunks: Iterator[tuple[list[DocResult], int, int]]
-            if levels == ("token",):
-                chunks = _token_scan(
-                    corpus,
-                    items,
-                    config,
-                    text_field,
-                    id_field,
-                    skip_bad,
-                    keep_all,
-                    workers,
-                    stats,
-                    counts,
-                    state.next_line,
-                    state.next_offset,
-                    scanner=scanner,
-                )
+            if opts.token_only:
+                chunks = _token_scan(corpus, items, opts, stats, counts, state.next_line, state.next_offset, scanner=scanner)
             else:
-                chunks = (
-                    ([r], 0, 0)
-                    for r in _hierarchy_scan(
-                        corpus,
-                        items,
-                        levels,
-                        config,
-                        text_field,
-                        id_field,
-                        skip_bad,
-                        keep_all,
-                        stats,
-                        counts,
-                        thresholds=thresholds,
-                        embedder_spec=embedder,
-                        clusters=clusters,
-                        languages=languages,
-                    )
-                )
+                hierarchy = _hierarchy_scan(corpus, items, opts, stats, counts, clusters=clusters, languages=languages)
+                chunks = (([r], 0, 0) for r in hierarchy)
             for results, next_line, next_offset in chunks:
                 for res in results:
                     fh.write((dumps_line(res.to_dict()) + "\n").encode("utf-8"))
@@ -232,8 +182,8 @@ def run_scan(
     os.replace(partial, out_dir / "flags.jsonl")
     state_path.unlink(missing_ok=True)
     wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0 + counts.pop("worker_cpu_ms", 0) / 1000
-    summary = build_summary(corpus, items, levels, config, thresholds, embedder, keep_all, state, wall, cpu)
-    if levels != ("token",):
+    summary = build_summary(corpus, items, opts, state, wall, cpu)
+    if not opts.token_only:
         summary["semantic_clusters"] = clusters
         if languages:
             summary["semantic_languages"] = languages
@@ -242,28 +192,19 @@ def run_scan(
 
 
 def build_summary(
-    corpus: str | os.PathLike[str],
-    items: list[Item],
-    levels: tuple[str, ...],
-    config: NGramConfig,
-    thresholds: Any,
-    embedder: str,
-    keep_all: bool,
-    state: RunState,
-    wall: float,
-    cpu: float,
+    corpus: str | os.PathLike[str], items: list[Item], opts: ScanOptions, state: RunState, wall: float, cpu: float
 ) -> dict[str, Any]:
-    """The ``summary.json`` of a scan from its tallies (``state``), wall and CPU seconds."""
+    """The ``summary.json`` of a scan with (resolved) ``opts`` from its tallies (``state``), wall and CPU seconds."""
     counts, stats = state.counts, state.bad
     return {
         "schema": 1,
         "corpus": str(corpus),
         "benchmarks": sorted({i.benchmark for i in items}),
         "items": len(items),
-        "levels": list(levels),
-        "config": asdict(config),
-        "thresholds": thresholds.to_dict() if thresholds is not None else None,
-        "embedder": embedder if levels != ("token",) else None,
+        "levels": list(opts.levels),
+        "config": asdict(opts.config),
+        "thresholds": opts.thresholds.to_dict() if opts.thresholds is not None else None,
+        "embedder": opts.embedder if not opts.token_only else None,
         "documents": counts["documents"],
         "bytes": counts["bytes"],
         "flagged": counts["flagged"],
@@ -281,20 +222,19 @@ def build_summary(
         "mb_per_s": round(counts["bytes"] / 1e6 / wall, 2) if wall > 0 else None,
         "workers": counts["workers"] or 1,
         "resumed_at_line": counts["resumed_at_line"] or None,
-        "outputs": {"flags": "flags.jsonl", "all_documents": keep_all},
+        "outputs": {"flags": "flags.jsonl", "all_documents": opts.keep_all},
     }
 
 
-def _run_key(
-    corpus: str | os.PathLike[str], items: list[Item], config: NGramConfig, levels: tuple[str, ...], *rest: object
-) -> dict[str, Any]:
-    """What a checkpoint must match to be resumed: the same corpus file, benchmark and settings."""
+def _run_key(corpus: str | os.PathLike[str], items: list[Item], opts: ScanOptions) -> dict[str, Any]:
+    """What a checkpoint must match to be resumed: the same corpus file, benchmark and settings
+    (:meth:`ScanOptions.run_key <contam.scan.options.ScanOptions.run_key>`)."""
     p = Path(corpus)
     st = p.stat() if p.is_file() else None
     digest = hashlib.sha256("\n".join(f"{i.id}\t{len(i.question)}\t{len(i.answer_text)}" for i in items).encode()).hexdigest()
     return {
         "corpus": str(p.resolve()) if st else str(corpus), "size": st.st_size if st else None, "mtime_ns": st.st_mtime_ns if st else None,
-        "items": digest, "config": json.loads(json.dumps(asdict(config))), "levels": list(levels), "options": json.loads(json.dumps(rest)),
+        "items": digest, **opts.run_key(),
     }  # fmt: skip
 
 
@@ -314,26 +254,13 @@ def _load_state(state_path: Path, partial: Path, key: dict[str, Any]) -> RunStat
     return state
 
 
-def check_levels(levels: tuple[str, ...]) -> tuple[str, ...]:
-    wanted = tuple(LEVELS) if "all" in levels else tuple(dict.fromkeys(levels))
-    bad = [lv for lv in wanted if lv not in LEVELS]
-    if bad or not wanted:
-        raise ConfigError(f"unknown level(s) {bad}: choose from {', '.join(LEVELS)} or all")
-    return wanted
-
-
 # -- the token level on every core ----------------------------------------------------------
 
 
 def _token_scan(
     corpus: str | os.PathLike[str],
     items: list[Item],
-    config: NGramConfig,
-    text_field: str,
-    id_field: str | None,
-    skip_bad: bool,
-    keep_all: bool,
-    workers: int,
+    opts: ScanOptions,
     stats: BadInputStats,
     counts: Counter[str],
     start_line: int = 1,
@@ -342,6 +269,9 @@ def _token_scan(
 ) -> Iterator[tuple[list[DocResult], int, int]]:
     """Results chunk by chunk, in corpus order, with where the next chunk starts (for checkpoints)."""
     cpu0 = time.process_time()
+    config, text_field, id_field, skip_bad, keep_all, workers = (
+        opts.config, opts.text_field, opts.id_field, opts.skip_bad, opts.keep_all, opts.workers
+    )  # fmt: skip
     if scanner is None:
         scanner = NGramScanner(config).fit(items, corpus_sample=_corpus_sample(corpus, text_field, config))
     keep_freed_memory()  # the reader's 2 MB blocks too
@@ -435,21 +365,15 @@ def _corpus_sample(corpus: str | os.PathLike[str], text_field: str, config: NGra
 def _hierarchy_scan(
     corpus: str | os.PathLike[str],
     items: list[Item],
-    levels: tuple[str, ...],
-    config: NGramConfig,
-    text_field: str,
-    id_field: str | None,
-    skip_bad: bool,
-    keep_all: bool,
+    opts: ScanOptions,
     stats: BadInputStats,
     counts: Counter[str],
-    thresholds: Any = None,
-    embedder_spec: str = "minilm",
     clusters: list[Any] | None = None,
     languages: dict[str, Any] | None = None,
 ) -> Iterator[DocResult]:
     """Results of the cascade, document by document; ``clusters`` receives the benchmark-level
     semantic signal (candidates forming a cluster around one item) once the corpus is read."""
+    levels, config, text_field, id_field, skip_bad = opts.levels, opts.config, opts.text_field, opts.id_field, opts.skip_bad
     try:
         from contam.scan.hierarchy import Hierarchy, HierarchyConfig
     except ImportError:
@@ -460,10 +384,10 @@ def _hierarchy_scan(
     if any(lv != "token" for lv in levels):
         from contam.models import load_embedder
 
-        embedder = load_embedder(embedder_spec)
+        embedder = load_embedder(opts.embedder)
     hconfig = HierarchyConfig.for_embedder(embedder, levels=levels, token=config)
-    if thresholds is not None:
-        hconfig = hconfig.with_thresholds(thresholds)
+    if opts.thresholds is not None:
+        hconfig = hconfig.with_thresholds(opts.thresholds)
     hierarchy = Hierarchy(hconfig, embedder=embedder).fit(items, corpus_sample=_corpus_sample(corpus, text_field, config))
     parse = ParseContext(source=str(corpus), text_field=text_field, id_field=id_field, skip_bad=skip_bad)
 
@@ -478,7 +402,7 @@ def _hierarchy_scan(
             prog.advance(bar)
             res = counted(raw)  # one rule for what a flag is: its score reached its own threshold
             counts["flags_below_threshold"] += len(raw.flags) - len(res.flags)
-            if res.contaminated or keep_all:
+            if res.contaminated or opts.keep_all:
                 yield res
     # Benchmark-level semantic signal ("k candidates form a cluster around item X") for the summary.
     if clusters is not None:

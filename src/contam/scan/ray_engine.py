@@ -31,12 +31,15 @@ import pickle
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from contam.data import BadInputStats, Item
 from contam.errors import ConfigError, ContamError, InputError
 from contam.scan.chunks import ByteRange, Chunk, byte_ranges, corpus_chunks
 from contam.scan.flags import DocResult
+
+if TYPE_CHECKING:
+    from contam.scan.options import ScanOptions
 
 #: Fraction of a CPU each semantic-level actor asks for (a full CPU per actor deadlocked the
 #: read stage when the pool was as large as a 2-core machine's CPU count).
@@ -89,7 +92,7 @@ def _units(local: Sequence[str], batch_bytes: int, token_only: bool) -> list[dic
 _SCANNER: dict[str, Any] = {}  # per Ray worker process: the index fetched from the object store once
 
 
-def _scan_units(batch: dict[str, Any], scanner_ref: Any, opts: dict[str, Any]) -> dict[str, Any]:
+def _scan_units(batch: dict[str, Any], scanner_ref: Any, opts: ScanOptions) -> dict[str, Any]:
     """The token level on a batch of units (a Ray task: stateless but for the cached index)."""
     import ray
 
@@ -102,14 +105,14 @@ def _scan_units(batch: dict[str, Any], scanner_ref: Any, opts: dict[str, Any]) -
     scanner = _SCANNER[key]
     payloads = []
     for path, start, end in zip(batch["path"], batch["start"], batch["end"], strict=True):
-        ctx = init_worker(scanner, opts["text_field"], opts["id_field"], opts["skip_bad"], opts["keep_all"], str(path))
+        ctx = init_worker(scanner, opts.text_field, opts.id_field, opts.skip_bad, opts.keep_all, str(path))
         try:
             if int(start) >= 0:
                 value: Any = ("range", work(ctx, ByteRange(int(start), int(end))))
             else:
                 stats = BadInputStats()
                 parts = []
-                for chunk in corpus_chunks(str(path), opts["text_field"], opts["id_field"], opts["skip_bad"], stats, opts["batch_bytes"]):
+                for chunk in corpus_chunks(str(path), opts.text_field, opts.id_field, opts.skip_bad, stats, opts.config.batch_bytes):
                     res = work(ctx, chunk.work)
                     parts.append((chunk, res))
                 value = ("whole", parts, stats.to_dict())
@@ -125,14 +128,14 @@ def _scan_units(batch: dict[str, Any], scanner_ref: Any, opts: dict[str, Any]) -
 class _CascadeActor:
     """One actor of the semantic/reasoning pool: the embedder and the fitted cascade, once."""
 
-    def __init__(self, items: list[Item], opts: dict[str, Any]) -> None:
+    def __init__(self, items: list[Item], opts: ScanOptions) -> None:
         from contam.models import load_embedder
         from contam.scan.hierarchy import Hierarchy, HierarchyConfig
 
-        embedder = load_embedder(opts["embedder"])
-        hconfig = HierarchyConfig.for_embedder(embedder, levels=opts["levels"], token=opts["config"])
-        if opts["thresholds"] is not None:
-            hconfig = hconfig.with_thresholds(opts["thresholds"])
+        embedder = load_embedder(opts.embedder)
+        hconfig = HierarchyConfig.for_embedder(embedder, levels=opts.levels, token=opts.config)
+        if opts.thresholds is not None:
+            hconfig = hconfig.with_thresholds(opts.thresholds)
         self.hierarchy = Hierarchy(hconfig, embedder=embedder).fit(items)
         self.opts = opts
 
@@ -146,28 +149,23 @@ class _CascadeActor:
         payloads = []
         for path in batch["path"]:
             stats, counts = BadInputStats(), Counter()
-            parse = ParseContext(source=str(path), text_field=o["text_field"], id_field=o["id_field"], skip_bad=o["skip_bad"])
+            parse = ParseContext(source=str(path), text_field=o.text_field, id_field=o.id_field, skip_bad=o.skip_bad)
             try:
-                docs = (d for doc in read_documents(str(path), text_field=o["text_field"], id_field=o["id_field"], skip_bad=o["skip_bad"], stats=stats)
+                docs = (d for doc in read_documents(str(path), text_field=o.text_field, id_field=o.id_field, skip_bad=o.skip_bad, stats=stats)
                         for d in check_documents(parse, [doc], stats, counts))  # fmt: skip
-                results = [r for r in self.hierarchy.scan(docs) if r.contaminated or o["keep_all"]]
+                results = [r for r in self.hierarchy.scan(docs) if r.contaminated or o.keep_all]
                 payloads.append(pickle.dumps((True, ("cascade", results, stats.to_dict(), counts))))
             except ContamError as e:
                 payloads.append(pickle.dumps((False, ("whole", e))))
         return {"shard": batch["shard"], "seq": batch["seq"], "payload": payloads}
 
 
-def ray_shard_results(
-    local: Sequence[str],
-    items: list[Item],
-    opts: Any,
-    thresholds: Any,
-    scanner: Any,
-    address: str,
-) -> Iterator[tuple[int, Any]]:
+def ray_shard_results(local: Sequence[str], items: list[Item], opts: ScanOptions, scanner: Any) -> Iterator[tuple[int, Any]]:
     """Per pending shard, in order: ``(k, outcome)`` where outcome is a ContamError or
-    ``(results, stats, counts, seconds)`` with the results renumbered in corpus order."""
-    ray = init_ray(address)
+    ``(results, stats, counts, seconds)`` with the results renumbered in corpus order. ``opts``:
+    the run's resolved options (its cluster is ``opts.ray_address``); ``scanner``: the fitted
+    token-level index (token level only)."""
+    ray = init_ray(opts.ray_address)
     from collections import Counter
 
     from ray.data import ActorPoolStrategy, DataContext
@@ -179,22 +177,19 @@ def ray_shard_results(
     ctx.execution_options.preserve_order = True
     ctx.enable_progress_bars = False  # contam's own progress and summary say what happened
     logging.getLogger("ray.data").setLevel(logging.WARNING)
-    token_only = tuple(opts.levels) == ("token",)
+    token_only = opts.token_only
     units = _units(local, opts.config.batch_bytes, token_only)
     if not units:
         return
-    o = {"text_field": opts.text_field, "id_field": opts.id_field, "skip_bad": opts.skip_bad, "keep_all": opts.keep_all,
-         "batch_bytes": opts.config.batch_bytes, "levels": tuple(opts.levels), "config": opts.config, "embedder": opts.embedder,
-         "thresholds": thresholds}  # fmt: skip
     ds = ray.data.from_items(units, override_num_blocks=min(len(units), 200))
     if token_only:
         ref = ray.put(scanner)  # the index, once, in the object store
         # A task whose worker process dies is retried by Ray core (tasks' default max_retries is 3).
-        ds = ds.map_batches(_scan_units, batch_size=1, fn_kwargs={"scanner_ref": ref, "opts": o}, num_cpus=1)
+        ds = ds.map_batches(_scan_units, batch_size=1, fn_kwargs={"scanner_ref": ref, "opts": opts}, num_cpus=1)
     else:
         gpus = 1 if ray.cluster_resources().get("GPU", 0) else 0
         size = max(1, min(len(local), int(ray.cluster_resources().get("CPU", 1) / ACTOR_CPUS) - 1))
-        ds = ds.map_batches(_CascadeActor, batch_size=1, fn_constructor_kwargs={"items": items, "opts": o},
+        ds = ds.map_batches(_CascadeActor, batch_size=1, fn_constructor_kwargs={"items": items, "opts": opts},
                             compute=ActorPoolStrategy(min_size=1, max_size=size), num_cpus=ACTOR_CPUS, num_gpus=gpus)  # fmt: skip
     current, failed = -1, False
     results: list[DocResult] = []

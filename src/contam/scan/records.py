@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -43,6 +43,7 @@ from contam.data.loaders import check_corpus_path, sniff_format
 from contam.errors import ConfigError
 from contam.outputs import atomic_write, dumps_line, ensure_dir, write_json
 from contam.scan.flags import DocResult
+from contam.scan.options import ScanOptions
 from contam.scan.runpaths import remove_stale_temps
 from contam.scan.turns import annotate, merge_turns
 
@@ -54,24 +55,25 @@ def scan_records(
     corpus: str | os.PathLike[str],
     benchmarks: list[str] | list[Item],
     out: str | os.PathLike[str],
+    options: ScanOptions | None = None,
     *,
     fmt: str = "auto",
     roles: tuple[str, ...] | None = None,
     judge: str | None = None,
-    text_field: str = "text",
-    id_field: str | None = None,
-    skip_bad: bool = False,
-    keep_all: bool = False,
-    levels: tuple[str, ...] = ("token",),
-    **options: Any,
+    checkpoint_s: float = 2.0,
+    scanner: Any = None,
+    **settings: Any,
 ) -> dict[str, Any]:
     """Scan ``corpus`` (any record format) and write ``out``; returns the summary (with
-    ``format``, ``roles`` and, with a judge, ``judge``). Other ``options`` go to ``run_scan``."""
-    from contam.scan.job import check_levels, run_scan
+    ``format``, ``roles`` and, with a judge, ``judge``). ``options`` and ``settings`` (any
+    field of :class:`~contam.scan.options.ScanOptions`), ``checkpoint_s`` and ``scanner`` are
+    :func:`~contam.scan.job.run_scan`'s."""
+    from contam.scan.job import run_scan
 
+    opts = ScanOptions.build(options, **settings)
     fmt = check_format(fmt)
-    levels = check_levels(levels)
-    if judge is not None and levels == ("token",):
+    text_field, id_field, skip_bad = opts.text_field, opts.id_field, opts.skip_bad
+    if judge is not None and opts.token_only:
         raise ConfigError("--judge re-checks semantic and reasoning flags: add --levels all (or semantic, reasoning)")
     src = str(corpus)
     if not src.startswith("hf:"):
@@ -81,9 +83,7 @@ def scan_records(
     out_dir = ensure_dir(out)
     items = as_items(benchmarks)
     if fmt == "text":
-        summary = run_scan(
-            corpus, items, out, text_field=text_field, id_field=id_field, skip_bad=skip_bad, keep_all=keep_all, levels=levels, **options
-        )
+        summary = run_scan(corpus, items, out, opts, checkpoint_s=checkpoint_s, scanner=scanner)
         if judge is not None:
             summary = _finish(
                 out_dir, summary, items, judge, _text_lines(corpus, text_field, id_field, skip_bad), src, per_turn=False, plain=True
@@ -91,11 +91,10 @@ def scan_records(
         summary.update(format="text", roles=None, **_where(src, text_field, id_field))
         write_json(out_dir / "summary.json", summary)
         return summary
-    per_turn = levels != ("token",)
+    per_turn = not opts.token_only
     turns_corpus, stats, n_records = _turns_corpus(corpus, out_dir, fmt, roles, text_field, id_field, skip_bad, per_turn)
-    summary = run_scan(
-        turns_corpus, items, out, text_field="text", id_field="id", skip_bad=False, keep_all=keep_all, levels=levels, **options
-    )
+    turns_opts = replace(opts, text_field="text", id_field="id", skip_bad=False)  # the hidden corpus's own fields
+    summary = run_scan(turns_corpus, items, out, turns_opts, checkpoint_s=checkpoint_s, scanner=scanner)
     summary = _finish(out_dir, summary, items, judge, _turn_lines(turns_corpus), src, per_turn=per_turn, plain=False)
     bad = summary["bad_input"]
     bad["skipped"] += stats.skipped
@@ -115,6 +114,19 @@ def scan_records(
     for p in (out_dir / _TURNS_CORPUS, out_dir / _TURNS_KEY):
         p.unlink(missing_ok=True)
     return summary
+
+
+def no_records_reason(summary: Mapping[str, Any]) -> str:
+    """Why a scan read no document: a clean result on nothing must not pass for an all-clear.
+
+    >>> no_records_reason({"bad_input": {"skipped": 2, "reasons": {"not valid JSON": 2}}})
+    'no record could be read: 2 bad record(s) skipped (not valid JSON: 2)'
+    """
+    bad = summary.get("bad_input") or {}
+    if bad.get("skipped"):
+        reasons = ", ".join(f"{k}: {v}" for k, v in (bad.get("reasons") or {}).items())
+        return f"no record could be read: {bad['skipped']:,} bad record(s) skipped ({reasons})"
+    return "no records: the dataset is empty (or cut short before its first record)"
 
 
 def _where(src: str, text_field: str, id_field: str | None) -> dict[str, Any]:

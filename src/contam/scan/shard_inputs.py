@@ -1,6 +1,6 @@
-"""The input shards of a sharded scan (:mod:`contam.scan.shards`): what ``--corpus`` names
-(files, folders, globs, fsspec URLs) resolved to a sorted list of :class:`InputShard`, and the
-stable hash of a shard's name that picks a task's subset."""
+"""The input shards of a sharded scan (:mod:`contam.scan.shards`): whether ``--corpus`` names
+shards at all, what it names (files, folders, globs, fsspec URLs) resolved to a sorted list of
+:class:`InputShard`, and the stable hash of a shard's name that picks a task's subset."""
 
 from __future__ import annotations
 
@@ -52,6 +52,21 @@ def shard_hash(name: str) -> int:
     1
     """
     return int.from_bytes(hashlib.sha256(name.encode("utf-8")).digest()[:8], "big")
+
+
+def is_sharded(corpus: Sequence[str], num_shards: int = 1) -> bool:
+    """Whether ``corpus`` (``--corpus``, given once or more) names shards (several files, a folder
+    of them, a glob, a URL) rather than one file; ``num_shards`` over 1 always shards."""
+    if len(corpus) != 1 or num_shards != 1:
+        return True
+    spec = corpus[0]
+    if Path(spec).is_file():
+        return False  # an existing file is one corpus, whatever characters its name holds ("[red]")
+    if "://" in spec or any(c in spec for c in "*?["):
+        return True
+    p = Path(spec)
+    # A folder written by datasets' save_to_disk is one corpus, not a folder of shards.
+    return p.is_dir() and not any((p / f).exists() for f in ("dataset_info.json", "dataset_dict.json", "state.json"))
 
 
 def _is_shard_file(name: str) -> bool:

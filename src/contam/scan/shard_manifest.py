@@ -9,7 +9,7 @@ import json
 import os
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -18,6 +18,7 @@ from contam.data import Item
 from contam.errors import ConfigError, ContamError, InputError
 from contam.outputs import ensure_dir, write_json
 from contam.scan.ngram import NGramConfig
+from contam.scan.options import ScanOptions
 from contam.scan.runpaths import output_allowed
 from contam.scan.shard_inputs import _fsspec
 
@@ -261,18 +262,19 @@ def write_single_manifest(
     items: Sequence[Item],
     *,
     command: str,
-    settings: Mapping[str, Any],
+    options: ScanOptions,
 ) -> dict[str, Any]:
-    """The manifest of a one-file scan (outputs ``flags.jsonl`` and ``summary.json`` at the top of ``out``)."""
-    config = settings.get("config") or NGramConfig()
+    """The manifest of a one-file scan with ``options`` (outputs ``flags.jsonl`` and ``summary.json`` at the top of ``out``)."""
     spec = str(corpus)
     rec: dict[str, Any] = {"name": os.path.basename(spec) or spec, "path": spec, "status": "done"}
     if not spec.startswith("hf:") and os.path.isfile(spec):
         rec["size"], rec["sha256"] = file_digest(spec)
-    plain = {
-        k: (asdict(v) if k == "config" else v.to_dict() if hasattr(v, "to_dict") else v) for k, v in settings.items() if k != "workers"
-    }
-    plain["levels"] = list(plain.get("levels", ("token",)))
     return write_manifest(
-        Path(out), command=command, settings=plain, items=items, config=config, shards=[rec], extra_outputs=("flags.jsonl", "summary.json")
+        Path(out),
+        command=command,
+        settings=options.manifest_settings(),
+        items=items,
+        config=options.config,
+        shards=[rec],
+        extra_outputs=("flags.jsonl", "summary.json"),
     )

@@ -36,14 +36,13 @@ import os
 import shutil
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from contam.data import Item, as_items
 from contam.errors import ConfigError, ContamError, InputError, WorkerDied
 from contam.outputs import ensure_dir, write_json
-from contam.scan.ngram import NGramConfig
+from contam.scan.options import ScanOptions
 from contam.scan.shard_inputs import COMPRESSIONS, _fsspec
 
 # The ``X as X`` imports are re-exports: the command line, the audit, tests and benchmarks import them from here.
@@ -57,101 +56,57 @@ from contam.scan.shard_manifest import merge_runs as merge_runs
 from contam.scan.shard_manifest import verify_run as verify_run
 from contam.scan.shard_manifest import write_single_manifest as write_single_manifest
 
-ON_BAD_SHARD = ("fail", "skip")
 #: A shard whose worker died is run again this many times (it resumes from its checkpoint).
 WORKER_RETRIES = 2
-
-
-@dataclass(frozen=True)
-class ShardOptions:
-    """The settings every shard of a run is scanned with (those of :func:`~contam.scan.job.run_scan`),
-    and what to do with a bad shard and whether to write a decontaminated copy (``clean``: drop or mask)."""
-
-    config: NGramConfig
-    text_field: str = "text"
-    id_field: str | None = None
-    skip_bad: bool = False
-    keep_all: bool = False
-    levels: tuple[str, ...] = ("token",)
-    workers: int = 0
-    embedder: str = "minilm"
-    on_bad_shard: str = "fail"
-    clean: str | None = None
-    mask: str = "[CONTAMINATED]"
-
-    def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["levels"] = list(self.levels)
-        d.pop("workers")  # how many cores ran it is no part of the result
-        return d
 
 
 def run_sharded(
     corpus: Sequence[str | os.PathLike[str]],
     benchmarks: list[str] | list[Item],
     out: str | os.PathLike[str],
+    options: ScanOptions | None = None,
     *,
-    config: NGramConfig | None = None,
-    text_field: str = "text",
-    id_field: str | None = None,
-    skip_bad: bool = False,
-    keep_all: bool = False,
-    levels: tuple[str, ...] = ("token",),
-    workers: int = 0,
-    thresholds: Any = None,
-    embedder: str = "minilm",
     shard_index: int = 0,
     num_shards: int = 1,
-    on_bad_shard: str = "fail",
-    clean: str | None = None,
-    mask: str = "[CONTAMINATED]",
     command: str = "scan",
-    engine: str = "local",
-    ray_address: str = "auto",
+    **settings: Any,
 ) -> dict[str, Any]:
     """Scan every selected input shard of ``corpus`` into ``out/shards/`` and write ``out/summary.json``
-    (the reduction of this run's shard summaries) and ``out/manifest.json``; returns the summary."""
-    from contam.scan.job import check_levels
+    (the reduction of this run's shard summaries) and ``out/manifest.json``; returns the summary.
 
+    ``options`` (a :class:`~contam.scan.options.ScanOptions`) are the settings of every shard's
+    scan, the engine, what to do with a bad shard and the decontaminated copy; any of its fields
+    may be given as a keyword instead, or on top. ``shard_index`` / ``num_shards``: this task's
+    share of the inputs; ``command`` is what the manifest says made the run."""
+    opts = ScanOptions.build(options, **settings).resolved()
     if num_shards < 1 or not 0 <= shard_index < num_shards:
         raise ConfigError(f"--shard-index {shard_index} --num-shards {num_shards}: need 0 <= index < num-shards")
-    if on_bad_shard not in ON_BAD_SHARD:
-        raise ConfigError(f"--on-bad-shard {on_bad_shard!r}: choose fail or skip")
-    if engine not in ("local", "ray"):
-        raise ConfigError(f"--engine {engine!r}: choose local or ray")
-    if clean is not None and clean not in ("drop", "mask"):
-        raise ConfigError(f"unknown mode {clean!r}: choose drop or mask")
-    config = config or NGramConfig()
-    if thresholds is not None:
-        config = replace(config, threshold=max(min(float(thresholds.token), 1.0), 1e-6))
-    levels = check_levels(levels)
     shards = resolve_corpus(corpus, exclude=out)
     out_dir = ensure_dir(out)
     items = as_items(benchmarks)
-    opts = ShardOptions(config, text_field, id_field, skip_bad, keep_all, levels, workers, embedder, on_bad_shard, clean, mask)
-    fingerprint = _fingerprint(items, opts, thresholds)
+    fingerprint = _fingerprint(items, opts)
     shard_root = ensure_dir(out_dir / "shards")
     t0 = time.perf_counter()
     fitted: list[Any] = []
 
     def scanner() -> Any:
         """The token-level index, fitted once for every shard of the run (and only if one needs it)."""
-        if levels != ("token",):
+        if not opts.token_only:
             return None
         if not fitted:
             from contam.scan.ngram import NGramScanner
 
-            fitted.append(NGramScanner(config).fit(items))
+            fitted.append(NGramScanner(opts.config).fit(items))
         return fitted[0]
 
     selected = [s for s in shards if s.selected(shard_index, num_shards)]
-    if engine == "ray":
-        records = _run_ray(selected, items, shard_root, opts, thresholds, fingerprint, scanner, ray_address)
+    if opts.engine == "ray":
+        records = _run_ray(selected, items, shard_root, opts, fingerprint, scanner)
     else:
-        records = [_run_shard(shard, items, shard_root, opts, thresholds, fingerprint, scanner) for shard in selected]
+        records = [_run_shard(shard, items, shard_root, opts, fingerprint, scanner) for shard in selected]
     summary = reduce_summaries([r for r in records if r["status"] == "done"], seconds=time.perf_counter() - t0)
     summary.update(
-        corpus=[str(c) for c in corpus], benchmarks=sorted({i.benchmark for i in items}), levels=list(levels),
+        corpus=[str(c) for c in corpus], benchmarks=sorted({i.benchmark for i in items}), levels=list(opts.levels),
         shard_index=shard_index, num_shards=num_shards, bad_shards=[{"name": r["name"], "error": r["error"]} for r in records if r["status"] == "bad"],
         inputs_total=len(shards), inputs_selected=len(records),
     )  # fmt: skip
@@ -159,22 +114,20 @@ def run_sharded(
     write_manifest(
         out_dir,
         command=command,
-        settings=opts.to_dict() | {"thresholds": thresholds.to_dict() if thresholds is not None else None},
+        settings=opts.shard_settings(),
         items=items,
-        config=config,
+        config=opts.config,
         shards=records,
         selection={"shard_index": shard_index, "num_shards": num_shards},
     )
     return summary
 
 
-def _fingerprint(items: Sequence[Item], opts: ShardOptions, thresholds: Any) -> str:
+def _fingerprint(items: Sequence[Item], opts: ScanOptions) -> str:
     """What a finished shard must have been made with to be kept by a rerun."""
-    raw = json.dumps(
-        [index_hash(items, opts.config), opts.to_dict(), thresholds.to_dict() if thresholds is not None else None],
-        sort_keys=True,
-        default=str,
-    )
+    settings = opts.shard_settings()
+    thresholds = settings.pop("thresholds")
+    raw = json.dumps([index_hash(items, opts.config), settings, thresholds], sort_keys=True, default=str)
     return hashlib.sha256(raw.encode()).hexdigest()
 
 
@@ -182,8 +135,7 @@ def _run_shard(
     shard: InputShard,
     items: list[Item],
     root: Path,
-    opts: ShardOptions,
-    thresholds: Any,
+    opts: ScanOptions,
     fingerprint: str,
     scanner: Callable[[], Any],
 ) -> dict[str, Any]:
@@ -200,21 +152,7 @@ def _run_shard(
         attempt = 0
         while True:  # a dead worker is retried WORKER_RETRIES times, resuming from the shard's checkpoint
             try:
-                summary = run_scan(
-                    local,
-                    items,
-                    work,
-                    config=opts.config,
-                    text_field=opts.text_field,
-                    id_field=opts.id_field,
-                    skip_bad=opts.skip_bad,
-                    keep_all=opts.keep_all,
-                    levels=opts.levels,
-                    workers=opts.workers,
-                    thresholds=thresholds,
-                    embedder=opts.embedder,
-                    scanner=scanner(),
-                )
+                summary = run_scan(local, items, work, opts, scanner=scanner())
                 break
             except WorkerDied:
                 if attempt == WORKER_RETRIES:
@@ -234,7 +172,7 @@ def _finalize(
     work: Path,
     final: Path,
     summary: dict[str, Any],
-    opts: ShardOptions,
+    opts: ScanOptions,
     fingerprint: str,
 ) -> dict[str, Any]:
     """Hash the input, write the clean copy and ``shard.json``, and rename the work folder into place."""
@@ -256,7 +194,7 @@ def _finalize(
     return record
 
 
-def _bad_shard(shard: InputShard, work: Path, err: ContamError, opts: ShardOptions) -> dict[str, Any]:
+def _bad_shard(shard: InputShard, work: Path, err: ContamError, opts: ScanOptions) -> dict[str, Any]:
     """Remove what the shard left and fail, or name it (``--on-bad-shard skip``)."""
     shutil.rmtree(work, ignore_errors=True)  # nothing half-written is left
     if opts.on_bad_shard == "fail":
@@ -268,11 +206,9 @@ def _run_ray(
     shards: Sequence[InputShard],
     items: list[Item],
     root: Path,
-    opts: ShardOptions,
-    thresholds: Any,
+    opts: ScanOptions,
     fingerprint: str,
     scanner: Callable[[], Any],
-    address: str,
 ) -> list[dict[str, Any]]:
     """The selected shards through the Ray Data executor; finished ones are kept as by the local engine."""
     from contam.outputs import atomic_write, dumps_line
@@ -295,8 +231,8 @@ def _run_ray(
             continue
         pending.append((i, shard, local, fetched, work))
     if pending:
-        idx = scanner() if opts.levels == ("token",) else None
-        for k, outcome in ray_shard_results([p[2] for p in pending], items, opts, thresholds, idx, address):
+        idx = scanner() if opts.token_only else None
+        for k, outcome in ray_shard_results([p[2] for p in pending], items, opts, idx):
             i, shard, local, fetched, work = pending[k]
             if isinstance(outcome, ContamError):
                 records[i] = _bad_shard(shard, work, outcome, opts)
@@ -308,18 +244,7 @@ def _run_ray(
                     fh.write((dumps_line(res.to_dict()) + "\n").encode("utf-8"))
                     state.add(res)
             cpu = counts.pop("worker_cpu_ms", 0) / 1000
-            summary = build_summary(
-                local if not fetched else shard.path,
-                items,
-                opts.levels,
-                opts.config,
-                thresholds,
-                opts.embedder,
-                opts.keep_all,
-                state,
-                seconds,
-                cpu,
-            )
+            summary = build_summary(local if not fetched else shard.path, items, opts, state, seconds, cpu)
             summary["engine"] = "ray"
             write_json(work / "summary.json", summary)
             records[i] = _finalize(shard, local, fetched, work, root / shard.folder, summary, opts, fingerprint)
@@ -362,7 +287,7 @@ def _local_copy(shard: InputShard, work: Path) -> tuple[str, bool]:
     return str(dst), True
 
 
-def _clean_copy(local: str, shard: InputShard, work: Path, opts: ShardOptions) -> list[str]:
+def _clean_copy(local: str, shard: InputShard, work: Path, opts: ScanOptions) -> list[str]:
     """The shard without its flagged documents (or with their matched spans masked), and the log."""
     from contam.scan.decontaminate import decontaminate
 
