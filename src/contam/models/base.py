@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Protocol, cast, runtime_checkable
 
 import numpy as np
 
@@ -177,6 +177,19 @@ class Backend:
         if not text:
             raise ModelError("generate(): empty prompt")
 
+    def complete_box(
+        self, prompts: Sequence[Prompt], *, max_new_tokens: int = 32, seed: int = 0, stop: Sequence[str] | None = None
+    ) -> list[Completion]:
+        """Greedy continuations of prompts that end inside an open box (a prefilled ``\\boxed{``),
+        each ending right after the brace that closes the box (see :func:`boxed_completions`).
+
+        This default is the plain path: ``generate`` runs to a stop string or ``max_new_tokens``
+        and the text is cut afterwards; a backend that can stop decoding once the box closes
+        (``llamacpp``) overrides it with the same results."""
+        model = cast("LanguageModel", self)
+        outs = model.generate(prompts, max_new_tokens=max_new_tokens, temperature=0.0, seed=seed, stop=stop)
+        return [cut_at_box_close(o[0]) for o in outs]
+
     def warn_truncated(self, count: int, total: int, what: str = "texts") -> None:
         """One warning per call counting the ``what`` that were cut from the left to fit ``n_ctx``."""
         if count:
@@ -185,3 +198,48 @@ class Backend:
                 ContextWindowWarning,
                 stacklevel=3,
             )
+
+
+def box_close(text: str, depth: int = 1) -> int | None:
+    """Index just past the ``}`` that closes a box open ``depth`` levels deep where ``text``
+    starts (braces matched as :func:`contam.probe.answers.extract_boxed` matches them), or
+    ``None`` while it is still open.
+
+    >>> box_close("18} \\\\]"), box_close("\\\\frac{1}{2}} and more"), box_close("4")
+    (3, 12, None)
+    """
+    for i, ch in enumerate(text):
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+    return None
+
+
+def cut_at_box_close(c: Completion) -> Completion:
+    """``c`` ending right after the brace that closes the open box (finish reason ``stop``);
+    unchanged when the box never closes. Token-level fields are dropped from a cut completion."""
+    end = box_close(c.text)
+    if end is None:
+        return c
+    return replace(c, text=c.text[:end], tokens=(), logprobs=None, finish_reason="stop")
+
+
+def boxed_completions(
+    model: LanguageModel, prompts: Sequence[Prompt], *, max_new_tokens: int = 32, seed: int = 0, stop: Sequence[str] | None = None
+) -> list[Completion]:
+    """The forced answer of each prompt that ends inside an open ``\\boxed{`` (the Zero-CoT Probe's
+    prefill): greedy, ending where the box closes, at a stop string, or after ``max_new_tokens``.
+
+    The answer is what the model writes into the box it was forced to open; anything after the
+    closing brace (a second box the model opens while reasoning on) is not part of it. The model's
+    own :meth:`Backend.complete_box` is used when it has one (a backend that stops decoding at the
+    brace), else plain ``generate`` and a cut; both give the same text.
+    """
+    own: Callable[..., list[Completion]] | None = getattr(model, "complete_box", None)
+    if own is not None:
+        return list(own(prompts, max_new_tokens=max_new_tokens, seed=seed, stop=stop))
+    outs = model.generate(prompts, max_new_tokens=max_new_tokens, temperature=0.0, seed=seed, stop=stop)
+    return [cut_at_box_close(o[0]) for o in outs]

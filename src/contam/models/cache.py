@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from contam.errors import ConfigError, OutputError
-from contam.models.base import Completion, LanguageModel, Messages, Prompt, TokenScores
+from contam.models.base import Completion, LanguageModel, Messages, Prompt, TokenScores, boxed_completions
 from contam.textsafe import no_surrogates
 
 T = TypeVar("T")
@@ -284,3 +284,17 @@ class CachedModel:
 
         vals = self._run("generate", payloads, compute)
         return [[Completion.from_dict(c) for c in cs] for cs in vals]
+
+    def complete_box(
+        self, prompts: Sequence[Prompt], *, max_new_tokens: int = 32, seed: int = 0, stop: Sequence[str] | None = None
+    ) -> list[Completion]:
+        """:func:`contam.models.base.boxed_completions` of the wrapped model, each answer kept on disk."""
+        prompts = list(prompts)
+        params = {"max_new_tokens": max_new_tokens, "seed": seed, "stop": list(stop) if stop else None}
+        payloads = [{"prompt": p, **params} for p in prompts]
+
+        def compute(idx: list[int]) -> list[Any]:
+            outs = boxed_completions(self.inner, [prompts[i] for i in idx], max_new_tokens=max_new_tokens, seed=seed, stop=stop)
+            return [c.to_dict() for c in outs]
+
+        return [Completion.from_dict(v) for v in self._run("complete_box", payloads, compute)]

@@ -30,6 +30,10 @@ from contam.errors import ModelError
 from contam.models.base import Backend, Completion, Messages, Prompt, TokenScores
 from contam.models.chat import check_messages
 from contam.models.embedded import file_identity
+from contam.models.llamakv import PrefixKV, completion_from_response
+from contam.models.logits import ROW_CHUNK as ROW_CHUNK
+from contam.models.logits import char_offsets, token_logprobs
+from contam.models.logits import vocab_moments as vocab_moments
 
 # ggml's OpenMP threads spin while idle; on a shared or oversubscribed CPU that made a 2-thread
 # decode 10x slower than 1 thread here. Passive waiting must be set before llama_cpp (and its
@@ -52,51 +56,16 @@ def _cpu_threads() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _log_softmax_rows(rows: np.ndarray) -> np.ndarray:
-    """Row-wise log-softmax (float32: numpy's pairwise sums keep ~1e-6 relative error over 50k entries)."""
-    x = np.array(rows, dtype=np.float32, copy=True)
-    x -= x.max(axis=1, keepdims=True)
-    x -= np.log(np.exp(x).sum(axis=1, keepdims=True))
-    return x
-
-
-#: Rows of logits turned into log-probs at a time: bounds memory to ~50 MB for a 49k vocabulary
-#: however long the continuation (a 4k-token text would otherwise need 0.8 GB at once).
-ROW_CHUNK = 256
-
-
-def token_logprobs(rows: np.ndarray, targets: np.ndarray, vocab_stats: bool) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
-    """Log-prob of ``targets[i]`` under logits row ``i``, plus Min-K%++ moments if asked."""
-    lps = np.empty(len(targets), dtype=np.float64)
-    mus = np.empty(len(targets), dtype=np.float64) if vocab_stats else None
-    sds = np.empty(len(targets), dtype=np.float64) if vocab_stats else None
-    for a in range(0, len(targets), ROW_CHUNK):
-        b = min(a + ROW_CHUNK, len(targets))
-        logp = _log_softmax_rows(rows[a:b])
-        lps[a:b] = logp[np.arange(b - a), targets[a:b]]
-        if mus is not None and sds is not None:
-            mus[a:b], sds[a:b] = vocab_moments(logp)
-    return lps, mus, sds
-
-
-def vocab_moments(logp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Mean and std of log p(z) under z ~ p for each row of log-probabilities (Min-K%++).
-
-    mu = sum_z p(z) log p(z);  sigma = sqrt(sum_z p(z) (log p(z))^2 - mu^2).
-    """
-    p = np.exp(logp)
-    plogp = p * logp
-    mu = plogp.sum(axis=1)
-    var = (plogp * logp).sum(axis=1) - mu * mu
-    return mu, np.sqrt(np.maximum(var, 0.0))
-
-
 class LlamaCppModel(Backend):
     """A GGUF model behind llama-cpp-python; implements :class:`contam.models.LanguageModel`.
 
     ``n_ctx`` is the context window used (at most the model's training length); texts that do
     not fit are truncated from the left with a :class:`ContextWindowWarning` counting them, or
     raise :class:`ModelError` when ``strict``.
+
+    ``reuse_prefix``: a prompt (to score or to continue) that starts like the one before decodes
+    only its new tokens (:mod:`contam.models.llamakv`), with results bit-identical to evaluating
+    it afresh; ``False`` is the earlier path (every prompt from scratch), for comparison.
     """
 
     backend = "llamacpp"
@@ -112,6 +81,7 @@ class LlamaCppModel(Backend):
         n_threads: int | None = None,
         n_batch: int = 512,
         strict: bool = False,
+        reuse_prefix: bool = True,
     ) -> None:
         p = Path(path).expanduser()
         if not p.is_file():
@@ -126,33 +96,21 @@ class LlamaCppModel(Backend):
                 "the llamacpp backend needs llama-cpp-python (run `make`, which builds it once into ~/.cache/contam/wheels)"
             ) from None
         threads = n_threads or _cpu_threads()
-        try:
-            self._llm = Llama(
-                str(p),
-                n_ctx=n_ctx,
-                n_batch=n_batch,
-                n_threads=threads,
-                n_threads_batch=threads,
-                logits_all=True,
-                verbose=False,
-                seed=0,
+
+        def open_llm(ctx: int) -> Any:
+            return Llama(
+                str(p), n_ctx=ctx, n_batch=n_batch, n_threads=threads, n_threads_batch=threads, logits_all=True, verbose=False, seed=0
             )
+
+        try:
+            self._llm = open_llm(n_ctx)
         except (ValueError, RuntimeError, OSError) as e:
             raise ModelError(f"llama.cpp cannot load {p}: {str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
         train_ctx = int(self._llm._model.n_ctx_train())
         if 0 < train_ctx < n_ctx:  # never use a window beyond the training length: reload smaller
             self._llm.close()
             n_ctx = train_ctx
-            self._llm = Llama(
-                str(p),
-                n_ctx=n_ctx,
-                n_batch=n_batch,
-                n_threads=threads,
-                n_threads_batch=threads,
-                logits_all=True,
-                verbose=False,
-                seed=0,
-            )
+            self._llm = open_llm(n_ctx)
         # Free the native model while the interpreter is still whole: left to llama_cpp's own
         # exit hooks it runs after module teardown and prints a TypeError traceback.
         weakref.finalize(self, _close_llm, self._llm)
@@ -172,6 +130,8 @@ class LlamaCppModel(Backend):
         self._formatter: Any = None
         self._piece_cache: dict[int, bytes] = {}
         self._lock = threading.Lock()  # a Llama context is not thread-safe
+        self.reuse_prefix = reuse_prefix
+        self.kv = PrefixKV(self._llm)
         #: Number of texts actually sent through the model, by method (the cache tests count these).
         self.calls: Counter[str] = Counter()
 
@@ -247,22 +207,14 @@ class LlamaCppModel(Backend):
         window = ids[drop:]
         # First scored position in the window: the first continuation token that has context.
         first = max(len(p_ids) - drop, 1)
-        # Reuse the KV cache for the longest prefix shared with what score() evaluated last (the
-        # logits rows of that prefix are still valid); always decode at least one token. Only a
-        # one-token suffix goes through llama.cpp's single-token kernels, and its row is the last
-        # one, which predicts past the text and is never read: results equal a full decode.
-        cached = llm.input_ids[: llm.n_tokens]
-        common = 0
-        for a, b in zip(cached, window, strict=False):
-            if a != b:
-                break
-            common += 1
-        reuse = min(common, len(window) - 1)
-        llm.n_tokens = reuse
         try:
-            llm.eval(window[reuse:])
+            if self.reuse_prefix:  # the longest clean cached prefix (a prompt shared by pairs, a question) is kept
+                self.kv.prefill(window)
+            else:
+                self.kv.eval_after_last_score(window)
         except Exception as e:  # llama.cpp decode failures surface as RuntimeError
             llm.reset()
+            self.kv.forget()
             raise ModelError(f"llama.cpp failed to evaluate pair {index}: {e}") from None
         self.calls["score"] += 1
         rows = llm.scores[first - 1 : len(window) - 1]
@@ -273,7 +225,7 @@ class LlamaCppModel(Backend):
         # Character offsets of the scored continuation tokens inside the continuation.
         pieces = self._pieces(c_ids)
         n_skip = len(c_ids) - len(targets)  # continuation tokens dropped by truncation
-        offsets = _char_offsets(pieces, cont)
+        offsets = char_offsets(pieces, cont)
         return TokenScores(
             tokens=tuple(b.decode("utf-8", errors="replace") for b in pieces[n_skip:]),
             logprobs=tuple(float(x) for x in lps),
@@ -337,16 +289,8 @@ class LlamaCppModel(Backend):
         results: list[list[Completion]] = []
         n_trunc = 0
         for prompt in prompts:
-            ids = self._prompt_ids(prompt, prefill)
-            budget = min(max_new_tokens, self.n_ctx - 1)
-            room = self.n_ctx - budget
-            if len(ids) > room:
-                if self.strict:
-                    raise ModelError(
-                        f"generate(): prompt has {len(ids)} tokens; with max_new_tokens={budget} only {room} fit the context window ({self.n_ctx})"
-                    )
-                ids = ids[len(ids) - room :]
-                n_trunc += 1
+            ids, budget, cut = self._fit(prompt, prefill, max_new_tokens)
+            n_trunc += cut
             outs: list[Completion] = []
             with self._lock:
                 for k in range(n):
@@ -358,17 +302,62 @@ class LlamaCppModel(Backend):
         self.warn_truncated(n_trunc, len(prompts), "prompts")
         return results
 
+    def _fit(self, prompt: Prompt, prefill: str | None, max_new_tokens: int) -> tuple[list[int], int, bool]:
+        """Prompt ids cut from the left so ``max_new_tokens`` fit the window, the token budget, whether it was cut."""
+        ids = self._prompt_ids(prompt, prefill)
+        budget = min(max_new_tokens, self.n_ctx - 1)
+        room = self.n_ctx - budget
+        if len(ids) <= room:
+            return ids, budget, False
+        if self.strict:
+            raise ModelError(
+                f"generate(): prompt has {len(ids)} tokens; with max_new_tokens={budget} only {room} fit the context window ({self.n_ctx})"
+            )
+        return ids[len(ids) - room :], budget, True
+
+    def complete_box(
+        self, prompts: Sequence[Prompt], *, max_new_tokens: int = 32, seed: int = 0, stop: Sequence[str] | None = None
+    ) -> list[Completion]:
+        """Greedy continuations that stop decoding once the box the prompt opened is closed, each
+        prompt evaluated from the longest clean cached prefix; the same texts as the base class's
+        ``generate``-then-cut path (which ``reuse_prefix=False`` takes)."""
+        if not self.reuse_prefix:
+            return super().complete_box(prompts, max_new_tokens=max_new_tokens, seed=seed, stop=stop)
+        self.check_generate(n=1, max_new_tokens=max_new_tokens, temperature=0.0)
+        out: list[Completion] = []
+        n_trunc = 0
+        for prompt in prompts:
+            ids, budget, cut = self._fit(prompt, None, max_new_tokens)
+            n_trunc += cut
+            with self._lock:
+                try:
+                    text, finish = self.kv.greedy(ids, budget, stop, until_closed=True)
+                except Exception as e:
+                    self._llm.reset()
+                    self.kv.forget()
+                    raise ModelError(f"llama.cpp generation failed: {e}") from None
+            self.calls["generate"] += 1
+            out.append(Completion(text=text, finish_reason=finish))
+        self.warn_truncated(n_trunc, len(prompts), "prompts")
+        return out
+
     def _complete(
         self, ids: list[int], max_tokens: int, temperature: float, seed: int, stop: Sequence[str] | None, logprobs: bool
     ) -> Completion:
         # llama.cpp's single-token decode (GEMV kernels) gives logits up to ~1.0 away from a
-        # batched decode of the same tokens (measured; batches of >= 2 tokens agree exactly).
-        # llama-cpp-python re-decodes only the last prompt token when a prompt is already in the
-        # KV cache, so the same prompt would get different first-token log-probs on a repeat.
-        # Resetting makes every prompt decode as one batch: the answer is a function of the input.
-        self._llm.reset()
+        # batched decode of the same tokens (measured; batches of >= 2 tokens agree exactly), and
+        # llama-cpp-python's own prefix reuse re-decodes only the last prompt token. So the prompt
+        # is evaluated here as a fresh decode would (from the longest clean cached prefix, see
+        # PrefixKV; from scratch without reuse_prefix) and create_completion finds all of it in
+        # the cache and samples from its last row: the answer is a function of the input.
+        llm = self._llm
         try:
-            out = self._llm.create_completion(
+            if self.reuse_prefix:
+                self.kv.prefill(ids)
+            else:
+                llm.reset()
+                self.kv.forget()
+            out = llm.create_completion(
                 list(ids),
                 max_tokens=max_tokens,
                 temperature=max(temperature, 0.0),
@@ -382,29 +371,14 @@ class LlamaCppModel(Backend):
                 repeat_penalty=1.0,
             )
         except Exception as e:
-            self._llm.reset()
+            llm.reset()
+            self.kv.forget()
             raise ModelError(f"llama.cpp generation failed: {e}") from None
         finally:
-            # The generated tokens' KV came from single-token decodes: never let score() reuse it.
-            self._llm.n_tokens = 0
+            if not self.reuse_prefix:  # the earlier path: score() must not reuse single-token KV
+                llm.n_tokens = 0
         self.calls["generate"] += 1
-        if not isinstance(out, dict):  # a stream comes back only for stream=True, never asked for here
-            raise ModelError("llama.cpp returned a stream for a non-streaming completion")
-        choice = out["choices"][0]
-        lp = choice.get("logprobs") or None
-        token_logprobs: tuple[float, ...] | None = None
-        if lp:
-            # None marks a token without a log-prob (the first prompt token under echo=True, not
-            # used here): refuse rather than let a hole shift the per-token alignment.
-            if any(x is None for x in lp["token_logprobs"]):
-                raise ModelError("llama.cpp returned a generated token without its log-prob")
-            token_logprobs = tuple(float(x) for x in lp["token_logprobs"] if x is not None)
-        return Completion(
-            text=choice["text"],
-            tokens=tuple(lp["tokens"]) if lp else (),
-            logprobs=token_logprobs,
-            finish_reason=str(choice.get("finish_reason") or ""),
-        )
+        return completion_from_response(out)
 
     def describe(self) -> dict[str, Any]:
         """What ``contam models`` shows about this model."""
@@ -417,27 +391,3 @@ class LlamaCppModel(Backend):
             "n_ctx": self.n_ctx,
             "n_vocab": self.n_vocab,
         }
-
-
-def _char_offsets(pieces: Sequence[bytes], text: str) -> list[int]:
-    """Character offset in ``text`` where each token piece starts.
-
-    Pieces are concatenated bytes of the text (byte-level BPE); tokenizers that prepend a
-    space (SentencePiece) produce one extra leading byte, which is discounted.
-    """
-    raw = text.encode("utf-8")
-    joined_len = sum(len(b) for b in pieces)
-    shift = joined_len - len(raw) if joined_len > len(raw) else 0
-    # byte index -> char index (a byte inside a multi-byte character maps to that character)
-    char_of_byte = np.zeros(len(raw) + 1, dtype=np.int64)
-    pos = 0
-    for ci, ch in enumerate(text):
-        nb = len(ch.encode("utf-8"))
-        char_of_byte[pos : pos + nb] = ci
-        pos += nb
-    char_of_byte[len(raw)] = len(text)
-    offs, b = [], -shift
-    for piece in pieces:
-        offs.append(int(char_of_byte[min(max(b, 0), len(raw))]))
-        b += len(piece)
-    return offs

@@ -32,18 +32,19 @@ from contam.constraints import Constraints, Each, Options, validate
 from contam.constraints import Interval as Range
 from contam.data import Item
 from contam.errors import ConfigError
-from contam.models.base import LanguageModel, Messages
+from contam.models.base import LanguageModel, Messages, boxed_completions
 from contam.outputs import JsonlCheckpoint
 from contam.probe.answers import answers_equal, extract_answer, extract_boxed
 from contam.probe.itemloop import run_items
+from contam.probe.zerocot_records import CONTINUOUS as CONTINUOUS
+from contam.probe.zerocot_records import DISCRETE as DISCRETE
+from contam.probe.zerocot_records import METRICS as METRICS
+from contam.probe.zerocot_records import CurvePoint, ItemMeasure, MetricGap, ZeroCoTPair
+from contam.probe.zerocot_records import table_row as table_row
 from contam.records import Record
 from contam.stats.calibration import Calibration
-from contam.stats.results import Interval, TestResult
+from contam.stats.results import TestResult
 from contam.stats.tests import mcnemar_exact, paired_bootstrap, paired_permutation
-
-DISCRETE = ("accuracy", "consistency")
-CONTINUOUS = ("first_token_prob", "all_token_prob")
-METRICS = DISCRETE + CONTINUOUS
 
 
 @dataclass(frozen=True)
@@ -96,72 +97,6 @@ class ZeroCoTConfig:
 
     def __post_init__(self) -> None:
         validate(self)
-
-
-@dataclass(frozen=True)
-class ItemMeasure(Record):
-    """What the probe measured on one item (an original or a reference variant)."""
-
-    id: str
-    gold: str
-    cot: str
-    full_answer: str | None
-    full_correct: int
-    zero_raw: str
-    zero_answer: str | None
-    accuracy: int
-    consistency: int
-    first_token_prob: float | None = None
-    all_token_prob: float | None = None
-    n_answer_tokens: int = 0
-    curve: dict[str, int] = field(default_factory=dict)  # kept fraction -> forced answer correct
-
-
-@dataclass(frozen=True)
-class ZeroCoTPair(Record):
-    """One row of the per-item table: an original and its reference variant."""
-
-    key: str
-    original: ItemMeasure
-    reference: ItemMeasure
-
-
-def table_row(pair: ZeroCoTPair) -> dict[str, Any]:
-    """One flat row of the per-item table (``table.csv``): both sides' answers and metrics."""
-    row: dict[str, Any] = {"id": pair.key, "reference_id": pair.reference.id}
-    for side, m in (("orig", pair.original), ("ref", pair.reference)):
-        row |= {
-            f"{side}_gold": m.gold,
-            f"{side}_full_answer": m.full_answer,
-            f"{side}_zero_answer": m.zero_answer,
-            f"{side}_full_correct": m.full_correct,
-            **{f"{side}_{k}": getattr(m, k) for k in METRICS},
-        }
-    return row
-
-
-@dataclass(frozen=True)
-class MetricGap(Record):
-    """Original − reference gap of one metric, its test and calibrated confidence."""
-
-    metric: str
-    original: float
-    reference: float
-    gap: float
-    ci: Interval | None
-    test: TestResult
-    calibration: Calibration
-    n: int
-
-
-@dataclass(frozen=True)
-class CurvePoint(Record):
-    """Forced-answer accuracy when ``kept`` of the model's own CoT is given (paper Figure 2)."""
-
-    kept: float
-    original: float
-    reference: float
-    gap: float
 
 
 @dataclass(frozen=True)
@@ -233,12 +168,15 @@ class ZeroCoTProbe:
             self.model_seconds += time.perf_counter() - t0
 
     def measure_items(self, model: LanguageModel, items: Sequence[Item], mode: str) -> list[ItemMeasure]:
-        """Every model call for a batch of items: full CoT, forced answers at each kept
-        fraction, teacher-forced gold probabilities.
+        """Every model call for a batch of items: full CoT, teacher-forced gold probabilities,
+        forced answers at each kept fraction.
 
-        Calls go item by item in prompt-prefix order (CoT prompt, forced prompt at 0%, the same
-        prompt scored, then longer kept fractions) so a backend with a KV cache evaluates each
-        question's prompt once."""
+        Calls go item by item in prompt-prefix order (CoT prompt, the forced prompt at 0% with
+        the gold answer scored, then the forced prompts at 0% and longer kept fractions in one
+        call) so a backend with a KV cache evaluates each question's prompt once and each next
+        cut only past the previous one (``llamacpp``); the cuts of one item go out together
+        (concurrent on API backends). In prefill mode a forced answer ends where the box the
+        prefill opened closes (:func:`contam.models.base.boxed_completions`)."""
         ratios = sorted({0.0, *(r for r in self.config.truncation if r < 1.0)})
         return [self._measure_one(model, it, mode, ratios) for it in items]
 
@@ -247,18 +185,20 @@ class ZeroCoTProbe:
         cot = self._timed(
             model.generate, [self.cot_messages(it.question)], max_new_tokens=cfg.max_cot_tokens, temperature=0.0, seed=cfg.seed
         )[0][0].text
-        answers: dict[float, tuple[str, str | None]] = {}
         probs: tuple[float | None, float | None, int] = (None, None, 0)
-        for r in ratios:
-            prompt, prefix = self.forced_prompt(model, it.question, cot, r, mode)
-            raw = self._timed(model.generate, [prompt], max_new_tokens=cfg.max_answer_tokens, temperature=0.0, seed=cfg.seed, stop=["\\]"])[
-                0
-            ][0].text
-            answers[r] = (raw, extract_boxed(prefix + raw) if prefix else extract_answer(raw))
-            if r == 0.0 and model.supports_scoring and it.answer.strip():
-                (s,) = self._timed(model.score, [(self.scoring_prompt(model, it.question, mode), it.answer.strip())])
-                if s.logprobs:
-                    probs = (math.exp(s.logprobs[0]), math.exp(float(np.mean(s.logprobs))), len(s.logprobs))
+        if model.supports_scoring and it.answer.strip():
+            (s,) = self._timed(model.score, [(self.scoring_prompt(model, it.question, mode), it.answer.strip())])
+            if s.logprobs:
+                probs = (math.exp(s.logprobs[0]), math.exp(float(np.mean(s.logprobs))), len(s.logprobs))
+        forced = [self.forced_prompt(model, it.question, cot, r, mode) for r in ratios]
+        kw = {"max_new_tokens": cfg.max_answer_tokens, "seed": cfg.seed, "stop": ["\\]"]}
+        if mode == "prefill":
+            outs = self._timed(boxed_completions, model, [p for p, _ in forced], **kw)
+        else:
+            outs = [o[0] for o in self._timed(model.generate, [p for p, _ in forced], temperature=0.0, **kw)]
+        answers: dict[float, tuple[str, str | None]] = {}
+        for r, (_, prefix), out in zip(ratios, forced, outs, strict=True):
+            answers[r] = (out.text, extract_boxed(prefix + out.text) if prefix else extract_answer(out.text))
         full = extract_answer(cot)
         raw0, zero = answers[0.0]
         return ItemMeasure(
