@@ -38,6 +38,7 @@ from typing import Any
 from contam.audit import steps as do
 from contam.audit.config import AuditConfig
 from contam.errors import ConfigError, ContamError, InputError
+from contam.interrupt import keeping
 from contam.outputs import atomic_write, ensure_dir, write_json
 
 STATE = "audit.json"
@@ -277,12 +278,15 @@ def _step_log(path: Path) -> Iterator[logging.Logger]:
             os.environ["CONTAM_PROGRESS"] = saved_env
 
 
-def _progress(enabled: bool) -> Any:
-    """The project's bar columns on a console of its own (the steps' consoles are redirected)."""
+def _progress() -> Any:
+    """The project's progress display (bars on a terminal, plain lines every ~30 s off one) with
+    a percentage and an ETA, on a console of its own (the steps' consoles are redirected)."""
     from rich.console import Console
-    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+    from rich.progress import BarColumn, SpinnerColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-    return Progress(
+    from contam.progress import make_progress
+
+    return make_progress(
         SpinnerColumn(),
         TextColumn("[progress.description]{task.description}"),
         BarColumn(),
@@ -291,7 +295,6 @@ def _progress(enabled: bool) -> Any:
         TextColumn("ETA"),
         TimeRemainingColumn(),
         console=Console(stderr=True),
-        disable=not enabled,
     )
 
 
@@ -304,8 +307,9 @@ def run_steps(steps: list[Step], out: Path, state: RunState, say: Callable[[str]
     total = sum(s.units for s in steps)
     done_units = sum(s.units for s in steps if s.name in state.done)
     live = progress_enabled()
-    with _progress(live) as prog:
-        task = prog.add_task("audit", total=total, completed=done_units)
+    kept = lambda: f"{len(state.done)} of {len(steps)} audit steps finished in {out}/"  # noqa: E731
+    with _progress() as prog, keeping(kept):
+        task = prog.add_task("audit", total=total, completed=done_units, unit="%")
         for i, s in enumerate(steps, 1):
             if s.name in state.done:
                 continue

@@ -78,8 +78,14 @@ def main(argv: list[str] | None = None) -> int:
     Exit codes: 0 success, 2 a usage error or an error the user can fix (bad input, bad option,
     full disk, ...: one line on stderr), 130 interrupted; anything else is a bug (a traceback).
     """
+    from contam import interrupt
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    interrupt.reset()
     try:
-        code = app(args=argv, prog_name="contam", standalone_mode=False)
+        code = app(args=args, prog_name="contam", standalone_mode=False)
+        if code == 130:  # Typer turns Ctrl-C (KeyboardInterrupt) into exit code 130, silently
+            raise KeyboardInterrupt
     except typer.Exit as e:
         return e.exit_code
     except typer.Abort:
@@ -91,7 +97,8 @@ def main(argv: list[str] | None = None) -> int:
         _show_usage_error(e)
         return int(getattr(e, "exit_code", 2) or 2)
     except KeyboardInterrupt:
-        err_console.print("interrupted: finished work is kept; run the same command again to resume")
+        # The one interrupt handler: what the resumable loops kept, and the command that resumes.
+        err_console.print(interrupt.interrupted_line(args), markup=False, highlight=False, soft_wrap=True)
         return 130
     except BrokenPipeError:
         # The reader of our stdout went away (`contam ... | head`): nothing left to say to it.

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TypeVar
 
+from contam.interrupt import keeping
 from contam.models.base import Completion, LanguageModel, Prompt
 from contam.outputs import JsonlCheckpoint
 from contam.progress import make_progress
@@ -71,9 +72,14 @@ def run_items(
     todo = [it for it, k in zip(items, keys, strict=True) if k not in done]
     new: dict[str, R] = {}
     step = batch_size if batch is not None and batch_size > 1 else 1
-    with make_progress() as prog:
-        task = prog.add_task(description, total=len(items))
-        prog.advance(task, len(items) - len(todo))
+
+    def kept() -> str:  # what Ctrl-C leaves behind (contam.interrupt)
+        if checkpoint is None:
+            return f"nothing kept ({description} ran without an --out folder)"
+        return f"{len(items) - len(todo) + len(new)} of {len(items)} items kept in {_folder(checkpoint)} ({description})"
+
+    with make_progress() as prog, keeping(kept, resumable=checkpoint is not None):
+        task = prog.add_task(description, total=len(items), completed=len(items) - len(todo), unit="items")
         for start in range(0, len(todo), step):
             chunk = todo[start : start + step]
             recs = batch(chunk) if step > 1 and batch is not None else [compute(chunk[0])]
@@ -83,6 +89,11 @@ def run_items(
                 new[key(it)] = rec
             prog.advance(task, len(chunk))
     return [done[k] if k in done else new[k] for k in keys]
+
+
+def _folder(checkpoint: JsonlCheckpoint) -> str:
+    """Where a checkpoint's records are kept: its folder, or the file when the folder holds others' too."""
+    return f"{checkpoint.path.parent}/" if checkpoint.path.name == "items.jsonl" else str(checkpoint.path)
 
 
 def run_groups(
