@@ -145,3 +145,11 @@ def test_the_cli_on_ctrl_c_prints_the_resume_line(tmp_path: Path) -> None:
         rf"run the same command again to resume: contam {re.escape(' '.join(cmd))}",
         last,
     ), last
+
+
+def test_a_late_batch_says_so_instead_of_a_growing_eta() -> None:
+    from contam.progress import plain_line
+
+    # 1 unit in the first 2 s, then 268 s without progress: not "ETA 9h56m"
+    assert plain_line("x", 1, 100, 270.0, 1, "%", idle=268.0) == "x: 1% done, 4m30s elapsed, ETA unknown (no progress for 4m28s)"
+    assert plain_line("x", 8, 50, 80.0, 8, "items", idle=8.0) == "x: 8/50 items, 1m20s elapsed, ETA 6m10s"

@@ -12,6 +12,8 @@ only the work done in this run (a resumed run's records do not make it look fast
 'scanning (token): 1234 done, 5s elapsed'
 >>> plain_line("[3/7] gsm8k: Zero-CoT Probe", 40.5, 162.0, 4000.0, 30.0, "%")
 '[3/7] gsm8k: Zero-CoT Probe: 25% done, 1h06m elapsed, ETA 4h30m'
+>>> plain_line("[2/4] gsm8k: Zero-CoT Probe", 1, 100, 270.0, 1, "%", idle=268.0)
+'[2/4] gsm8k: Zero-CoT Probe: 1% done, 4m30s elapsed, ETA unknown (no progress for 4m28s)'
 """
 
 from __future__ import annotations
@@ -77,8 +79,14 @@ def duration(secs: float) -> str:
     return f"{s // 3600}h{s % 3600 // 60:02d}m"
 
 
-def plain_line(description: str, completed: float, total: float | None, elapsed: float, done_here: float, unit: str = "") -> str:
-    """One progress line: ``done/total unit``, time elapsed in this run and the ETA from this run's rate."""
+def plain_line(
+    description: str, completed: float, total: float | None, elapsed: float, done_here: float, unit: str = "", idle: float = 0.0
+) -> str:
+    """One progress line: ``done/total unit``, time elapsed in this run and the ETA.
+
+    The ETA comes from this run's rate as of its last progress (``done_here`` units in
+    ``elapsed - idle`` seconds), less the ``idle`` seconds since; a loop whose next batch is
+    late says so instead of an ETA that only grows."""
     share = f"{min(1.0, completed / total):.0%}" if total else ""
     if unit == "%":  # a count in arbitrary units (an audit's steps): the share only
         done = f"{share} done" if total else "running"
@@ -89,7 +97,13 @@ def plain_line(description: str, completed: float, total: float | None, elapsed:
     parts = [f"{description}: {done}", f"{duration(elapsed)} elapsed"]
     if total:
         left = max(0.0, total - completed)
-        parts.append(f"ETA {duration(left * elapsed / done_here)}" if done_here > 0 else "ETA unknown")
+        eta = left * (elapsed - idle) / done_here - idle if done_here > 0 else None
+        if eta is None:
+            parts.append("ETA unknown")
+        elif eta > 0 or not left:
+            parts.append(f"ETA {duration(eta)}")
+        else:
+            parts.append(f"ETA unknown (no progress for {duration(idle)})")
     return ", ".join(parts)
 
 
@@ -102,6 +116,7 @@ class PlainProgress(Progress):
         super().__init__(*columns, **kw)
         self.interval = interval
         self._start: dict[TaskID, tuple[float, float]] = {}  # task -> (monotonic start, completed at start)
+        self._moved: dict[TaskID, float] = {}  # task -> when its count last changed
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -112,6 +127,27 @@ class PlainProgress(Progress):
             task = super().add_task(description, start=start, total=total, completed=completed, visible=visible, **fields)
             self._start[task] = (time.monotonic(), float(completed))
         return task
+
+    def advance(self, task_id: TaskID, advance: float = 1) -> None:
+        super().advance(task_id, advance)
+        self._moved[task_id] = time.monotonic()
+
+    def update(
+        self,
+        task_id: TaskID,
+        *,
+        total: float | None = None,
+        completed: float | None = None,
+        advance: float | None = None,
+        description: str | None = None,
+        visible: bool | None = None,
+        refresh: bool = False,
+        **fields: Any,
+    ) -> None:
+        kw = {"total": total, "completed": completed, "advance": advance, "description": description, "visible": visible}
+        super().update(task_id, refresh=refresh, **kw, **fields)
+        if completed is not None or advance:
+            self._moved[task_id] = time.monotonic()
 
     def start(self) -> None:
         super().start()
@@ -136,7 +172,8 @@ class PlainProgress(Progress):
         out = []
         for tid, desc, completed, total, unit in tasks:
             t0, base = self._start.get(tid, (now, 0.0))
-            out.append(plain_line(desc, completed, total, now - t0, completed - base, str(unit)))
+            idle = now - self._moved.get(tid, t0)
+            out.append(plain_line(desc, completed, total, now - t0, completed - base, str(unit), idle))
         return out
 
     def _loop(self) -> None:
