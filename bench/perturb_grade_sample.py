@@ -5,7 +5,7 @@
 
 The 1,319 GSM8K test items are shuffled with ``random.Random(sample_seed)``; items are built in that
 order (``build_reference_set(..., variants=1, seed=build_seed)``, the code path of
-``contam perturb --benchmark gsm8k --variants 1 --seed B``, whose instances depend only on the item,
+``contam perturb --benchmark gsm8k --per-item 1 --seed B``, whose instances depend only on the item,
 the seed and the index, so a subset build gives the full build's variants) until ``--n`` items have
 a variant. That is a uniform random sample of ``n`` of the items the full build covers, one variant
 each. Each question is printed alone with its stated answer. ``--sheet`` writes (or extends, keeping

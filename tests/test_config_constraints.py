@@ -117,5 +117,5 @@ def test_interval_ends_and_messages() -> None:
 def test_the_cli_option_is_named() -> None:
     from contam.audit.config import AuditConfig
 
-    with pytest.raises(ConfigError, match=r"^AuditConfig\.variants \(--k\): 0 is not an integer in \[1, inf\)$"):
-        AuditConfig(benchmarks=("gsm8k",), dataset="c.jsonl", variants=0)
+    with pytest.raises(ConfigError, match=r"^AuditConfig\.per_item \(--per-item\): 0 is not an integer in \[1, inf\)$"):
+        AuditConfig(benchmarks=("gsm8k",), dataset="c.jsonl", per_item=0)

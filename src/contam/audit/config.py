@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import tomllib
+import warnings
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any, ClassVar
@@ -26,6 +27,8 @@ FAIL_ON = ("contaminated", "suspect")
 
 #: Fields that do not change any result: they may differ between a run and its resumption.
 _NOT_FINGERPRINTED = frozenset({"out", "fail_on", "allow_inconclusive", "title"})
+#: Fields hashed under an older name (a rename must not refuse to resume an earlier run).
+_HASHED_AS = {"per_item": "variants"}
 
 
 @dataclass(frozen=True)
@@ -50,7 +53,7 @@ class AuditConfig:
     thresholds: str | None = None
     embedder: str = "minilm"
     decontaminate_mode: str = "drop"
-    variants: int = 5
+    per_item: int = 5
     max_cot_tokens: int = 256
     truncation: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75, 1.0)
     resamples: int = 2000
@@ -66,7 +69,7 @@ class AuditConfig:
     _constraints: ClassVar[Constraints] = {
         "limit": Interval(int, 0, None),  # 0: every item
         "decontaminate_mode": Options("drop", "mask"),
-        "variants": Interval(int, 1, None),
+        "per_item": Interval(int, 1, None),
         "max_cot_tokens": Interval(int, 1, None),
         "truncation": Each(Interval(float, 0, 1)),
         "resamples": Interval(int, 1, None),
@@ -79,7 +82,7 @@ class AuditConfig:
     #: The command-line option of each field a user types (``contam audit --help``).
     _flags: ClassVar[dict[str, str]] = {
         "limit": "--limit",
-        "variants": "--k",
+        "per_item": "--per-item",
         "max_cot_tokens": "--max-cot-tokens",
         "probes": "--probes",
         "min_items": "--min-items",
@@ -96,10 +99,17 @@ class AuditConfig:
             raise ConfigError("--ref-model needs --model (the paired verdict compares the two)")
         validate(self)
 
+    @property
+    def variants(self) -> int:
+        """Deprecated name of :attr:`per_item` (variants per item); kept for callers not yet moved.
+        ``variants`` names a variant set (a path), as ``--variants`` does everywhere else."""
+        return self.per_item
+
     # ---- identity -------------------------------------------------------------------------
     def fingerprint(self) -> str:
         """A hash of every field that changes a result (not ``out``, the gate, ``title``)."""
-        d = {k: v for k, v in self.to_dict().items() if k not in _NOT_FINGERPRINTED}
+        # per_item is hashed under its old name, so runs started before the rename still resume.
+        d = {_HASHED_AS.get(k, k): v for k, v in self.to_dict().items() if k not in _NOT_FINGERPRINTED}
         return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:16]
 
     def differences(self, other: AuditConfig) -> list[str]:
@@ -147,6 +157,8 @@ class AuditConfig:
         if "benchmark" in raw and "benchmarks" not in raw:  # the singular is what people type
             raw = {**raw, "benchmarks": raw["benchmark"]}
             raw.pop("benchmark")
+        if "variants" in raw:
+            raw = _variants_key(dict(raw), path)
         unknown = sorted(set(raw) - set(_DEFAULTS))
         if unknown:
             raise InputError(f"unknown key(s) {', '.join(unknown)} (known: {', '.join(_DEFAULTS)})", path=path)
@@ -157,6 +169,27 @@ class AuditConfig:
     def merged(self, **over: Any) -> AuditConfig:
         """A copy with the given fields replaced (``None`` values are ignored)."""
         return replace(self, **{k: v for k, v in over.items() if v is not None})
+
+
+def _variants_key(raw: dict[str, Any], path: str) -> dict[str, Any]:
+    """``variants`` means a variant set, as ``--variants PATH`` does: a string is the set (the
+    ``reference`` field); a number is the old spelling of ``per_item``, read with a warning."""
+    v = raw.pop("variants")
+    if isinstance(v, str):
+        if raw.get("reference") not in (None, v):
+            raise InputError("give the variant set once: `variants` or `reference`", path=path, field="variants")
+        raw["reference"] = v
+        return raw
+    if "per_item" in raw and raw["per_item"] != v:
+        raise InputError("`variants = N` is the old name of `per_item`; give only `per_item`", path=path, field="variants")
+    warnings.warn(
+        f"{path}: `variants = {v!r}` is the old name of `per_item = {v!r}` (variants per item); "
+        "`variants` now names a variant set, as --variants does",
+        FutureWarning,
+        stacklevel=3,
+    )
+    raw["per_item"] = v
+    return raw
 
 
 def _toml_value(v: Any) -> str:

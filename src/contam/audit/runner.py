@@ -212,7 +212,7 @@ def plan(cfg: AuditConfig, out: Path) -> list[Step]:
             steps.append(
                 Step(
                     f"{slug(b)}/perturb",
-                    f"{b}: variant set ({cfg.variants} per item)",
+                    f"{b}: variant set ({cfg.per_item} per item)",
                     ref_dir,
                     max(1.0, n * 0.2),
                     partial(do.variant_set, cfg, b, n, ref_dir),
@@ -225,7 +225,7 @@ def plan(cfg: AuditConfig, out: Path) -> list[Step]:
         # name, title, progress units per finished record, records per item, step
         probes = (
             ("zerocot", "Zero-CoT Probe", 2.0 * (2 + len(cfg.truncation)), 1, do.zerocot),
-            ("cliff", f"performance cliff (K={cfg.variants})", 2.0 * (cfg.variants + 1), 1, do.cliff),
+            ("cliff", f"performance cliff (K={cfg.per_item})", 2.0 * (cfg.per_item + 1), 1, do.cliff),
             ("minkprob", "Min-K% family vs control", 0.25, 2, do.minkprob),  # a benchmark and a control record
         )
         for name, what, per, records, fn in probes:

@@ -57,8 +57,11 @@ def audit(
     thresholds: Annotated[
         str | None, typer.Option("--thresholds", help="Calibrated scan thresholds (thresholds.json of eval-detectors).")
     ] = None,
-    variants: Annotated[
-        int | None, typer.Option("--k", help="Variants per item built for the cliff (default 5; `contam probe cliff --k`).")
+    per_item: Annotated[
+        int | None,
+        typer.Option(
+            "--per-item", "--k", help="Variants per item built for the cliff (default 5; `contam probe cliff --k`; audit.toml: per_item)."
+        ),
     ] = None,
     max_cot_tokens: Annotated[
         int | None, typer.Option("--max-cot-tokens", help="Token budget of each chain of thought (default 256).")
@@ -97,7 +100,7 @@ def audit(
         "levels": levels,
         "text_field": text_field,
         "thresholds": thresholds,
-        "variants": variants,
+        "per_item": per_item,
         "max_cot_tokens": max_cot_tokens,
         "probes": tuple(p.strip() for p in probes.split(",") if p.strip()) if probes else None,
         "min_items": min_items,

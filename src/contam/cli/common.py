@@ -16,7 +16,18 @@ from rich.segment import Segment
 from contam.outputs import json_default
 from contam.textsafe import clean, escape, json_safe
 
-__all__ = ["JsonFlag", "SafeConsole", "check_out_folder", "clean", "console", "emit_json", "err_console", "escape", "probe_app"]
+__all__ = [
+    "JsonFlag",
+    "SafeConsole",
+    "check_out_folder",
+    "clean",
+    "console",
+    "emit_json",
+    "err_console",
+    "escape",
+    "probe_app",
+    "renamed_option",
+]
 
 
 class SafeConsole(Console):
@@ -53,6 +64,19 @@ def emit_json(data: Any) -> None:
     """Write ``data`` as JSON to stdout (records, numpy values and paths are converted)."""
     sys.stdout.write(json_safe(json.dumps(data, indent=2, ensure_ascii=False, default=json_default)) + "\n")
     sys.stdout.flush()
+
+
+def renamed_option(old: str, new: str, old_value: Any, value: Any, why: str = "") -> Any:
+    """The value of option ``new``, or of its hidden deprecated spelling ``old`` when only that
+    was given (with a one-line note on stderr); both given is an error unless they agree."""
+    from contam.errors import ConfigError
+
+    if old_value is None:
+        return value
+    if value is not None and value != old_value:
+        raise ConfigError(f"{old} is the old name of {new}; give only {new}")
+    err_console.print(f"note: {old} is deprecated here; use {new}" + (f" ({why})" if why else ""), markup=False, highlight=False)
+    return old_value
 
 
 def check_out_folder(out: Path, command: str, *, inputs: Sequence[Path] = (), same: Sequence[str] = ()) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+import warnings
 from typing import Annotated
 
 import typer
@@ -83,7 +84,9 @@ def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     interrupt.reset()
     try:
-        code = app(args=args, prog_name="contam", standalone_mode=False)
+        with warnings.catch_warnings():
+            warnings.showwarning = _note  # a deprecation a user can act on: one line, no source excerpt
+            code = app(args=args, prog_name="contam", standalone_mode=False)
         if code == 130:  # Typer turns Ctrl-C (KeyboardInterrupt) into exit code 130, silently
             raise KeyboardInterrupt
     except typer.Exit as e:
@@ -117,6 +120,13 @@ def print_error(err: BaseException) -> None:
     """The one-line ``error: ...`` message on stderr (user text escaped, newlines folded)."""
     text = " ".join(str(err).split("\n"))
     err_console.print(f"[bold red]error:[/] {escape(text)}", highlight=False, soft_wrap=True)
+
+
+def _note(message: Warning | str, category: type[Warning], filename: str, lineno: int, file: object = None, line: object = None) -> None:
+    if issubclass(category, FutureWarning):
+        err_console.print(f"note: {message}", markup=False, highlight=False, soft_wrap=True)
+    else:
+        sys.stderr.write(warnings.formatwarning(message, category, filename, lineno))
 
 
 def _show_usage_error(e: typer.TyperException) -> None:

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from contam.cli.common import JsonFlag, console, emit_json
+from contam.cli.common import JsonFlag, console, emit_json, renamed_option
 from contam.textsafe import escape
 
 KIND_HELP = "symbolic (GSM8K-style isomorphs), permute (MC option order), mask (TS-Guessing), paraphrase (needs --model), or auto."
@@ -23,7 +23,10 @@ def perturb(
     out: Annotated[
         Path | None, typer.Option("--out", "-o", help="Output folder: variants.jsonl + summary.json (+ rejections.jsonl).")
     ] = None,
-    variants: Annotated[int, typer.Option("--variants", "-n", min=1, help="Variants per item.")] = 1,
+    per_item: Annotated[int | None, typer.Option("--per-item", "-n", min=1, help="Variants per item (default 1).")] = None,
+    old_variants: Annotated[
+        int | None, typer.Option("--variants", hidden=True, min=1, help="Deprecated name of --per-item (a count here).")
+    ] = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed: the same seed gives the same instances and hashes.")] = 0,
     kind: Annotated[str, typer.Option("--kind", help=KIND_HELP)] = "auto",
     limit: Annotated[int | None, typer.Option("--limit", min=0, help="Only the first N items (0 = all).")] = None,
@@ -45,9 +48,12 @@ def perturb(
 ) -> None:
     """Make a reference set whose answers are computed, never guessed, and audit every instance.
 
-    Example: contam perturb --benchmark gsm8k --variants 5 --seed 0 --out ref/
+    Example: contam perturb --benchmark gsm8k --per-item 5 --seed 0 --out ref/
     """
     from contam.perturb.folder import build_reference_folder
+
+    why = "--variants names a variant set everywhere else: pass this folder to the probes as --variants"
+    variants = renamed_option("--variants", "--per-item", old_variants, per_item, why) or 1
 
     summary = build_reference_folder(
         benchmark,
