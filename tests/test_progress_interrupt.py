@@ -153,3 +153,11 @@ def test_a_late_batch_says_so_instead_of_a_growing_eta() -> None:
     # 1 unit in the first 2 s, then 268 s without progress: not "ETA 9h56m"
     assert plain_line("x", 1, 100, 270.0, 1, "%", idle=268.0) == "x: 1% done, 4m30s elapsed, ETA unknown (no progress for 4m28s)"
     assert plain_line("x", 8, 50, 80.0, 8, "items", idle=8.0) == "x: 8/50 items, 1m20s elapsed, ETA 6m10s"
+
+
+def test_the_readme_says_how_long_the_model_side_takes_on_2_cores() -> None:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    one_command = readme.split("## One command", 1)[1].split("\n## ", 1)[0]
+    assert re.search(r"model side takes on 2 CPU cores.*?--limit 5` ran \d+ min", one_command, re.S), one_command
+    tour_step = next(b for b in readme.split("\n# ")[1:] if "contam probe minkprob --model" in b)
+    assert re.search(r"\d+ min wall, .*2 shared cores", tour_step), tour_step
