@@ -9,13 +9,14 @@ import re
 import subprocess
 import sys
 import warnings
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from contam.audit.config import AuditConfig
 from contam.cli.main import main
-from contam.errors import InputError
+from contam.errors import ConfigError, InputError
 
 CONTAM = str(Path(sys.executable).with_name("contam"))
 BASE = 'benchmarks = ["gsm8k"]\ndataset = "c.jsonl"\n'
@@ -75,3 +76,16 @@ def test_the_cli_says_the_old_toml_key_in_one_line(tmp_path: Path) -> None:
     notes = [ln for ln in p.stderr.splitlines() if ln.startswith("note: ")]
     assert len(notes) == 1 and "`variants = 2` is the old name of `per_item = 2`" in notes[0], p.stderr
     assert "FutureWarning" not in p.stderr and "warnings.warn" not in p.stderr, p.stderr
+
+
+def test_the_python_spelling_variants_still_sets_the_count() -> None:
+    # callers not yet moved (the demo builds AuditConfig(variants=1); the steps read cfg.variants)
+    cfg = AuditConfig(benchmarks=("gsm8k",), model="smollm2", variants=1)
+    assert cfg.per_item == 1 and cfg.variants == 1
+    assert cfg == AuditConfig(benchmarks=("gsm8k",), model="smollm2", per_item=1)
+    assert "variants" not in cfg.to_toml() and "variants" not in cfg.to_dict()
+    assert cfg.merged(per_item=5).per_item == 5 and cfg.merged(per_item=5).variants == 5
+    assert AuditConfig(benchmarks=("gsm8k",), model="smollm2", per_item=3, variants=2).per_item == 3  # the new name wins
+    assert replace(cfg, per_item=7).per_item == 7  # a copy's stale `variants` does not undo the change
+    with pytest.raises(ConfigError, match=r"^AuditConfig\.variants\b"):
+        AuditConfig(benchmarks=("gsm8k",), model="smollm2", variants=-1)

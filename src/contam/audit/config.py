@@ -15,7 +15,7 @@ import hashlib
 import json
 import tomllib
 import warnings
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -65,11 +65,16 @@ class AuditConfig:
     fail_on: str | None = None
     allow_inconclusive: bool = False
     title: str = "contam audit"
+    #: Deprecated Python spelling of ``per_item`` (``variants`` names a variant set everywhere
+    #: else): it sets ``per_item`` when that is left at its default; read, it always equals
+    #: ``per_item``. Not written to TOML, not compared, not hashed.
+    variants: int = field(default=0, compare=False, repr=False)
 
     _constraints: ClassVar[Constraints] = {
         "limit": Interval(int, 0, None),  # 0: every item
         "decontaminate_mode": Options("drop", "mask"),
         "per_item": Interval(int, 1, None),
+        "variants": Interval(int, 0, None),  # 0: not given
         "max_cot_tokens": Interval(int, 1, None),
         "truncation": Each(Interval(float, 0, 1)),
         "resamples": Interval(int, 1, None),
@@ -98,12 +103,11 @@ class AuditConfig:
         if self.ref_model and not self.model:
             raise ConfigError("--ref-model needs --model (the paired verdict compares the two)")
         validate(self)
-
-    @property
-    def variants(self) -> int:
-        """Deprecated name of :attr:`per_item` (variants per item); kept for callers not yet moved.
-        ``variants`` names a variant set (a path), as ``--variants`` does everywhere else."""
-        return self.per_item
+        # The old spelling counts only where per_item was left at its default (so a copy made by
+        # dataclasses.replace, whose `variants` is the old per_item, keeps the new per_item).
+        if self.variants and self.per_item == _PER_ITEM_DEFAULT:
+            object.__setattr__(self, "per_item", self.variants)
+        object.__setattr__(self, "variants", self.per_item)
 
     # ---- identity -------------------------------------------------------------------------
     def fingerprint(self) -> str:
@@ -119,7 +123,7 @@ class AuditConfig:
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
-        return {k: list(v) if isinstance(v, tuple) else v for k, v in d.items()}
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in d.items() if k != "variants"}
 
     # ---- TOML -----------------------------------------------------------------------------
     def to_toml(self) -> str:
@@ -168,7 +172,7 @@ class AuditConfig:
 
     def merged(self, **over: Any) -> AuditConfig:
         """A copy with the given fields replaced (``None`` values are ignored)."""
-        return replace(self, **{k: v for k, v in over.items() if v is not None})
+        return replace(self, **{"variants": 0, **{k: v for k, v in over.items() if v is not None}})
 
 
 def _variants_key(raw: dict[str, Any], path: str) -> dict[str, Any]:
@@ -228,4 +232,5 @@ def _coerce(name: str, v: Any, default: Any, path: str) -> Any:
 
 
 #: Field -> default, with ``""`` for the optional strings (what a TOML value is checked against).
-_DEFAULTS: dict[str, Any] = {f.name: "" if f.default is None else f.default for f in fields(AuditConfig)}
+_DEFAULTS: dict[str, Any] = {f.name: "" if f.default is None else f.default for f in fields(AuditConfig) if f.name != "variants"}
+_PER_ITEM_DEFAULT = _DEFAULTS["per_item"]
