@@ -20,7 +20,11 @@ batch are checked too, which can only add candidates.
 The folding: ASCII letters are lowercased and every byte of a non-ASCII character reads as
 0x80, so a character and its lowercase fold alike, except for the few characters of
 :func:`find_case_changers` (the Kelvin sign lowercases to ASCII ``k``, a dotted capital I to two
-characters): a text holding one is lowercased by ``str.lower`` and cut again.
+characters) and the characters the token level's fold changes (:func:`find_fold_changers`): a
+text holding one is folded (:func:`contam.data.normalize.fold`) and cut again. An invisible
+character the fold drops (a zero-width space) is cut as a separator where no word character
+precedes it, which is what dropping it gives; only one after a word character (it may join two
+words) has the text folded.
 
 One compiled pass (numba, 8 bytes at a time) does the cutting, folding, keying and the first
 lookups, over a batch of texts or straight over the raw bytes of JSON lines, so the texts
@@ -99,6 +103,7 @@ class _Scratch:
         self.n_ends = 0
         self.n_hits = 0
         self.split = False
+        self.lost = 0
         self.get(1 << 16)
 
     def get(self, n_bytes: int) -> _Scratch:
@@ -135,7 +140,7 @@ def _cut_bytes(
     raw[: len(data)] = np.frombuffer(data, dtype=np.uint8)  # an aligned copy, zero-padded
     raw[len(data) : (nq + 1) * 8] = 0
     ws.out[nq : nq + 2] = 0
-    nw, ws.n_ends, n_odd, ws.split, ws.n_hits = _scan(
+    nw, ws.n_ends, n_odd, ws.split, ws.lost, ws.n_hits = _scan(
         ws.raw[: nq + 1],
         len(data),
         json_mode,
@@ -307,10 +312,14 @@ class Prefilter:
         cand, odd, _ = self._marked(texts, len(texts))
         cand = cand[: len(texts)]
         if len(odd):  # rare: texts holding a case or fold changer are cut again from their fold
-            redo = odd
-            lowered = [fold(texts[i]) for i in redo.tolist()]
-            cand[redo] = self._marked(lowered, len(lowered), fold_changers=True)[0][: len(lowered)]
+            cand[odd] = self._folded_marks([texts[i] for i in odd.tolist()])
         return np.flatnonzero(cand)
+
+    def _folded_marks(self, texts: list[str]) -> np.ndarray:
+        """Which of ``texts`` are candidates, each cut from its fold (what an odd text needs;
+        the fold of a text that needs none cuts into the same keys as the text itself)."""
+        folded = [fold(t) for t in texts]
+        return self._marked(folded, len(folded), fold_changers=True)[0][: len(folded)]
 
     def candidates_jsonl(self, block: bytes, field: str | None = None, max_line_bytes: int = 1 << 62) -> JsonlCandidates:
         """Candidates among the lines of a block of raw JSON lines (each line's text taken to
@@ -330,10 +339,10 @@ class Prefilter:
         status = None
         if field is not None:  # the block is still in the scratch words, zero-padded
             status = check_lines(ws.raw[: ((len(block) + 7) >> 3) + 1], ends, field, max_line_bytes)
-        if ws.n_ends != block.count(b"\n"):
+        if ws.lost:
             # The cut reads a backslash as a string escape wherever it stands; outside a string
-            # (invalid JSON: a line holding just "\\") it swallowed a newline, so these line ends
-            # are not the block's. Vouch for nothing: the caller's exact reader names the bad line.
+            # (invalid JSON: a line holding just "\\") it swallowed a newline (counted in
+            # ``lost``), so these line ends are not the block's. Vouch for nothing: the caller's exact reader names the bad line.
             if status is not None:
                 status[:] = UNSURE
             return JsonlCandidates(found, odd[odd < n_lines], ends, False, status)
@@ -346,6 +355,7 @@ class Prefilter:
             return cand
         mask = np.zeros(len(texts), dtype=np.uint8)
         mask[cand] = 1
-        mask[odd] = 0
-        mask[odd[self.candidates([texts[i] for i in odd.tolist()])]] = 1
+        # Cut from their fold at once: most odd lines hold a fold changer, and cutting their
+        # text first would only find that again.
+        mask[odd] = self._folded_marks([texts[i] for i in odd.tolist()]) if self.m else 0
         return np.flatnonzero(mask)

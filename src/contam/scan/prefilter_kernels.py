@@ -119,9 +119,13 @@ def _cut(
     first byte; ``ends``: the offset of each record's end byte; ``odd``: the records (in
     order, once each) to cut again from their lowercased text (a case changer, unless
     ``fold_changers``; in JSON a ``\\u`` escape of a word character, which the in-place layout
-    cannot hold). ``W``, ``flags``: scratch. Returns the number of words, of record ends and
-    of odd records, and in JSON whether some line ends inside a value (a string, object or
-    array left open: then lines are not one value each)."""
+    cannot hold). An invisible character the fold drops (class 3: a zero-width space) that
+    follows no word character is cut as a separator, which is what dropping it gives: the
+    record is odd only where one follows a word character (it might join two words).
+    ``W``, ``flags``: scratch. Returns the number of words, of record ends and of odd
+    records, in JSON whether some line ends inside a value (a string, object or array left
+    open: then lines are not one value each), and how many end bytes a string escape or a
+    character's tail swallowed (a backslash outside a string, in invalid JSON)."""
     nq = (n + 7) >> 3
     _classify(U, nq, json_mode, out, W, flags)
     buf = U.view(np.uint8)
@@ -141,6 +145,7 @@ def _cut(
     depth = 0
     in_str = False
     split = False
+    lost = 0  # end bytes read as part of an escape or a character
     for q in range(nq):
         f = flags[q]
         # The plain reading holds if nothing spills over from the chunk before but what it assumed.
@@ -188,11 +193,14 @@ def _cut(
                     odd[n_odd] = r
                     n_odd += 1
                 skip = 4 if b == 117 else 0
+                lost += b == end_byte
             elif skip:
                 skip -= 1
+                lost += b == end_byte
             elif cont:
                 cont -= 1
                 f = 0x80
+                lost += b == end_byte
             elif b == end_byte:
                 if r < n_ends:
                     ends[r] = p
@@ -214,6 +222,8 @@ def _cut(
                 elif b >= 0xC0 and p + 1 < n:
                     k, cp = 2, ((b & 0x1F) << 6) | (buf[p + 1] & 0x3F)
                 cls = _char_class(cp, bmp, astral_cp, astral_cls) if cp >= 0 else 0
+                if cls == 3:  # an invisible character, which the fold drops: a separator unless it follows a word character
+                    cls = 2 if in_word else 1
                 if cls == 1:  # a separator
                     skip = k - 1
                 else:
@@ -243,7 +253,7 @@ def _cut(
                 in_word = False
         out[q] = folded
         prev = np.uint64(0x80) if in_word else np.uint64(0)
-    return nw, r, n_odd, split or depth != 0 or in_str
+    return nw, r, n_odd, split or depth != 0 or in_str, lost
 
 
 @njit(cache=True, nogil=True)
@@ -310,8 +320,9 @@ def _scan(
     hits,
 ):
     """:func:`_cut` then :func:`_keys`, in one call. Returns the number of words, of record
-    ends, of odd records, whether a line ends inside a JSON value, and the number of hits."""
-    nw, n_ends, n_odd, split = _cut(
+    ends, of odd records, whether a line ends inside a JSON value, the number of end bytes
+    swallowed, and the number of hits."""
+    nw, n_ends, n_odd, split, lost = _cut(
         U,
         n,
         json_mode,
@@ -331,7 +342,7 @@ def _scan(
         odd,
         ends,
     )
-    return nw, n_ends, n_odd, split, _keys(out, starts, nw, c, m, bloom, shift, hits)
+    return nw, n_ends, n_odd, split, lost, _keys(out, starts, nw, c, m, bloom, shift, hits)
 
 
 @njit(cache=True, nogil=True)
