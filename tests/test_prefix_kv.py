@@ -69,8 +69,8 @@ def test_prefill_rows_equal_a_fresh_decode(lm: LlamaCppModel) -> None:
         np.testing.assert_array_equal(np.array(lm._llm.scores[: len(second)]), want)  # bit-identical
 
 
-def test_a_one_token_last_chunk_is_decoded_alone_as_a_fresh_decode_does() -> None:
-    small = LlamaCppModel(load("smollm2", cache=False).path, n_ctx=256, n_batch=16)
+def test_a_one_token_last_chunk_is_decoded_alone_as_a_fresh_decode_does(lm: LlamaCppModel) -> None:
+    small = LlamaCppModel(lm.path, n_ctx=256, n_batch=16)
     ids = small.tokenize(forced(small, QUESTIONS[1]))
     ids = ids[: 16 * (len(ids) // 16) + 1]  # k * n_batch + 1 tokens
     want = fresh_rows(small, ids)
@@ -115,14 +115,20 @@ def test_box_answers_stop_at_the_closing_brace_with_the_plain_paths_text(lm: Lla
             assert e.finish_reason == "stop"
 
 
-def test_zero_cot_records_equal_the_plain_path(lm: LlamaCppModel, plain) -> None:
+@pytest.fixture(scope="module")
+def zerocot(lm: LlamaCppModel):
+    """Two items, the probe, and its records on the prefix-reusing path with the prompt tokens it decoded and reused."""
     from contam.probe.zerocot import ZeroCoTConfig, ZeroCoTProbe
 
     items = [Item(id=f"q{i}", question=q, answer=a) for i, (q, a) in enumerate(zip(QUESTIONS, ("72", "10"), strict=True))]
     probe = ZeroCoTProbe(ZeroCoTConfig(max_cot_tokens=16, max_answer_tokens=6, truncation=(0.0, 0.5, 1.0)))
     evaluated, reused = lm.kv.evaluated, lm.kv.reused
-    new = probe.measure_items(lm, items, "prefill")
-    evaluated, reused = lm.kv.evaluated - evaluated, lm.kv.reused - reused
+    records = probe.measure_items(lm, items, "prefill")
+    return items, probe, records, lm.kv.evaluated - evaluated, lm.kv.reused - reused
+
+
+def test_zero_cot_records_equal_the_plain_path(lm: LlamaCppModel, plain, zerocot) -> None:
+    items, probe, new, evaluated, reused = zerocot
     with plain as old:
         before = old.kv.evaluated
         ref = probe.measure_items(old, items, "prefill")
@@ -130,3 +136,28 @@ def test_zero_cot_records_equal_the_plain_path(lm: LlamaCppModel, plain) -> None
     assert new == ref
     # Per item the plain path decodes the question's prompt five times (CoT, score, two cuts); here about once.
     assert reused > evaluated and evaluated < 2 * sum(len(lm.tokenize(forced(lm, q))) for q in QUESTIONS)
+
+
+def test_a_batching_backend_gets_each_stage_for_all_items_in_one_call(lm: LlamaCppModel, zerocot) -> None:
+    items, probe, per_item, _, _ = zerocot
+    sizes: list[tuple[str, int]] = []
+
+    class Batching:
+        """The same model announcing batches, as the API and vLLM backends do."""
+
+        preferred_batch = 4
+
+        def __getattr__(self, name: str) -> object:
+            attr = getattr(lm, name)
+            if name in ("generate", "score", "complete_box"):
+
+                def counted(prompts, **kw):
+                    sizes.append((name, len(prompts)))
+                    return attr(prompts, **kw)
+
+                return counted
+            return attr
+
+    staged = probe.measure_items(Batching(), items, "prefill")
+    assert staged == per_item
+    assert sizes == [("generate", 2), ("score", 2), ("complete_box", 4)]  # CoTs, gold answers, 2 items x 2 cuts

@@ -17,6 +17,9 @@ import sys
 import time
 from pathlib import Path
 
+#: Benchmark items per model-side probe in the demo (see ``main``).
+DEMO_LIMIT = 24
+
 
 def main(argv: list[str] | None = None) -> int:
     from rich.console import Console
@@ -30,7 +33,10 @@ def main(argv: list[str] | None = None) -> int:
     console, err_console = Console(highlight=False), Console(stderr=True, highlight=False)
     ap = argparse.ArgumentParser(prog="python -m contam.audit.demo", description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("--out", default="demo-out", help="folder for everything the demo writes")
-    ap.add_argument("--limit", type=int, default=20, help="benchmark items per model-side probe")
+    # 24: the variant builder gives 21 of the sample's first 24 items an audited variant, and a
+    # model-side verdict needs at least 20 items per probe (AuditConfig.min_items); with 20 items
+    # (19 pairs) the verdict was "inconclusive: too few items".
+    ap.add_argument("--limit", type=int, default=DEMO_LIMIT, help="benchmark items per model-side probe")
     ap.add_argument("--model", default="smollm2", help="model spec")
     args = ap.parse_args(argv)
     out = ensure_dir(args.out)

@@ -35,7 +35,7 @@ from contam.errors import ConfigError
 from contam.models.base import LanguageModel, Messages, boxed_completions
 from contam.outputs import JsonlCheckpoint
 from contam.probe.answers import answers_equal, extract_answer, extract_boxed
-from contam.probe.itemloop import run_items
+from contam.probe.itemloop import batch_size_for, run_items
 from contam.probe.zerocot_records import CONTINUOUS as CONTINUOUS
 from contam.probe.zerocot_records import DISCRETE as DISCRETE
 from contam.probe.zerocot_records import METRICS as METRICS
@@ -171,34 +171,51 @@ class ZeroCoTProbe:
         """Every model call for a batch of items: full CoT, teacher-forced gold probabilities,
         forced answers at each kept fraction.
 
-        Calls go item by item in prompt-prefix order (CoT prompt, the forced prompt at 0% with
-        the gold answer scored, then the forced prompts at 0% and longer kept fractions in one
-        call) so a backend with a KV cache evaluates each question's prompt once and each next
-        cut only past the previous one (``llamacpp``); the cuts of one item go out together
-        (concurrent on API backends). In prefill mode a forced answer ends where the box the
-        prefill opened closes (:func:`contam.models.base.boxed_completions`)."""
+        On a backend that takes one prompt at a time (``llamacpp``) the calls go item by item in
+        prompt-prefix order -- the CoT prompt, the forced prompt at 0% with the gold answer
+        scored, then the forced prompts at 0% and longer kept fractions -- so its KV cache holds
+        each question's prompt once and each next cut decodes only past the previous one. A
+        backend that batches (``preferred_batch`` > 1: API concurrency, vLLM) gets each stage for
+        all items in one call. Either way every answer is a function of its own prompt. In prefill
+        mode a forced answer ends where the box the prefill opened closes
+        (:func:`contam.models.base.boxed_completions`)."""
         ratios = sorted({0.0, *(r for r in self.config.truncation if r < 1.0)})
-        return [self._measure_one(model, it, mode, ratios) for it in items]
+        groups = [list(items)] if batch_size_for(model) > 1 else [[it] for it in items]
+        return [m for group in groups for m in self._measure_group(model, group, mode, ratios)]
 
-    def _measure_one(self, model: LanguageModel, it: Item, mode: str, ratios: list[float]) -> ItemMeasure:
+    def _measure_group(self, model: LanguageModel, its: list[Item], mode: str, ratios: list[float]) -> list[ItemMeasure]:
         cfg = self.config
-        cot = self._timed(
-            model.generate, [self.cot_messages(it.question)], max_new_tokens=cfg.max_cot_tokens, temperature=0.0, seed=cfg.seed
-        )[0][0].text
-        probs: tuple[float | None, float | None, int] = (None, None, 0)
-        if model.supports_scoring and it.answer.strip():
-            (s,) = self._timed(model.score, [(self.scoring_prompt(model, it.question, mode), it.answer.strip())])
-            if s.logprobs:
-                probs = (math.exp(s.logprobs[0]), math.exp(float(np.mean(s.logprobs))), len(s.logprobs))
-        forced = [self.forced_prompt(model, it.question, cot, r, mode) for r in ratios]
+        outs = self._timed(
+            model.generate,
+            [self.cot_messages(it.question) for it in its],
+            max_new_tokens=cfg.max_cot_tokens,
+            temperature=0.0,
+            seed=cfg.seed,
+        )
+        cots = [o[0].text for o in outs]
+        probs: list[tuple[float | None, float | None, int]] = [(None, None, 0)] * len(its)
+        scored = [j for j, it in enumerate(its) if model.supports_scoring and it.answer.strip()]
+        if scored:
+            pairs = [(self.scoring_prompt(model, its[j].question, mode), its[j].answer.strip()) for j in scored]
+            for j, s in zip(scored, self._timed(model.score, pairs), strict=True):
+                if s.logprobs:
+                    probs[j] = (math.exp(s.logprobs[0]), math.exp(float(np.mean(s.logprobs))), len(s.logprobs))
+        forced = [self.forced_prompt(model, it.question, cot, r, mode) for it, cot in zip(its, cots, strict=True) for r in ratios]
         kw = {"max_new_tokens": cfg.max_answer_tokens, "seed": cfg.seed, "stop": ["\\]"]}
         if mode == "prefill":
-            outs = self._timed(boxed_completions, model, [p for p, _ in forced], **kw)
+            texts = [c.text for c in self._timed(boxed_completions, model, [p for p, _ in forced], **kw)]
         else:
-            outs = [o[0] for o in self._timed(model.generate, [p for p, _ in forced], temperature=0.0, **kw)]
-        answers: dict[float, tuple[str, str | None]] = {}
-        for r, (_, prefix), out in zip(ratios, forced, outs, strict=True):
-            answers[r] = (out.text, extract_boxed(prefix + out.text) if prefix else extract_answer(out.text))
+            texts = [o[0].text for o in self._timed(model.generate, [p for p, _ in forced], temperature=0.0, **kw)]
+        answers = [(t, extract_boxed(prefix + t) if prefix else extract_answer(t)) for (_, prefix), t in zip(forced, texts, strict=True)]
+        k = len(ratios)
+        return [
+            self._record(it, cot, probs[j], dict(zip(ratios, answers[j * k : (j + 1) * k], strict=True)))
+            for j, (it, cot) in enumerate(zip(its, cots, strict=True))
+        ]
+
+    def _record(
+        self, it: Item, cot: str, probs: tuple[float | None, float | None, int], answers: dict[float, tuple[str, str | None]]
+    ) -> ItemMeasure:
         full = extract_answer(cot)
         raw0, zero = answers[0.0]
         return ItemMeasure(
@@ -214,7 +231,7 @@ class ZeroCoTProbe:
             first_token_prob=probs[0],
             all_token_prob=probs[1],
             n_answer_tokens=probs[2],
-            curve={f"{r:g}": int(answers_equal(answers[r][1], it.answer)) for r in ratios if r > 0},
+            curve={f"{r:g}": int(answers_equal(answers[r][1], it.answer)) for r in answers if r > 0},
         )
 
     def measure(
