@@ -3,7 +3,7 @@
 Builds a slice of the L1 bench corpus (``bench/l1_scan.py``'s builder: web-like paragraphs with
 GSM8K, HumanEval and MMLU items injected every 500 lines; seed fixed), extracts the reference
 commit's ``src`` (``git archive REF src``, default ``bd0891d``: before the token-level fold) into
-a temporary folder, and runs ``contam.scan.job.run_scan`` on the slice against gsm8k + humaneval
+a temporary folder (and ``--head``'s, to time an earlier commit instead of the checkout), and runs ``contam.scan.job.run_scan`` on the slice against gsm8k + humaneval
 + mmlu with the default levels (the token level) and the same settings, once with the reference
 tree and once with this checkout's ``src``, each in a fresh interpreter (``PYTHONPATH``), in
 pairs whose order alternates. One untimed run of each first (the reference tree compiles its
@@ -13,7 +13,7 @@ process (``getrusage(RUSAGE_CHILDREN)`` of this script around it: imports includ
 medians, the median of the per-pair ratios HEAD / REF, and whether the two trees wrote the same
 flags (documents, items, and ``flags.jsonl`` byte for byte).
 
-    .venv/bin/python bench/token_cost.py [--mb 100] [--pairs 3] [--workers 1] [--ref bd0891d] [--corpus FILE]
+    .venv/bin/python bench/token_cost.py [--mb 100] [--pairs 3] [--workers 1] [--ref bd0891d] [--head REV] [--corpus FILE]
 """
 
 from __future__ import annotations
@@ -74,6 +74,16 @@ def flags_of(out: Path) -> list[tuple[str, list[str]]]:
         return [(r["doc_id"], sorted(f["item_id"] for f in r["flags"])) for r in map(json.loads, fh)]
 
 
+def extract(rev: str, tmp: Path) -> Path:
+    """The ``src`` folder of commit ``rev``, extracted under ``tmp`` once."""
+    root = tmp / f"src-{rev}"
+    if not (root / "src" / "contam").exists():
+        root.mkdir(parents=True, exist_ok=True)
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "src"], check=True, capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(root)], input=archive, check=True)
+    return root / "src"
+
+
 def build_slice(path: Path, mb: float, seed: int) -> None:
     sys.path.insert(0, str(ROOT / "bench"))
     from l1_scan import build  # the L1 bench corpus builder
@@ -89,6 +99,7 @@ def main() -> int:
     ap.add_argument("--pairs", type=int, default=3, help="timed pairs (REF, HEAD), order alternating")
     ap.add_argument("--workers", type=int, default=1, help="run_scan's workers (1: in-process, the least noisy)")
     ap.add_argument("--ref", default="bd0891d", help="the reference commit")
+    ap.add_argument("--head", default=None, help="time this commit's src instead of the checkout's (e.g. an earlier figure)")
     ap.add_argument("--keep", type=Path, default=None, help="work in this folder and keep it")
     args = ap.parse_args()
     tmp = args.keep or Path(tempfile.mkdtemp(prefix="contam-token-cost-"))
@@ -100,16 +111,13 @@ def main() -> int:
             t0 = time.perf_counter()
             build_slice(corpus, args.mb, args.seed)
             print(f"built {corpus} ({corpus.stat().st_size / 1e6:.0f} MB) in {time.perf_counter() - t0:.0f} s")
-    ref_root = tmp / f"ref-{args.ref}"
-    if not (ref_root / "src" / "contam").exists():
-        ref_root.mkdir(parents=True, exist_ok=True)
-        archive = subprocess.run(["git", "-C", str(ROOT), "archive", args.ref, "src"], check=True, capture_output=True).stdout
-        subprocess.run(["tar", "-x", "-C", str(ref_root)], input=archive, check=True)
-    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], check=True, capture_output=True, text=True).stdout
-    head = head.strip()
-    trees = {"ref": ref_root / "src", "head": ROOT / "src"}
+    head = args.head or "HEAD"
+    rev = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", head], check=True, capture_output=True, text=True).stdout.strip()
+    trees = {"ref": extract(args.ref, tmp), "head": extract(args.head, tmp) if args.head else ROOT / "src"}
     mb = corpus.stat().st_size / 1e6
-    print(f"corpus {corpus} ({mb:.0f} MB); {args.ref} vs HEAD {head}; workers={args.workers}; {args.pairs} pairs, CPU-seconds")
+    print(
+        f"corpus {corpus} ({mb:.0f} MB); {args.ref} vs HEAD = {head} ({rev}{'' if args.head else ', the checkout'}); workers={args.workers}; {args.pairs} pairs, CPU-seconds"
+    )
     for side, src in trees.items():  # untimed: the reference tree compiles its kernels here
         run_once(src, corpus, tmp / f"out-{side}", args.workers)
     runs: dict[str, list[dict]] = {"ref": [], "head": []}
