@@ -159,6 +159,7 @@ def score(task: Task, config) -> dict[str, np.ndarray]:
         "features": s.features if s.features is not None else np.zeros((len(task.texts), 0)),
         "multi": s.multilingual if len(s.multilingual) else np.zeros(len(task.texts), dtype=bool),
         "langs": np.array(s.languages or ["en"] * len(task.texts)),
+        "embedded": np.array([not (v < 0.5) for v in (s.shortlist if s.shortlist is not None else np.full(len(task.texts), np.nan))]),
     }
 
 
@@ -288,10 +289,13 @@ def main() -> None:
     t0 = time.process_time()
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     if args.fit:
+        from shortlist_fit import fit_shortlist
+
         calib = [*tasks("calib"), gsm8k_train_corpus("calib")]
-        feats = [score(t, SemanticConfig()) for t in calib]
+        feats = [score(t, SemanticConfig(shortlist=False)) for t in calib]
         dump(Path(args.out).with_name("semantic_independent_calib.npz"), calib, feats)
         fitted = fit(calib, feats, args.max_corpus_fpr)
+        fitted["static-shortlist"] = fit_shortlist(calib, feats, fitted["minilm"])
         path = Path(combiner.__file__).with_name("combiner.json")
         path.write_text(json.dumps({"combiners": fitted}, indent=1) + "\n", encoding="utf-8")
         combiner.load_combiners.cache_clear()
@@ -299,7 +303,10 @@ def main() -> None:
     scored = [score(t, SemanticConfig()) for t in test]
     dump(Path(args.out).with_name("semantic_independent_test.npz"), test, scored)
     res = {"date": date.today().isoformat(), "defaults": table(test, scored)}
+    embedded = sum(int(r["embedded"].sum()) for r in scored)
+    res["shortlist"] = {"documents": sum(len(t.texts) for t in test), "embedded": embedded}
     if not args.no_baseline:
+        res["no_shortlist"] = table(test, [score(t, SemanticConfig(shortlist=False)) for t in test])
         res["baseline_nn"] = table(test, [score(t, SemanticConfig(rule="nn")) for t in test])
     if not args.no_corpus:
         corpus = gsm8k_train_corpus("test")
@@ -310,10 +317,16 @@ def main() -> None:
     res["cpu_s"] = round(time.process_time() - t0, 1)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(res, indent=1) + "\n", encoding="utf-8")
-    print(f"{'set and kind:language':58s} {'defaults P / R / F1 (FP of neg)':34s} {'baseline nn F1':>14s}")
+    print(f"{'set and kind:language':58s} {'defaults P / R / F1 (FP of neg)':34s} {'no shortlist F1':>15s} {'baseline nn F1':>14s}")
     for g, m in res["defaults"].items():
         b = res.get("baseline_nn", {}).get(g, {})
-        print(f"{g:58s} {m['P']:.3f} / {m['R']:.3f} / {m['F1']:.3f} ({m['FP']} of {m['neg']})   {b.get('F1', float('nan')):>8.3f}")
+        o = res.get("no_shortlist", {}).get(g, {})
+        print(
+            f"{g:58s} {m['P']:.3f} / {m['R']:.3f} / {m['F1']:.3f} ({m['FP']} of {m['neg']})   "
+            f"{o.get('F1', float('nan')):>8.3f} {b.get('F1', float('nan')):>14.3f}"
+        )
+    sl = res["shortlist"]
+    print(f"shortlist: {sl['embedded']} of {sl['documents']} documents embedded (non-English ones always are)")
     for name, tab in res.get("gsm8k_train_corpus", {}).items():
         for m in tab.values():
             print(f"GSM8K train as corpus vs GSM8K test, {name}: {m['FP']} false flags of {m['neg']} questions")

@@ -17,6 +17,7 @@ as English, the primary embedder's language.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Sequence
 from functools import lru_cache
@@ -32,6 +33,8 @@ E5_LANGUAGES = frozenset(
 #: langid labels for varieties whose written language the embedder knows under another code.
 ALIASES = {"wuu": "zh", "yue": "zh", "ary": "ar", "arz": "ar", "nn": "no", "nb": "no", "zxx": "en"}
 
+_ASCII_LETTERS = re.compile(r"[A-Za-z]")
+
 #: Below this many letters a text is too short to tell its language: it goes to the primary embedder.
 MIN_LETTERS = 12
 
@@ -44,6 +47,8 @@ def _identifier() -> Any:
 
 
 def _letters(text: str) -> int:
+    if text.isascii():  # the common case, at C speed
+        return len(_ASCII_LETTERS.findall(text))
     return sum(ch.isalpha() for ch in text)
 
 
@@ -58,6 +63,8 @@ def detect_language(text: str, max_chars: int = 1000, min_prob: float = 0.6) -> 
         return "en"
     lang, prob = _identifier().classify(head)
     if lang == "en":
+        if head.isascii():
+            return "en"
         foreign = sum(ch.isalpha() and not ch.isascii() for ch in head) / letters
         return "en" if foreign < 0.3 else "und"
     lang = ALIASES.get(str(lang), str(lang))

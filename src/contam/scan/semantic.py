@@ -58,6 +58,7 @@ from contam.scan.dbscan import radius_dbscan
 from contam.scan.embedding import embed_texts, embedder_identity
 from contam.scan.flags import DocResult, Evidence, Flag
 from contam.scan.semantic_scores import SemanticScores, _profile_features, semantic_score_dict
+from contam.scan.shortlist import StaticShortlist
 from contam.scan.space import EmbeddingSpace
 from contam.scan.textmatch import specifics, specifics_overlap, word_overlap
 
@@ -155,6 +156,9 @@ class SemanticConfig:
     seed: int = 0
     route_languages: bool = True
     multilingual: str = "e5-multilingual"
+    #: ``learned`` rule: judge English documents by the static/lexical shortlist first and embed only
+    #: those it keeps (:mod:`contam.scan.shortlist`); off when ``threshold`` < 0.5 (it is cut for 0.5).
+    shortlist: bool = True
 
     # Cosine thresholds may be calibrated up to 2.0 (contam.scan.calibrate.OFF: the level is off);
     # the rescue overlaps are shares, and one above 1 switches its rescue off.
@@ -272,6 +276,7 @@ class SemanticScanner:
         self.items = list(items)
         self._multi = None
         self.primary = self._space(self.embedder).fit(self.items, item_embeddings)
+        self._short: StaticShortlist | None = None
         k = min(cfg.profile_k, len(self.items) - 1 if reference is None else len(self.items))
         if reference is None:
             d, _ = self.primary.search(self.item_vecs, k + 1, exclude_self=True)
@@ -288,6 +293,29 @@ class SemanticScanner:
 
             self._multi = self._space(load_embedder(self.config.multilingual)).fit(self.items)
         return self._multi
+
+    @property
+    def shortlisting(self) -> bool:
+        """Whether English documents go through the shortlist (:mod:`contam.scan.shortlist`) first."""
+        cfg = self.config
+        return cfg.rule == "learned" and cfg.shortlist and cfg.threshold >= LEARNED_THRESHOLD and self.primary.spec == "minilm"
+
+    def _shortlist(self, texts: list[str], rows: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(kept rows, the shortlist's probability per text (NaN: not judged), nearest items of the rows it drops)."""
+        n = len(texts)
+        prob = np.full(n, np.nan)
+        near = np.zeros((n, k), dtype=np.int64)
+        if self._short is None:
+            cfg = self.config
+            self._short = StaticShortlist.shipped(max_chars=cfg.max_chars, search_batch=cfg.search_batch, seed=cfg.seed)
+            if self._short is not None:
+                self._short.fit(self.items)
+        if self._short is None or not len(rows):
+            return rows, prob, near
+        p, nr = self._short.score([texts[r] for r in rows], k)
+        prob[rows] = p
+        near[rows, : nr.shape[1]] = nr
+        return rows[p >= LEARNED_THRESHOLD], prob, near
 
     def _search(self, x: np.ndarray, k: int, exclude_self: bool = False) -> tuple[np.ndarray, np.ndarray]:
         return self.primary.search(x, k, exclude_self)
@@ -334,7 +362,17 @@ class SemanticScanner:
         clusters: dict[int, tuple[list[int], list[int]]] = {}
         maha, anomalous = np.zeros(n), np.zeros(n, dtype=bool)
         nb = len(self.items)
-        for offset, rows in ((0, np.flatnonzero(~multi)), (_MULTI_CLUSTERS, np.flatnonzero(multi))):
+        english = np.flatnonzero(~multi)
+        short = np.full(n, np.nan)
+        if texts and embeddings is None and self.shortlisting:
+            kept, short, near = self._shortlist(texts, english, k)
+            dropped = np.setdiff1d(english, kept)
+            d[dropped], ids[dropped] = np.nan, near[dropped]
+            english = kept
+        judged = np.ones(n, dtype=bool) if texts else np.zeros(n, dtype=bool)
+        judged[np.flatnonzero(short == short)] = False
+        judged[english] = True
+        for offset, rows in ((0, english), (_MULTI_CLUSTERS, np.flatnonzero(multi))):
             if not len(rows):
                 continue
             space = self.primary if offset == 0 else self._multilingual()
@@ -361,7 +399,7 @@ class SemanticScanner:
         overlap, wover = np.full(n, np.nan), np.full(n, np.nan)
         feats = prob = None
         if cfg.rule == "learned" and texts:
-            feats, prob = self._learned(texts, ids, hood, multi)
+            feats, prob = self._learned(texts, ids, hood, multi, judged)
         elif cfg.rule == "nn" and texts:  # second stage, on the shortlist only
             for r in np.flatnonzero((top >= cfg.rescue_threshold) & (top < cfg.threshold)):
                 it = self.items[int(ids[r, 0])]
@@ -385,6 +423,7 @@ class SemanticScanner:
             probability=prob,
             languages=langs,
             multilingual=multi,
+            shortlist=short,
         )
 
     def _anomaly(self, d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -398,16 +437,19 @@ class SemanticScanner:
             return maha, (maha > self._cutoff) & (top > self._ref_median)
         return np.zeros(n), top > self._ref_median
 
-    def _learned(self, texts: list[str], ids: np.ndarray, hood: np.ndarray, multi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The combiner's features and probability for every row (text features against the nearest item)."""
+    def _learned(
+        self, texts: list[str], ids: np.ndarray, hood: np.ndarray, multi: np.ndarray, judged: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The combiner's features and probability for every ``judged`` row (text features against the
+        nearest item); NaN for the rows the shortlist dropped."""
         combiners = load_combiners()
-        feats = np.zeros((len(texts), len(FEATURES)))
-        feats[:, :3] = hood
-        for r, t in enumerate(texts):
+        feats = np.full((len(texts), len(FEATURES)), np.nan)
+        feats[judged, :3] = hood[judged]
+        for r in np.flatnonzero(judged):
             it = self.items[int(ids[r, 0])]
-            feats[r, 3:] = text_features(t, (it.question, it.text))
+            feats[r, 3:] = text_features(texts[r], (it.question, it.text))
         prob = np.full(len(texts), np.nan)
-        for spec, rows in ((self.primary.spec, ~multi), (self.config.multilingual, multi)):
+        for spec, rows in ((self.primary.spec, ~multi & judged), (self.config.multilingual, multi)):
             c = combiners.get(spec) or combiners.get("minilm")
             if c is not None and rows.any():
                 prob[rows] = c.probability(feats[rows])

@@ -37,6 +37,9 @@ class SemanticScores:
     #: detected language per row ("en" when not routed), and whether the row went to the multilingual embedder
     languages: list[str] = field(default_factory=list)
     multilingual: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    #: (n,) probability from the shortlist (:mod:`contam.scan.shortlist`), NaN where it did not judge;
+    #: below 0.5 the row was not embedded and its cosine, features and probability are NaN
+    shortlist: np.ndarray | None = None
 
     def subset(self, idx: np.ndarray) -> SemanticScores:
         """The scores of rows ``idx`` (cluster summary dropped: it belongs to the whole call)."""
@@ -51,6 +54,7 @@ class SemanticScores:
             probability=self.probability[idx] if self.probability is not None else None,
             languages=[self.languages[int(i)] for i in np.arange(len(self.sim))[idx]] if self.languages else [],
             multilingual=self.multilingual[idx] if len(self.multilingual) else self.multilingual,
+            shortlist=self.shortlist[idx] if self.shortlist is not None else None,
             rescue_threshold=self.rescue_threshold,
             rescue_overlap=self.rescue_overlap,
             rescue_words=self.rescue_words,
@@ -99,6 +103,7 @@ class SemanticScores:
 
 
 def semantic_score_dict(s: SemanticScores, i: int) -> dict[str, float]:
+    """The scores of row ``i`` as a flat dict (what was not computed for it is left out)."""
     out = {
         "cosine": round(float(s.sim[i]), 6),
         "cluster": float(s.cluster[i]),
@@ -116,7 +121,10 @@ def semantic_score_dict(s: SemanticScores, i: int) -> dict[str, float]:
         out["probability"] = round(float(s.probability[i]), 6)
         out.update({f"f_{k}": round(float(v), 6) for k, v in zip(FEATURES, s.features[i], strict=True)})
         out["multilingual"] = float(bool(s.multilingual[i])) if len(s.multilingual) else 0.0
-    return out
+    if s.shortlist is not None and s.shortlist[i] == s.shortlist[i]:
+        out["shortlist_probability"] = round(float(s.shortlist[i]), 6)
+    # A row the shortlist dropped was never embedded: no cosine, features or probability to show.
+    return {k: v for k, v in out.items() if v == v}
 
 
 def _profile_features(profiles: np.ndarray) -> np.ndarray:

@@ -29,6 +29,7 @@ _NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]{2,}\b")
 _PIECE = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_]+", re.UNICODE)
 
 
+@lru_cache(maxsize=65536)
 def specifics(text: str) -> frozenset[str]:
     """What a paraphrase keeps and a different problem of the same genre rarely shares: the
     numbers written in ``text`` (any script's digits, thousands separators dropped), its quoted
