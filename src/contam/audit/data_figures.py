@@ -119,12 +119,13 @@ def data_figures(
         ax.set_ylabel("records")
         ax.set_title(f"Data side, {lv} level: score distribution")
         ax.legend(frameon=False)
-        add(
-            fig,
-            f"scan-{lv}",
-            f"{lv} level: {key} of every record of the dataset, flagged (red) vs not (grey), the threshold dashed",
-            source,
+        shortlisted = sum(
+            1 for r in records if lv == "semantic" and record_score(r, key) is None and record_score(r, "shortlist_probability") is not None
         )
+        caption = f"{lv} level: {key} of every record of the dataset, flagged (red) vs not (grey), the threshold dashed"
+        if shortlisted:  # judged by the cheap first stage only: no MiniLM probability to draw
+            caption += f"; {shortlisted} record(s) the shortlist passed over (never embedded, not flagged) are not drawn"
+        add(fig, f"scan-{lv}", caption, source)
     per_item: Counter[str] = Counter()
     for r in records:
         for item in {str(f.get("item_id")) for f in r.get("flags") or [] if passed(f)}:
