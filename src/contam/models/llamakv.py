@@ -3,7 +3,7 @@ evaluated before decodes only the rest, with every logits row bit-identical to a
 
 llama.cpp decodes a batch of one token through other kernels than a batch of two or more, and
 the logits differ (up to ~1 on SmolLM2, measured); batches of two or more agree exactly however
-the prompt is split. So a prompt is always evaluated the way a fresh ``reset(); eval(ids)`` would
+the prompt is split. So a prompt is always evaluated the way a reset model evaluating ``ids`` from the start would
 see it -- every token in a batch of at least two, except a last chunk of one token where the
 fresh evaluation has one too (a prompt of ``k * n_batch + 1`` tokens) -- and the KV of a token is
 reused only when it came from such a batch: the tokens a generation decodes one at a time are
@@ -69,7 +69,7 @@ class PrefixKV:
 
     def prefill(self, ids: Sequence[int]) -> None:
         """Leave exactly ``ids`` in the KV cache, each logits row equal to what a fresh
-        ``reset(); eval(ids)`` computes (chunks of ``n_batch``; a one-token last chunk alone)."""
+        a reset model evaluating ``ids`` computes (chunks of ``n_batch``; a one-token last chunk alone)."""
         llm = self.llm
         n, n_batch = len(ids), int(llm.n_batch)
         tail = 1 if n % n_batch == 1 else 0  # a fresh evaluation decodes this last token on its own
