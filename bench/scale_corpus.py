@@ -12,9 +12,7 @@ built from a pool would flatter any cache):
   benchmark, clean (past 7,473, the train questions too);
 * 30 GPT-4 rephrasings of GSM8K test questions made by other people: MathCheck-GSM's "problem
   understanding" rewrites (``bench/data/independent/mathcheck_gsm``, not committed: no licence
-  stated; fetched by its ``extract.py``) when present, else the DCQ GPT-4 perturbations of GSM8K
-  train questions (``../shared/data/dcq``, Apache-2.0), whose sources are then added to the
-  benchmark.
+  stated; fetched by its ``extract.py``), one per item.
 
 Selection is by a hash of each text, so the same venv gives the same corpus.
 """
@@ -22,7 +20,6 @@ Selection is by a hash of each text, so the same venv gives the same corpus.
 from __future__ import annotations
 
 import ast
-import csv
 import hashlib
 import json
 import re
@@ -105,9 +102,7 @@ class ScaleCorpus:
     texts: list[str] = field(default_factory=list)
     kinds: list[str] = field(default_factory=list)
     truth: list[str] = field(default_factory=list)
-    #: benchmark items to add to GSM8K test (the DCQ fallback's sources), as (id, question, answer)
-    extra_items: list[tuple[str, str, str]] = field(default_factory=list)
-    rephrasing_source: str = ""
+    rephrasing_source: str = "MathCheck-GSM problem-understanding rewrites (GPT-4) of GSM8K test questions"
 
     def add(self, text: str, kind: str, truth: str = "") -> None:
         self.texts.append(text)
@@ -124,27 +119,20 @@ def build(paragraphs: int = 2000, solutions: int = 1000, rephrasings: int = 30) 
     n_doc = min(len(docs), paragraphs - n_lic - n_iss)
     chosen = _pick(lic, n_lic, "lic") + _pick(docs, n_doc, "doc") + _pick(issues, n_iss, "issue")
     kinds = ["licence"] * n_lic + ["docstring"] * n_doc + ["issue"] * (len(chosen) - n_lic - n_doc)
-    seen: set[str] = set()
     mc = ROOT / "data" / "independent" / "mathcheck_gsm" / "variants.jsonl"
-    gold: list[tuple[str, str]] = []
-    if mc.is_file():
-        rows = [json.loads(line) for line in mc.read_text(encoding="utf-8").splitlines()]
-        rows = [r for r in rows if r.get("subtype") == "mathcheck_problem_understanding"]
-        gold = [(r["text"], r["source"]) for r in _pick_rows(rows, rephrasings)]
-        c.rephrasing_source = "MathCheck-GSM problem-understanding rewrites (GPT-4) of GSM8K test questions"
-    else:
-        with (SHARED / "dcq" / "gsm8k_train.csv").open(encoding="utf-8", newline="") as fh:
-            rows = list(csv.DictReader(fh))
-        for k, r in enumerate(_pick_rows(rows, rephrasings, key="question")):
-            iid = f"dcq-src/{k}"
-            c.extra_items.append((iid, r["question"], r["answer"]))
-            gold.append((r["option_d"] if r.get("option_d") else r["option_a"], iid))
-        c.rephrasing_source = "DCQ GPT-4 word-level perturbations of GSM8K train questions (sources added to the benchmark)"
+    if not mc.is_file():
+        raise SystemExit(f"{mc} is missing: run bench/data/independent/mathcheck_gsm/extract.py (not committed: no licence stated)")
+    rows = [json.loads(line) for line in mc.read_text(encoding="utf-8").splitlines()]
+    by_source: dict[str, dict] = {}
+    for r in sorted(rows, key=lambda r: _key(r["text"])):
+        if r.get("subtype") == "mathcheck_problem_understanding":
+            by_source.setdefault(r["source"], r)  # one rewrite per GSM8K item
+    gold = [(r["text"], r["source"]) for r in list(by_source.values())[:rephrasings]]
     train = [json.loads(line) for line in (SHARED / "gsm8k" / "train.jsonl").read_text(encoding="utf-8").splitlines()]
-    sources = {q for _, _, q in [(0, 0, e[1]) for e in c.extra_items]}
     # Solutions first; past the 7,473 of them, the questions (a corpus of 100k needs both).
-    sols = _pick([r["answer"] for r in train if r["question"] not in sources], solutions, "sol")
-    sols += _pick([r["question"] for r in train if r["question"] not in sources], solutions - len(sols), "q")
+    sols = _pick([r["answer"] for r in train], solutions, "sol")
+    sols += _pick([r["question"] for r in train], solutions - len(sols), "q")
+    seen: set[str] = set()
     for t, k in zip(chosen, kinds, strict=True):
         if t not in seen:
             seen.add(t)
@@ -154,13 +142,6 @@ def build(paragraphs: int = 2000, solutions: int = 1000, rephrasings: int = 30) 
     for t, src in gold:
         c.add(t, "rephrasing", src)
     return c
-
-
-def _pick_rows(rows: list[dict], n: int, key: str = "text") -> list[dict]:
-    by_src: dict[str, dict] = {}
-    for r in sorted(rows, key=lambda r: _key(str(r.get(key)))):
-        by_src.setdefault(str(r.get("source", r.get(key))), r)
-    return list(by_src.values())[:n]
 
 
 if __name__ == "__main__":

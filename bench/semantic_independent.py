@@ -229,9 +229,8 @@ def choose_threshold(
 
 def fit(calib: list[Task], feats: list[dict[str, np.ndarray]], max_corpus_fpr: float) -> dict:
     """One logistic model per route on the calib halves, its threshold by :func:`choose_threshold`."""
-    from sklearn.linear_model import LogisticRegression
-
     from contam.scan.combiner import FEATURES
+    from logistic_fit import fit_logistic
 
     out = {}
     for route, spec in ((False, "minilm"), (True, "e5-multilingual")):
@@ -249,26 +248,11 @@ def fit(calib: list[Task], feats: list[dict[str, np.ndarray]], max_corpus_fpr: f
         x, y, g, c = np.array(xs), np.array(ys), np.array(gs), np.array(cs, dtype=bool)
         if len(set(ys)) < 2:
             continue
-        mean, scale = x.mean(axis=0), x.std(axis=0) + 1e-6
-        lr = LogisticRegression(C=0.3, class_weight="balanced", max_iter=3000).fit((x - mean) / scale, y)
-        f1, th = choose_threshold(lr.decision_function((x - mean) / scale), y, g, c, max_corpus_fpr)
-        out[spec] = {
-            "features": list(FEATURES),
-            "coef": [round(float(v), 6) for v in lr.coef_[0]],
-            "intercept": round(float(lr.intercept_[0]) - th, 6),
-            "mean": [round(float(v), 6) for v in mean],
-            "scale": [round(float(v), 6) for v in scale],
-            "fitted_on": {
-                "date": date.today().isoformat(),
-                "rows": len(y),
-                "positives": int(y.sum()),
-                "calib_mean_group_f1": round(f1, 4),
-                "max_corpus_fpr": max_corpus_fpr,
-                "sets": sorted({t.name for t in calib}),
-                "model": "sklearn LogisticRegression(C=0.3, class_weight='balanced') on standardised features",
-                "split": "calib halves (blake2b of the item id), bench/semantic_independent.py",
-            },
-        }
+        lf = fit_logistic(x, y)
+        f1, th = choose_threshold(lf.logit, y, g, c, max_corpus_fpr)
+        out[spec] = lf.record(
+            FEATURES, th, y, calib_mean_group_f1=round(f1, 4), max_corpus_fpr=max_corpus_fpr, sets=sorted({t.name for t in calib})
+        )
         print(f"fitted {spec}: {len(y)} rows ({int(y.sum())} positive), calib mean F1 over groups {f1:.3f}", file=sys.stderr)
     return out
 

@@ -364,14 +364,12 @@ class SemanticScanner:
         nb = len(self.items)
         english = np.flatnonzero(~multi)
         short = np.full(n, np.nan)
+        judged = np.ones(n, dtype=bool)  # rows embedded and decided by the full rule
         if texts and embeddings is None and self.shortlisting:
             kept, short, near = self._shortlist(texts, english, k)
             dropped = np.setdiff1d(english, kept)
-            d[dropped], ids[dropped] = np.nan, near[dropped]
+            d[dropped], ids[dropped], judged[dropped] = np.nan, near[dropped], False
             english = kept
-        judged = np.ones(n, dtype=bool) if texts else np.zeros(n, dtype=bool)
-        judged[np.flatnonzero(short == short)] = False
-        judged[english] = True
         for offset, rows in ((0, english), (_MULTI_CLUSTERS, np.flatnonzero(multi))):
             if not len(rows):
                 continue

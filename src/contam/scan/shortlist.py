@@ -47,25 +47,30 @@ NEAREST = 3
 class LexicalIndex:
     """Best word-piece Jaccard of a text with any of ``views`` (``owner[v]``: the item view ``v`` belongs to)."""
 
-    def __init__(self, views: Sequence[str], owner: Sequence[int]) -> None:
+    def __init__(self, views: Sequence[str], owner: Sequence[int] | np.ndarray) -> None:
         import scipy.sparse as sp
 
         self.vocab: dict[str, int] = {}
         self.owner = np.asarray(owner, dtype=np.int64)
-        ind, ptr = self._rows(views, grow=True)
+        ind, ptr, sizes = self._rows(views, grow=True)
         self.views = sp.csr_matrix((np.ones(len(ind), np.float32), ind, ptr), shape=(len(views), len(self.vocab))).T.tocsr()
-        self.sizes = np.diff(ptr).astype(np.float32)
+        self.sizes = sizes
 
-    def _rows(self, texts: Sequence[str], grow: bool = False) -> tuple[list[int], list[int]]:
+    def _rows(self, texts: Sequence[str], grow: bool = False) -> tuple[list[int], list[int], np.ndarray]:
+        """CSR indices and row pointers of ``texts``' pieces in the vocabulary, and each text's
+        number of pieces (those outside the vocabulary count in a Jaccard's union too)."""
         ind: list[int] = []
         ptr = [0]
-        for t in texts:
-            for p in pieces(t):
+        sizes = np.zeros(len(texts), dtype=np.float32)
+        for r, t in enumerate(texts):
+            ps = pieces(t)
+            sizes[r] = len(ps)
+            for p in ps:
                 j = self.vocab.setdefault(p, len(self.vocab)) if grow else self.vocab.get(p, -1)
                 if j >= 0:
                     ind.append(j)
             ptr.append(len(ind))
-        return ind, ptr
+        return ind, ptr, sizes
 
     def best(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """(best Jaccard, index of the item it is with) per text; in batches so memory stays small."""
@@ -76,8 +81,7 @@ class LexicalIndex:
         step = max(16, 4_000_000 // max(1, len(self.sizes)))
         for s in range(0, n, step):
             part = texts[s : s + step]
-            ind, ptr = self._rows(part)
-            own = np.array([len(pieces(t)) for t in part], dtype=np.float32)  # pieces outside the vocabulary count too
+            ind, ptr, own = self._rows(part)
             t = sp.csr_matrix((np.ones(len(ind), np.float32), ind, ptr), shape=(len(part), len(self.vocab)))
             inter = (t @ self.views).toarray()
             j = inter / np.maximum(own[:, None] + self.sizes[None, :] - inter, 1.0)
@@ -95,9 +99,10 @@ def _specifics_numbers(text: str, item: Item) -> tuple[float, float]:
 
 
 class StaticShortlist:
-    """``StaticShortlist(combiner).fit(items)``, then :meth:`score` (probability per text; >= 0.5: embed it)."""
+    """``StaticShortlist(combiner).fit(items)``, then :meth:`score` (probability per text; >= 0.5: embed
+    it); without a combiner only :meth:`features` (what the shortlist's model is fitted on)."""
 
-    def __init__(self, combiner: LinearCombiner, max_chars: int = 512, search_batch: int = 4096, seed: int = 0) -> None:
+    def __init__(self, combiner: LinearCombiner | None = None, max_chars: int = 512, search_batch: int = 4096, seed: int = 0) -> None:
         self.combiner = combiner
         self.max_chars = max_chars
         self.search_batch = search_batch
@@ -114,9 +119,11 @@ class StaticShortlist:
 
         self.items = list(items)
         self.space = EmbeddingSpace(load_embedder("static"), self.max_chars, 1024, self.search_batch, self.seed).fit(self.items)
-        views = [it.text for it in self.items] + [it.question for it in self.items if it.question and it.question != it.text]
-        owner = list(range(len(self.items))) + [j for j, it in enumerate(self.items) if it.question and it.question != it.text]
-        self.lexical = LexicalIndex(views, owner)
+        # Every question that differs from its item's text is a view here, also where the two share
+        # their first ``max_chars`` (the embedding space's test): the pieces are of the whole texts.
+        qi = [j for j, it in enumerate(self.items) if it.question and it.question != it.text]
+        views = [it.text for it in self.items] + [self.items[j].question for j in qi]
+        self.lexical = LexicalIndex(views, list(range(len(self.items))) + qi)
         return self
 
     def features(self, texts: Sequence[str], k: int = 5) -> tuple[np.ndarray, np.ndarray]:
@@ -134,5 +141,7 @@ class StaticShortlist:
 
     def score(self, texts: Sequence[str], k: int = 5) -> tuple[np.ndarray, np.ndarray]:
         """(probability that the full rule would want the text, ``(n, k)`` nearest items)."""
+        if self.combiner is None:
+            raise ValueError("StaticShortlist.score needs a combiner (StaticShortlist.shipped() has the fitted one)")
         f, near = self.features(texts, k)
         return self.combiner.probability(f), near
