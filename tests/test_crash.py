@@ -201,7 +201,7 @@ def test_disk_full_scan_is_one_line_and_keeps_the_checkpoint(big_corpus: Path, t
 # ---------------------------------------------------------------- perturb
 @pytest.mark.slow
 def test_kill9_perturb_resumes_to_the_same_set(tmp_path: Path) -> None:
-    args = ["perturb", "--benchmark", "gsm8k", "--variants", "3", "--seed", "0", "--limit", "300"]
+    args = ["perturb", "--benchmark", "gsm8k", "--per-item", "3", "--seed", "0", "--limit", "300"]
     t0 = time.monotonic()
     whole = contam([*args, "--out", tmp_path / "whole", "--json"])
     took = time.monotonic() - t0

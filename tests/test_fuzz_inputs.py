@@ -340,7 +340,7 @@ def test_benchmark_file_table(clean: dict[str, Any], tmp_path: Path, case: tuple
         # Same items, same leaks found (item ids are the file's own: b/LINE).
         assert [(f[0], f[1]) for f in flagged(out)] == [(f[0], f[1]) for f in clean["flags"]]
     ref = tmp_path / "ref"
-    code, stdout, err = check_run(["perturb", "--benchmark", str(bench), "--variants", "1", "--out", str(ref), "--json"], [bench], ref)
+    code, stdout, err = check_run(["perturb", "--benchmark", str(bench), "--per-item", "1", "--out", str(ref), "--json"], [bench], ref)
     if expected[0] == "error":
         assert_one_line_error(code, err, bench, expected[1], expected[2])
     else:
@@ -367,7 +367,7 @@ def _builtin_coverage() -> dict[str, Any]:
     """What `contam perturb` makes of the same GSM8K items from the built-in benchmark (the
     values drawn depend on the item ids, the templates and their coverage do not)."""
     if "s" not in _BUILTIN:
-        code, stdout, err = run(["perturb", "--benchmark", "gsm8k", "--limit", str(N_ITEMS), "--variants", "1", "--json"])
+        code, stdout, err = run(["perturb", "--benchmark", "gsm8k", "--limit", str(N_ITEMS), "--per-item", "1", "--json"])
         assert code == 0, err
         _BUILTIN["s"] = _coverage(json.loads(stdout))
         assert _BUILTIN["s"]["instances"] >= N_ITEMS // 2  # GSM8K's own format is not "0 variants"
@@ -540,7 +540,7 @@ USAGE = [
     ["scan", "--no-such-option"],
     ["scan", "--corpus"],
     ["scan", "-b", "gsm8k", "--out", "x"],
-    ["perturb", "--benchmark", "gsm8k", "--variants", "many"],
+    ["perturb", "--benchmark", "gsm8k", "--per-item", "many"],
     ["probe", "minkprob", "--n", "1.5"],
     ["report"],
     ["no-such-command"],

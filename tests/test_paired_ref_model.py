@@ -185,7 +185,7 @@ def test_audit_paired_verdict_is_per_character(tmp_path: Path, monkeypatch: pyte
 
     monkeypatch.setenv("CONTAM_CACHE", str(tmp_path / "cache.sqlite"))
     ref = tmp_path / "ref"
-    assert main(["perturb", "-b", "gsm8k", "--limit", "12", "--variants", "1", "--seed", "0", "--out", str(ref)]) == 0
+    assert main(["perturb", "-b", "gsm8k", "--limit", "12", "--per-item", "1", "--seed", "0", "--out", str(ref)]) == 0
     capsys.readouterr()
     out = tmp_path / "paired"
     s = run_paired("smollm2", "smollm2", "gsm8k", str(ref), 12, out)

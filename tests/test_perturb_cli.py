@@ -10,7 +10,7 @@ from contam.cli.main import main
 
 def test_perturb_writes_reference_set_and_resumes(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
     out = tmp_path / "ref"
-    assert main(["perturb", "--benchmark", "gsm8k", "--variants", "2", "--seed", "0", "--limit", "25", "--out", str(out), "--json"]) == 0
+    assert main(["perturb", "--benchmark", "gsm8k", "--per-item", "2", "--seed", "0", "--limit", "25", "--out", str(out), "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
     rows = [json.loads(line) for line in (out / "variants.jsonl").read_text().splitlines()]
     assert summary["instances"] == len(rows) > 20 and summary["audit_failures"] == {}
@@ -20,7 +20,7 @@ def test_perturb_writes_reference_set_and_resumes(tmp_path: Path, capsys) -> Non
         assert r["solution"].endswith("#### " + r["answer"])
     assert json.loads((out / "summary.json").read_text())["covered"] == summary["covered"]
     # Resume: nothing is written twice.
-    assert main(["perturb", "--benchmark", "gsm8k", "--variants", "2", "--seed", "0", "--limit", "25", "--out", str(out), "--json"]) == 0
+    assert main(["perturb", "--benchmark", "gsm8k", "--per-item", "2", "--seed", "0", "--limit", "25", "--out", str(out), "--json"]) == 0
     capsys.readouterr()
     assert len((out / "variants.jsonl").read_text().splitlines()) == len(rows)
 

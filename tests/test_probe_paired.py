@@ -116,7 +116,7 @@ def test_paired_needs_variants_and_a_reference(gguf, data) -> None:  # type: ign
 def test_cli_paired_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setenv("CONTAM_CACHE", str(tmp_path / "cache.sqlite"))
     ref = tmp_path / "ref"
-    assert main(["perturb", "-b", "gsm8k", "--limit", "12", "--variants", "1", "--seed", "0", "--out", str(ref)]) == 0
+    assert main(["perturb", "-b", "gsm8k", "--limit", "12", "--per-item", "1", "--seed", "0", "--out", str(ref)]) == 0
     capsys.readouterr()
     out = tmp_path / "paired"
     args = [

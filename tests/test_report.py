@@ -45,7 +45,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     }
     assert main(["scan", "-b", "gsm8k", "-b", "humaneval", "-b", "mmlu", "--corpus", str(corpus), "--out", str(r["scan"])]) == 0
     assert main(["decontaminate", "--corpus", str(corpus), "--scan", str(r["scan"]), "--out", str(d / "clean.jsonl")]) == 0
-    assert main(["perturb", "-b", "gsm8k", "--limit", "6", "--variants", "1", "--out", str(r["ref"])]) == 0
+    assert main(["perturb", "-b", "gsm8k", "--limit", "6", "--per-item", "1", "--out", str(r["ref"])]) == 0
     assert (
         main(["probe", "minkprob", "-b", "gsm8k", "-n", "3", "--field", "question", "--control", str(r["ref"]), "--out", str(r["mink"])])
         == 0
