@@ -186,9 +186,7 @@ class Backend:
         This default is the plain path: ``generate`` runs to a stop string or ``max_new_tokens``
         and the text is cut afterwards; a backend that can stop decoding once the box closes
         (``llamacpp``) overrides it with the same results."""
-        model = cast("LanguageModel", self)
-        outs = model.generate(prompts, max_new_tokens=max_new_tokens, temperature=0.0, seed=seed, stop=stop)
-        return [cut_at_box_close(o[0]) for o in outs]
+        return _generate_and_cut(cast("LanguageModel", self), prompts, max_new_tokens, seed, stop)
 
     def warn_truncated(self, count: int, total: int, what: str = "texts") -> None:
         """One warning per call counting the ``what`` that were cut from the left to fit ``n_ctx``."""
@@ -241,5 +239,12 @@ def boxed_completions(
     own: Callable[..., list[Completion]] | None = getattr(model, "complete_box", None)
     if own is not None:
         return list(own(prompts, max_new_tokens=max_new_tokens, seed=seed, stop=stop))
+    return _generate_and_cut(model, prompts, max_new_tokens, seed, stop)
+
+
+def _generate_and_cut(
+    model: LanguageModel, prompts: Sequence[Prompt], max_new_tokens: int, seed: int, stop: Sequence[str] | None
+) -> list[Completion]:
+    """The plain path to a forced answer: greedy ``generate``, then the text cut where the box closes."""
     outs = model.generate(prompts, max_new_tokens=max_new_tokens, temperature=0.0, seed=seed, stop=stop)
     return [cut_at_box_close(o[0]) for o in outs]
