@@ -79,7 +79,7 @@ def test_the_cli_says_the_old_toml_key_in_one_line(tmp_path: Path) -> None:
 
 
 def test_the_python_spelling_variants_still_sets_the_count() -> None:
-    # callers not yet moved (the demo builds AuditConfig(variants=1); the steps read cfg.variants)
+    # Python callers of the old keyword (contam's own now use per_item) keep working.
     cfg = AuditConfig(benchmarks=("gsm8k",), model="smollm2", variants=1)
     assert cfg.per_item == 1 and cfg.variants == 1
     assert cfg == AuditConfig(benchmarks=("gsm8k",), model="smollm2", per_item=1)

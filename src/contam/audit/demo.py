@@ -56,13 +56,13 @@ def main(argv: list[str] | None = None) -> int:
         dataset=dataset,
         model=args.model,
         limit=args.limit,
-        variants=1,
+        per_item=1,
         max_cot_tokens=96,
         probes=("zerocot", "minkprob"),
         out=str(out / "audit"),
         title="contam demo audit",
     )
-    cmd = ["audit", "-b", str(bench), "--dataset", dataset, "--model", args.model, "--limit", str(args.limit), "--k", "1",
+    cmd = ["audit", "-b", str(bench), "--dataset", dataset, "--model", args.model, "--limit", str(args.limit), "--per-item", "1",
            "--max-cot-tokens", "96", "--probes", "zerocot,minkprob", "--out", cfg.out, "--title", str(cfg.title)]  # fmt: skip
     console.print("$ contam " + " ".join(cmd), style="dim", markup=False)
     t0 = time.perf_counter()

@@ -66,10 +66,10 @@ def decontaminate_dataset(cfg: AuditConfig, scan: Path, out: Path, on_item: OnIt
 
 
 def variant_set(cfg: AuditConfig, benchmark: str, n: int, out: Path, on_item: OnItem | None = None) -> dict[str, Any]:
-    """``cfg.variants`` isomorphic variants of each of the benchmark's first ``n`` items (seed ``cfg.seed``)."""
+    """``cfg.per_item`` isomorphic variants of each of the benchmark's first ``n`` items (seed ``cfg.seed``)."""
     from contam.perturb.folder import build_reference_folder
 
-    return build_reference_folder(benchmark, out, variants=cfg.variants, seed=cfg.seed, limit=n, on_item=on_item)
+    return build_reference_folder(benchmark, out, variants=cfg.per_item, seed=cfg.seed, limit=n, on_item=on_item)
 
 
 def zerocot(cfg: AuditConfig, benchmark: str, n: int, variants: str, out: Path, on_item: OnItem | None = None) -> dict[str, Any]:
@@ -84,11 +84,11 @@ def zerocot(cfg: AuditConfig, benchmark: str, n: int, variants: str, out: Path, 
 
 
 def cliff(cfg: AuditConfig, benchmark: str, n: int, variants: str, out: Path, on_item: OnItem | None = None) -> dict[str, Any]:
-    """The performance cliff of ``cfg.model``: originals against their ``cfg.variants`` variants."""
+    """The performance cliff of ``cfg.model``: originals against their ``cfg.per_item`` variants."""
     from contam.probe.cliff import CliffConfig
     from contam.probe.runs import run_cliff
 
-    cc = CliffConfig(k=cfg.variants, alpha=cfg.alpha, max_new_tokens=cfg.max_cot_tokens, seed=cfg.seed)
+    cc = CliffConfig(k=cfg.per_item, alpha=cfg.alpha, max_new_tokens=cfg.max_cot_tokens, seed=cfg.seed)
     return run_cliff(str(cfg.model), benchmark, cc, variants=variants, n=n, out=out, on_item=on_item, say=log.info)
 
 
