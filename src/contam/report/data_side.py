@@ -12,7 +12,17 @@ from typing import Any
 
 from contam.report.inputs import Result, iter_jsonl
 from contam.report.model import Run, Section, SectionBuilder, code, interval, num, pct, strong, text, wilson
-from contam.report.scan_evidence import QUOTING, RenderOptions, add_flag_excerpt, clip, find_corpus, read_records
+from contam.report.scan_evidence import (
+    QUOTING,
+    FlagSource,
+    RenderOptions,
+    ScannedRecord,
+    add_flag_excerpt,
+    clip,
+    find_corpus,
+    flag_sources,
+    read_records,
+)
 from contam.scan.flags import passed, rule_text
 
 
@@ -74,45 +84,54 @@ def render_scan(r: Result, opt: RenderOptions) -> Section:
         b.para(
             f"Skipped bad input: {bad['skipped']:,} lines (" + ", ".join(f"{k2}: {v}" for k2, v in bad.get("reasons", {}).items()) + ")."
         )
-    flags_path = Path(r.folder or "") / "flags.jsonl" if r.folder else None
-    if flags_path is None or not flags_path.is_file():
+    sources = flag_sources(s, r.folder)
+    if not sources:
         b.note("flags.jsonl not found next to the summary: no per-document evidence shown.")
         return b.build()
-    shown: list[dict[str, Any]] = []
-    for _, rec in iter_jsonl(flags_path):
-        # one rule for what a flag is (contam.scan.flags.passed): below its own threshold it is not listed
-        passing = [f for f in rec.get("flags") or [] if passed(f)]
-        if rec.get("contaminated") and passing:
-            shown.append({**rec, "flags": passing})
-            if len(shown) >= opt.max_rows:
-                break
+    shown: list[tuple[FlagSource, dict[str, Any]]] = []
+    for src in sources:
+        for _, rec in iter_jsonl(src.flags):
+            # one rule for what a flag is (contam.scan.flags.passed): below its own threshold it is not listed
+            passing = [f for f in rec.get("flags") or [] if passed(f)]
+            if rec.get("contaminated") and passing:
+                shown.append((src, {**rec, "flags": passing}))
+                if len(shown) >= opt.max_rows:
+                    break
+        if len(shown) >= opt.max_rows:
+            break
+    sharded = any(src.shard for src in sources)
     rows = []
-    for rec in shown:
+    for src, rec in shown:
         f = rec["flags"][0]
-        rows.append(
-            [
-                num(rec.get("line")),
-                code(str(rec.get("doc_id"))),
-                code(str(f.get("item_id"))),
-                str(f.get("benchmark", "")),
-                str(f.get("part", "")),
-                rule_text(f),
-                str(f.get("level", rec.get("level", ""))),
-                len(rec["flags"]),
-            ]
-        )
+        row = [
+            num(rec.get("line")),
+            code(str(rec.get("doc_id"))),
+            code(str(f.get("item_id"))),
+            str(f.get("benchmark", "")),
+            str(f.get("part", "")),
+            rule_text(f),
+            str(f.get("level", rec.get("level", ""))),
+            len(rec["flags"]),
+        ]
+        rows.append([code(src.shard), *row] if sharded else row)
     b.table(
-        ["line", "document", "item", "benchmark", "part", "rule that fired", "level", "flags"],
+        (["shard"] if sharded else []) + ["line", "document", "item", "benchmark", "part", "rule that fired", "level", "flags"],
         rows,
-        align="rllllrlr",
+        align=("l" if sharded else "") + "rllllrlr",
         caption=f"First {len(shown)} flagged documents (of {k:,}), best flag each",
     )
-    corpus, looked = find_corpus(s, r.folder) if shown else (None, [])
-    records = read_records(corpus, {int(x["line"]) for x in shown if isinstance(x.get("line"), int)}, s)
-    for rec in shown:
+    records: dict[str, dict[int, ScannedRecord]] = {}
+    looked: list[str] = []
+    for src in dict.fromkeys(src for src, _ in shown):
+        corpus, tried = find_corpus(src.summary, src.folder)
+        lines = {int(x["line"]) for s2, x in shown if s2 is src and isinstance(x.get("line"), int)}
+        records[src.folder] = read_records(corpus, lines, src.summary)
+        if not records[src.folder]:
+            looked += tried or [f"no corpus path in {src.folder}/summary.json"]
+    for src, rec in shown:
         line = rec.get("line")
         f = rec["flags"][0]
-        add_flag_excerpt(b, rec, f, records.get(line) if isinstance(line, int) else None, opt)
+        add_flag_excerpt(b, rec, f, records[src.folder].get(line) if isinstance(line, int) else None, opt, shard=src.shard)
         scored = [e for e in f.get("evidence", []) if not e.get("doc_span") or e.get("kind") not in QUOTING]
         if scored:  # level-2/3 evidence: what was compared, with its weight
             b.note(
@@ -120,9 +139,9 @@ def render_scan(r: Result, opt: RenderOptions) -> Section:
                     f"{e.get('kind')} {num(e.get('weight'))}" + (f": {clip(e.get('text'), 120)}" if e.get("text") else "") for e in scored
                 )
             )
-    if shown and not records:
+    if looked:
         b.note(
-            "Corpus not readable from here (looked at: " + ", ".join(looked or ["no corpus path in summary.json"]) + "): "
+            "Corpus not readable from here (looked at: " + ", ".join(dict.fromkeys(looked)) + "): "
             "only text that quotes the records is shown; rebuild the report where the corpus is."
         )
     return b.build()

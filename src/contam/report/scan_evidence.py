@@ -5,7 +5,10 @@ The record is read back from the corpus the scan read: ``corpus_path`` in the sc
 ``summary.json`` (stored absolute, so a report rebuilt from another folder finds it), else
 ``corpus`` relative to the working folder or the run folder; in the scan's own record format
 (``format``, ``roles``, ``text_field``, ``id_field``), so a chat record's ``doc_span`` offsets
-land in the same joined turns the scan matched. Without the corpus, only text that quotes the
+land in the same joined turns the scan matched. A sharded run keeps one ``flags.jsonl`` and
+``summary.json`` per input shard (``shards/<folder>/``, each with its shard's ``corpus_path``;
+the run's own summary maps every folder to its input in ``corpus_paths``): its records are read
+back shard by shard (:func:`flag_sources`). Without the corpus, only text that quotes the
 record is shown (an n-gram match), never the item's text standing in for it.
 
 >>> ev = [{"kind": "ngram", "text": "sold clips", "doc_span": [8, 18]}]
@@ -15,6 +18,7 @@ record is shown (an n-gram match), never the item's text standing in for it.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -50,6 +54,51 @@ class ScannedRecord:
 
     text: str
     turns: tuple[Any, ...] = ()
+
+
+@dataclass(frozen=True, eq=False)  # one per folder: compared (and hashed) by identity
+class FlagSource:
+    """A ``flags.jsonl`` and the summary of the scan that wrote it: the run's own for a one-file
+    scan, one per input shard (``shard``: its name) for a sharded run."""
+
+    flags: Path
+    summary: dict[str, Any]
+    folder: str
+    shard: str = ""
+
+
+def flag_sources(summary: dict[str, Any], folder: str | None) -> list[FlagSource]:
+    """Where the flags of the scan in ``folder`` (whose ``summary.json`` is ``summary``) lie: its
+    own ``flags.jsonl``, else those of its finished shards in ``shards/`` (the ones its summary
+    names in ``corpus_paths``, in the run's order; every finished one for a run made before it
+    stored them), each with its shard's summary and its input's absolute path."""
+    if not folder:
+        return []
+    root = Path(folder)
+    if (root / "flags.jsonl").is_file():
+        return [FlagSource(root / "flags.jsonl", summary, folder)]
+    paths = summary.get("corpus_paths")
+    if isinstance(paths, dict):
+        dirs = [root / "shards" / str(k) for k in paths]
+    else:
+        dirs = sorted(d for d in (root / "shards").glob("*") if not d.name.startswith(".")) if (root / "shards").is_dir() else []
+    out: list[FlagSource] = []
+    for d in dirs:
+        if not (d / "flags.jsonl").is_file():
+            continue
+        shard_summary, name = _json(d / "summary.json"), _json(d / "shard.json").get("name") or d.name
+        if not shard_summary.get("corpus_path") and isinstance(paths, dict) and paths.get(d.name):
+            shard_summary = {**shard_summary, "corpus_path": paths[d.name]}
+        out.append(FlagSource(d / "flags.jsonl", shard_summary, str(d), str(name)))
+    return out
+
+
+def _json(path: Path) -> dict[str, Any]:
+    try:
+        d = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return d if isinstance(d, dict) else {}
 
 
 def find_corpus(summary: dict[str, Any], folder: str | None) -> tuple[Path | None, list[str]]:
@@ -188,9 +237,10 @@ def item_part(benchmark: str, item_id: str, part: str) -> str | None:
 
 
 def add_flag_excerpt(
-    b: SectionBuilder, rec: dict[str, Any], flag: dict[str, Any], record: ScannedRecord | None, opt: RenderOptions
+    b: SectionBuilder, rec: dict[str, Any], flag: dict[str, Any], record: ScannedRecord | None, opt: RenderOptions, shard: str = ""
 ) -> None:
-    """The flagged record's text (its turn, the spans marked) beside the item it matched."""
+    """The flagged record's text (its turn, the spans marked) beside the item it matched
+    (``shard``: the input shard the record is in, for a sharded run)."""
     evidence = list(flag.get("evidence", []))
     where = ""
     if record is not None:
@@ -198,7 +248,10 @@ def add_flag_excerpt(
         runs = evidence_runs(shown, ev, opt)
     else:
         runs = evidence_runs(None, evidence, opt)
-    label: list[Run | str] = [code(str(rec.get("doc_id"))), text(f" (record at line {rec.get('line')}{where})")]
+    label: list[Run | str] = [
+        code(str(rec.get("doc_id"))),
+        text(f" (record at line {rec.get('line')}{' of ' + shard if shard else ''}{where})"),
+    ]
     kinds = sorted({str(e.get("kind")) for e in evidence})
     if kinds:
         label.append(text(f"; evidence: {', '.join(kinds)}"))

@@ -109,6 +109,7 @@ def run_sharded(
         corpus=[str(c) for c in corpus], benchmarks=sorted({i.benchmark for i in items}), levels=list(opts.levels),
         shard_index=shard_index, num_shards=num_shards, bad_shards=[{"name": r["name"], "error": r["error"]} for r in records if r["status"] == "bad"],
         inputs_total=len(shards), inputs_selected=len(records),
+        corpus_paths={r["folder"]: local_path(r["path"]) for r in records if r["status"] == "done"},
     )  # fmt: skip
     write_json(out_dir / "summary.json", summary)
     write_manifest(
@@ -176,6 +177,10 @@ def _finalize(
     fingerprint: str,
 ) -> dict[str, Any]:
     """Hash the input, write the clean copy and ``shard.json``, and rename the work folder into place."""
+    # Where a report reads a flagged record back from, from any folder (as a one-file scan stores it;
+    # no `format`: a shard is read as JSONL of `text_field`, the report's and decontaminate's default).
+    summary = {**summary, "corpus_path": local_path(shard.path), "text_field": opts.text_field, "id_field": opts.id_field}
+    write_json(work / "summary.json", summary)
     size, sha = file_digest(local)
     outputs = ["flags.jsonl", "summary.json"]
     if opts.clean is not None:
@@ -249,6 +254,18 @@ def _run_ray(
             write_json(work / "summary.json", summary)
             records[i] = _finalize(shard, local, fetched, work, root / shard.folder, summary, opts, fingerprint)
     return [records[i] for i in sorted(records)]
+
+
+def local_path(path: str) -> str | None:
+    """The absolute path of a local input shard; ``None`` for a URL or ``hf:`` input, whose bytes
+    the run does not keep (a report cannot read its records back).
+
+    >>> local_path("s3://bucket/part-0.jsonl") is None, os.path.isabs(local_path("part-0.jsonl") or "")
+    (True, True)
+    """
+    if "://" in path or path.startswith("hf:"):
+        return None
+    return str(Path(path).resolve())
 
 
 def _finished(final: Path, shard: InputShard, fingerprint: str) -> dict[str, Any] | None:
