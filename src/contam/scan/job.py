@@ -5,7 +5,7 @@ Outputs in ``out``: ``flags.jsonl`` (one :class:`~contam.scan.flags.DocResult` p
 document, in corpus order; every document with ``keep_all``) and ``summary.json`` (counts,
 flag rate, by benchmark and part, skipped bad input, speed). Both appear only when the whole
 corpus has been scanned. Until then results go to a hidden ``.flags.jsonl.partial`` with a
-``.scan-state.json`` checkpoint (a :class:`RunState`): an interrupted run (Ctrl-C, a kill)
+``.scan-state.json`` checkpoint (a :class:`ScanState`): an interrupted run (Ctrl-C, a kill)
 resumes where it stopped when the same scan is run again; bad input or settings leave ``out``
 as it was.
 
@@ -52,14 +52,14 @@ from contam.scan.options import ScanOptions
 from contam.scan.prefilter import keep_freed_memory
 from contam.scan.worker import ChunkResult, WorkerContext, init_worker, shifted, work
 
-__all__ = ["PARALLEL_MIN_BYTES", "RunState", "WorkerDied", "run_scan"]
+__all__ = ["PARALLEL_MIN_BYTES", "ScanState", "WorkerDied", "run_scan"]
 
 #: Corpora smaller than this are scanned in-process (starting workers would cost more).
 PARALLEL_MIN_BYTES = 16 << 20
 
 
 @dataclass
-class RunState:
+class ScanState:
     """The tallies of a run so far and, in a checkpoint, where it stopped.
 
     Saved as ``.scan-state.json`` (:meth:`to_dict`): ``key`` is what the run must match to be
@@ -98,7 +98,7 @@ class RunState:
         }  # fmt: skip
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> RunState:
+    def from_dict(cls, d: dict[str, Any]) -> ScanState:
         bad = d["bad"]
         return cls(
             key=d["key"], next_line=int(d["next_line"]), next_offset=int(d["next_offset"]), partial_bytes=int(d["partial_bytes"]),
@@ -137,7 +137,7 @@ def run_scan(
         stale.unlink(missing_ok=True)
     key = _run_key(corpus, items, opts)
     resumed = _load_state(state_path, partial, key) if opts.token_only else None
-    state = resumed or RunState(key=key)
+    state = resumed or ScanState(key=key)
     counts, stats = state.counts, state.bad
     if resumed is not None:  # resume: drop what was written after the last checkpoint
         with open(partial, "r+b") as fh:
@@ -192,7 +192,7 @@ def run_scan(
 
 
 def build_summary(
-    corpus: str | os.PathLike[str], items: list[Item], opts: ScanOptions, state: RunState, wall: float, cpu: float
+    corpus: str | os.PathLike[str], items: list[Item], opts: ScanOptions, state: ScanState, wall: float, cpu: float
 ) -> dict[str, Any]:
     """The ``summary.json`` of a scan with (resolved) ``opts`` from its tallies (``state``), wall and CPU seconds."""
     counts, stats = state.counts, state.bad
@@ -238,7 +238,7 @@ def _run_key(corpus: str | os.PathLike[str], items: list[Item], opts: ScanOption
     }  # fmt: skip
 
 
-def _load_state(state_path: Path, partial: Path, key: dict[str, Any]) -> RunState | None:
+def _load_state(state_path: Path, partial: Path, key: dict[str, Any]) -> ScanState | None:
     """The checkpoint in ``state_path`` if it belongs to this run (``key``) and its partial file is whole."""
     if not (state_path.is_file() and partial.is_file()):
         return None
@@ -246,7 +246,7 @@ def _load_state(state_path: Path, partial: Path, key: dict[str, Any]) -> RunStat
         raw = json.loads(state_path.read_text(encoding="utf-8"))
         if raw.get("key") != key:
             return None
-        state = RunState.from_dict(raw)
+        state = ScanState.from_dict(raw)
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None  # unreadable or from another version: start over
     if partial.stat().st_size < state.partial_bytes:

@@ -217,7 +217,7 @@ def _run_ray(
 ) -> list[dict[str, Any]]:
     """The selected shards through the Ray Data executor; finished ones are kept as by the local engine."""
     from contam.outputs import atomic_write, dumps_line
-    from contam.scan.job import RunState, build_summary
+    from contam.scan.job import ScanState, build_summary
     from contam.scan.ray_engine import ray_shard_results
 
     records: dict[int, dict[str, Any]] = {}
@@ -243,7 +243,7 @@ def _run_ray(
                 records[i] = _bad_shard(shard, work, outcome, opts)
                 continue
             results, stats, counts, seconds = outcome
-            state = RunState(counts=counts, bad=stats)
+            state = ScanState(counts=counts, bad=stats)
             with atomic_write(work / "flags.jsonl", "wb") as fh:
                 for res in results:
                     fh.write((dumps_line(res.to_dict()) + "\n").encode("utf-8"))
