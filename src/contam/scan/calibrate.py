@@ -62,7 +62,7 @@ def metrics(pred: np.ndarray, labels: np.ndarray) -> Metrics:
 
 
 @dataclass(frozen=True)
-class Calibration(Record):
+class ThresholdCalibration(Record):
     """Chosen thresholds and what they achieve on the validation set itself."""
 
     thresholds: Thresholds
@@ -130,7 +130,7 @@ def calibrate(
     coarse_size: int = 24,
     rounds: int = 3,
     sample_weight: np.ndarray | None = None,
-) -> Calibration:
+) -> ThresholdCalibration:
     """Thresholds for ``levels`` maximising F1 (or recall at ``target_precision``) on ``labels``.
 
     ``sample_weight`` weighs samples in the objective, e.g. ``balanced_weights(labels)`` so that a
@@ -186,4 +186,4 @@ def calibrate(
     thr = best[1]
     pred, _ = scores.decisions(thr, levels)
     objective = "f1" if target_precision is None else f"recall@precision>={target_precision}"
-    return Calibration(thresholds=thr, objective=objective, validation=metrics(pred, y), levels=tuple(levels))
+    return ThresholdCalibration(thresholds=thr, objective=objective, validation=metrics(pred, y), levels=tuple(levels))

@@ -78,7 +78,7 @@ def load_dcq(name: str) -> tuple[DCQRow, ...]:
 
 
 @dataclass
-class Task:
+class DcqTask:
     """A labelled candidate set against a benchmark: ``texts[i]`` with ``labels[i]`` (1 = a paraphrase
     of ``truth[i]``), ``kinds[i]`` names where the text comes from; ``cross_split[i]`` marks a
     negative that is a genuine near duplicate of a benchmark item from another split."""
@@ -98,6 +98,10 @@ class Task:
         self.truth.append(truth)
         self.kinds.append(kind)
         self.cross_split.append(cross)
+
+
+#: The old name of :class:`DcqTask` (issue 33: ``Task`` also named a BFCL task); ``bench/`` scripts import it.
+Task = DcqTask
 
 
 def _half(i: int, split: str) -> bool:
@@ -160,7 +164,7 @@ def near_twins(sources: list[str], items: list[Item], least: float = 0.6) -> lis
     return out
 
 
-def dcq_task(name: str, split: str) -> Task:
+def dcq_task(name: str, split: str) -> DcqTask:
     """The labelled set of ``name`` (gsm8k, humaneval, mmlu) for ``split`` (calib or test)."""
     if split not in SPLITS:
         raise ConfigError(f"split must be one of {', '.join(SPLITS)}, got {split!r}")
@@ -171,7 +175,7 @@ def dcq_task(name: str, split: str) -> Task:
         by_id = {it.id: it for it in train}
         # The benchmark: the DCQ items plus other train items, as large as GSM8K test (1,319).
         items = [by_id[r.item_id] for r in rows] + [it for it in train if it.id not in src][: 1319 - len(rows)]
-        t = Task(name, split, items)
+        t = DcqTask(name, split, items)
         for i, r in enumerate(rows):
             if _half(i, split):
                 for p in r.perturbations:
@@ -188,7 +192,7 @@ def dcq_task(name: str, split: str) -> Task:
         he = {it.id: it for it in load_benchmark("humaneval")}
         mine = [r for i, r in enumerate(rows) if _half(i, split)]
         other = [r for i, r in enumerate(rows) if not _half(i, split)]
-        t = Task(name, split, [he[r.item_id] for r in mine])
+        t = DcqTask(name, split, [he[r.item_id] for r in mine])
         for r in mine:
             for p in r.perturbations:
                 t.add(p, 1, r.item_id, "dcq")
@@ -200,7 +204,7 @@ def dcq_task(name: str, split: str) -> Task:
     if name == "mmlu":
         allm = load_benchmark("mmlu")
         items = [it for i, it in enumerate(allm) if _half(i, split)]
-        t = Task(name, split, items)
+        t = DcqTask(name, split, items)
         negs = [it for i, it in enumerate(allm) if not _half(i, split)]
         for it, twin in zip(negs, near_twins([it.question for it in negs], items), strict=True):
             t.add(it.question, 0, "", "mmlu-other", twin)

@@ -74,7 +74,7 @@ class JudgeConfig:
 
 
 @dataclass(frozen=True)
-class Verdict(Record):
+class JudgeVerdict(Record):
     """One judged pair: the parsed answer (None: neither True nor False) and the raw reply."""
 
     answer: bool | None
@@ -100,13 +100,13 @@ class Judge:
         return [{"role": "system", "content": SYSTEM},
                 {"role": "user", "content": PROMPT.format(corpus=corpus_text[:cut].strip(), item=item_text[:cut].strip())}]  # fmt: skip
 
-    def check(self, pairs: Sequence[tuple[str, str]]) -> list[Verdict]:
+    def check(self, pairs: Sequence[tuple[str, str]]) -> list[JudgeVerdict]:
         if not pairs:
             return []
         outs = self.model.generate([self.messages(a, b) for a, b in pairs], max_new_tokens=self.config.max_new_tokens, temperature=0.0)
         self.asked += len(pairs)
         replies = [cs[0].text if cs else "" for cs in outs]
-        return [Verdict(parse_verdict(r), r) for r in replies]
+        return [JudgeVerdict(parse_verdict(r), r) for r in replies]
 
     def apply(self, results: Sequence[DocResult], text_of: Callable[[DocResult, Flag], str], items: dict[str, Item]) -> list[DocResult]:
         """``results`` with every semantic / reasoning flag judged: its verdict in the evidence and

@@ -42,7 +42,7 @@ from contam.scan.reasoning.scorer import (
     ngram_counter,
     weighted_jaccard,
 )
-from contam.scan.reasoning.steps import Step, extract_steps
+from contam.scan.reasoning.steps import ReasoningStep, extract_steps
 
 __all__ = [
     "Features",
@@ -51,9 +51,13 @@ __all__ = [
     "ReasoningMatcher",
     "ReasoningScorer",
     "ReasoningSim",
-    "Step",
+    "ReasoningStep",
     "extract_steps",
     "feature_tokens",
     "ngram_counter",
     "weighted_jaccard",
 ]
+
+#: The old name of :class:`ReasoningStep` (issue 33: ``Step`` also named a template's calculator
+#: step and an audit step), importable for scripts written against it.
+Step = ReasoningStep

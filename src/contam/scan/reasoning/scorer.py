@@ -23,7 +23,7 @@ from typing import ClassVar
 
 from contam.constraints import Constraints, Interval, NoneOr, validate
 from contam.records import Record
-from contam.scan.reasoning.steps import Step, step_words
+from contam.scan.reasoning.steps import ReasoningStep, step_words
 
 
 @dataclass(frozen=True)
@@ -105,7 +105,7 @@ def ngram_counter(seq: Sequence[str], n_max: int, weight_by_n: bool = True) -> C
 Features = tuple[Counter[str], list[Counter[str]], Counter[str]]
 
 
-def features_and_tokens(steps: Sequence[Step], config: ReasoningConfig) -> tuple[Features, list[str]]:
+def features_and_tokens(steps: Sequence[ReasoningStep], config: ReasoningConfig) -> tuple[Features, list[str]]:
     """The features eq. 4 compares (struct n-grams, per-step word n-grams, argument multiset) and
     the flat tokens of the sparse shortlist index, in one pass: the step words, the costliest
     part, are found once. :meth:`ReasoningScorer.features` and :func:`feature_tokens` are its halves."""
@@ -139,11 +139,11 @@ class ReasoningScorer:
     def __init__(self, config: ReasoningConfig | None = None) -> None:
         self.config = config or ReasoningConfig()
 
-    def features(self, steps: Sequence[Step]) -> Features:
+    def features(self, steps: Sequence[ReasoningStep]) -> Features:
         """Pre-computed (struct n-grams, per-step word n-grams, argument multiset) of a trace."""
         return features_and_tokens(steps, self.config)[0]
 
-    def similarity(self, a: Sequence[Step], b: Sequence[Step]) -> ReasoningSim:
+    def similarity(self, a: Sequence[ReasoningStep], b: Sequence[ReasoningStep]) -> ReasoningSim:
         return self.similarity_features(self.features(a), self.features(b))
 
     def similarity_features(self, fa: Features, fb: Features) -> ReasoningSim:
@@ -165,6 +165,6 @@ def _aligned_step_sim(a: list[Counter[str]], b: list[Counter[str]]) -> float:
     return (ab + ba) / 2
 
 
-def feature_tokens(steps: Sequence[Step]) -> list[str]:
+def feature_tokens(steps: Sequence[ReasoningStep]) -> list[str]:
     """Flat tokens for the sparse shortlist index: step kinds, kind bigrams, numbers, operand pairs, entities."""
     return features_and_tokens(steps, ReasoningConfig())[1]

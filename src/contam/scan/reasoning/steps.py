@@ -2,7 +2,7 @@
 
 Steps come from GSM8K calculator annotations (``<<48/2=24>>``), numbered steps (``1.`` /
 ``Step 2:``), fenced or indented code (one statement a step), or, failing those, sentences that
-carry a number or an equation; the first rule that finds steps wins. Each :class:`Step` keeps
+carry a number or an equation; the first rule that finds steps wins. Each :class:`ReasoningStep` keeps
 its type, text, operators, numbers, entities and operand pairs: what
 :mod:`contam.scan.reasoning.scorer` compares.
 
@@ -21,7 +21,7 @@ from contam.records import Record
 
 
 @dataclass(frozen=True)
-class Step(Record):
+class ReasoningStep(Record):
     """One reasoning step: its type, text, operators, numbers and named entities."""
 
     kind: str
@@ -101,11 +101,11 @@ def _entities(text: str) -> tuple[str, ...]:
     return tuple(e.lower() for e in _ENTITY_RE.findall(text))
 
 
-def _make_step(kind: str, text: str, expr: str = "") -> Step:
+def _make_step(kind: str, text: str, expr: str = "") -> ReasoningStep:
     body = expr or text
     # The calculator annotation repeats the visible arithmetic; count each number once.
     text = _CALC_RE.sub(" ", text)
-    return Step(
+    return ReasoningStep(
         kind=kind,
         text=text.strip(),
         ops=_op_sig(body) if expr or kind.startswith("calc") else (),
@@ -127,7 +127,7 @@ def _code_kind(line: str) -> str:
     return "call" if "(" in s else "expr"
 
 
-def _code_steps(code: str) -> list[Step]:
+def _code_steps(code: str) -> list[ReasoningStep]:
     """One step per statement line. Identifiers are renamed ``v0, v1, ...`` by first appearance in
     the step text (so a consistently renamed clone reads the same) and kept as written in
     ``entities`` (so ArgSim still sees the names)."""
@@ -145,7 +145,9 @@ def _code_steps(code: str) -> list[Step]:
             canon.setdefault(w, f"v{len(canon)}")
         text = _PY_NAME_RE.sub(lambda m: "v" if m.group(0) in canon else m.group(0), bare)
         steps.append(
-            Step(kind=kind, text=text, ops=_op_sig(bare), numbers=tuple(_NUM_RE.findall(bare)), entities=tuple(w.lower() for w in idents))
+            ReasoningStep(
+                kind=kind, text=text, ops=_op_sig(bare), numbers=tuple(_NUM_RE.findall(bare)), entities=tuple(w.lower() for w in idents)
+            )
         )
     return steps
 
@@ -161,7 +163,7 @@ def _looks_like_code(text: str) -> bool:
     return hits >= 2 and hits >= 0.3 * len(lines)
 
 
-def extract_steps(text: str) -> list[Step]:
+def extract_steps(text: str) -> list[ReasoningStep]:
     """Reasoning steps of a trace (see the module docstring for the rules, first match wins).
 
     >>> [s.kind for s in extract_steps("1. Add 2 and 3 to get 5.\\n2. Multiply: 5 * 4 = 20.")]
@@ -190,7 +192,7 @@ def extract_steps(text: str) -> list[Step]:
     return [_sentence_step("sent", s) for s in sentences if _NUM_RE.search(s) or "=" in s]
 
 
-def _sentence_step(prefix: str, text: str) -> Step:
+def _sentence_step(prefix: str, text: str) -> ReasoningStep:
     m = _INLINE_EQ_RE.search(text)
     if m:
         return _make_step(f"{prefix}:" + "".join(_op_sig(m.group(1))), text, m.group(1))
@@ -199,7 +201,7 @@ def _sentence_step(prefix: str, text: str) -> Step:
     return _make_step(prefix, text)
 
 
-def step_words(step: Step) -> list[str]:
+def step_words(step: ReasoningStep) -> list[str]:
     """The words of a step with numbers masked, stop words dropped and entities as ``<ent>``."""
     out = []
     for w in _WORD_RE.findall(_NUM_RE.sub(" 0 ", step.text)):
