@@ -173,7 +173,9 @@ def zerocot_claim(folder: Path, alpha: float) -> tuple[Claim, dict[str, Any]] | 
         f"original {to_float(m['original']):.3f} vs variant {to_float(m['reference']):.3f}",
         str(folder),
     )
-    return c, {"no_answer": no_answer, "answers": len(answers)}
+    # No gold-answer probability on any item: the model could not score text (an API model)
+    probs = [r[side].get("first_token_prob") for r in items for side in ("original", "reference") if side in r]
+    return c, {"no_answer": no_answer, "answers": len(answers), "unscored": bool(probs) and all(x is None for x in probs)}
 
 
 def cliff_claim(folder: Path, alpha: float) -> tuple[Claim, dict[str, Any]] | None:

@@ -74,6 +74,8 @@ def _card(v: SideVerdict) -> str:
         rows.append(f'<p class="lim">lowered: {esc(lim.what)} — {esc(lim.detail)}</p>')
     if v.lacks:
         rows.append(f'<p class="lim">inconclusive for lack of: {esc("; ".join(v.lacks))}</p>')
+    for sk in v.skipped:
+        rows.append(f'<p class="lim">not run: {esc(sk.probe)} — {esc(sk.reason)}</p>')
     rows.append(f'<p class="note">{esc(v.summary)}</p></div>')
     return "\n".join(rows)
 
@@ -195,6 +197,8 @@ def render_summary(verdict: AuditVerdict, report_path: str, figs: list[Figure]) 
             extra.append(f"- {md_escape(v.benchmark)} {v.side}: lowered ({md_escape(lim.what)}): {md_escape(lim.detail)}")
         if v.lacks:
             extra.append(f"- {md_escape(v.benchmark)} {v.side}: inconclusive for lack of {md_escape('; '.join(v.lacks))}")
+        for sk in v.skipped:
+            extra.append(f"- {md_escape(v.benchmark)} {v.side}: not run: {md_escape(sk.probe)}: {md_escape(sk.reason)}")
     if extra:
         lines += ["", *extra[:12]]
     lines += ["", f"Full report: `{md_escape(report_path)}` ({len(figs)} figures as PNG in `figures/`)."]
@@ -228,6 +232,9 @@ def show_verdict(verdict: AuditVerdict, run: Path, console: Any) -> None:
             escape(plain(why)) or "—",
         )
     console.print(t)
+    for v in verdict.verdicts:
+        for sk in v.skipped:
+            console.print(f"{escape(plain(v.benchmark))} {v.side} side: {escape(plain(sk.line()))}")
     console.print(f"overall: [{colors[verdict.worst]}]{verdict.worst}[/]")
     console.print(
         f"report: {escape(str(run / 'report.html'))} · summary: {escape(str(run / 'summary.md'))} · figures: {escape(str(run / 'figures'))}/"

@@ -327,7 +327,7 @@ def run_steps(steps: list[Step], out: Path, state: RunState, say: Callable[[str]
             with _step_log(log) as logger:
                 logger.info("step %s: %s", s.name, s.title)
                 try:
-                    s.fn(on_item)
+                    result = s.fn(on_item)
                 except (ContamError, OSError) as e:
                     logger.error("step %s failed: %s", s.name, e)
                     say(f"[{i}/{len(steps)}] {s.title}: failed (log: {log})")
@@ -338,6 +338,9 @@ def run_steps(steps: list[Step], out: Path, state: RunState, say: Callable[[str]
             state.save(out / STATE)
             done_units += s.units
             prog.update(task, completed=done_units)
-            if not live:
+            skipped = result.get("skipped") if isinstance(result, dict) else None
+            if skipped:  # a probe the model cannot run (contam.audit.skips): said even with a live bar
+                say(f"[{i}/{len(steps)}] {s.title}: skipped: {skipped}")
+            elif not live:
                 say(f"[{i}/{len(steps)}] {s.title}: done in {secs:.1f} s")
     return dict(state.done)

@@ -95,9 +95,12 @@ def cliff(cfg: AuditConfig, benchmark: str, n: int, variants: str, out: Path, on
 def minkprob(cfg: AuditConfig, benchmark: str, n: int, variants: str, out: Path, on_item: OnItem | None = None) -> dict[str, Any]:
     """The Min-K% family of ``cfg.model`` against ``cfg.control`` (default: the variant set), with
     the reference-model ratio when ``cfg.ref_model`` is set."""
+    from contam.audit.skips import skip_unless_scoring
     from contam.probe.logprob import LogProbConfig
     from contam.probe.runs import run_minkprob
 
+    if (skipped := skip_unless_scoring("minkprob", out, cfg.model, cfg.ref_model)) is not None:
+        return skipped  # a model behind an API that cannot score: the other probes still run
     return run_minkprob(
         str(cfg.model),
         benchmark,
@@ -115,5 +118,8 @@ def minkprob(cfg: AuditConfig, benchmark: str, n: int, variants: str, out: Path,
 def paired(cfg: AuditConfig, benchmark: str, n: int, variants: str, out: Path, on_item: OnItem | None = None) -> dict[str, Any]:
     """The paired verdict of ``cfg.model`` against ``cfg.ref_model`` (see :mod:`contam.audit.paired`)."""
     from contam.audit.paired import run_paired
+    from contam.audit.skips import skip_unless_scoring
 
+    if (skipped := skip_unless_scoring("paired", out, cfg.model, cfg.ref_model)) is not None:
+        return skipped
     return run_paired(str(cfg.model), str(cfg.ref_model), benchmark, variants, n, out, cfg.alpha, on_item=on_item)

@@ -38,6 +38,7 @@ from contam.audit.claims import (
     to_float,
     zerocot_claim,
 )
+from contam.audit.skips import SkippedProbe, read_skip
 from contam.records import Record
 
 __all__ = [
@@ -47,6 +48,7 @@ __all__ = [
     "Claim",
     "Limitation",
     "SideVerdict",
+    "SkippedProbe",
     "build_verdict",
     "cliff_claim",
     "minkprob_claim",
@@ -98,6 +100,9 @@ class SideVerdict(Record):
     leaked_share: float = math.nan
     leaked_ci_low: float = math.nan
     leaked_ci_high: float = math.nan
+    #: Probes (or parts of one) the model could not run, with the reason: a model behind an API
+    #: that cannot score text skips Min-K%. Said on the card; a verdict is not lowered for them.
+    skipped: tuple[SkippedProbe, ...] = ()
 
 
 def _num(x: float, fmt: str = ".2f") -> str:
@@ -165,11 +170,23 @@ def model_verdict(run: Path, benchmark: str, bslug: str, cfg: dict[str, Any]) ->
     bdir = run / bslug
     claims: list[Claim] = []
     info: dict[str, dict[str, Any]] = {}
+    skipped: list[SkippedProbe] = []
     for name, fn in (("zerocot", zerocot_claim), ("cliff", cliff_claim), ("minkprob", minkprob_claim), ("paired", paired_claim)):
         got = fn(bdir / name, alpha)
         if got is not None:
             claims.append(got[0])
             info[name] = got[1]
+        elif (skip := read_skip(bdir / name)) is not None:
+            skipped.append(skip)
+    if info.get("zerocot", {}).get("unscored"):
+        skipped.append(
+            SkippedProbe(
+                "zerocot probability metrics",
+                "the gold answer's first-token and all-token probabilities were not measured (the model cannot score given text); "
+                "the Zero-CoT claim rests on accuracy and consistency",
+            )
+        )
+    not_run = "".join(f"; {sk.line()}" for sk in skipped)
     lim: list[Limitation] = []
     lacks: list[str] = []
     if not claims:
@@ -187,8 +204,11 @@ def model_verdict(run: Path, benchmark: str, bslug: str, cfg: dict[str, Any]) ->
             ADVERSARIES,
             (),
             (),
-            ("a finished model-side probe (run with --model)",),
-            "no model-side probe finished",
+            ("a model-side probe this model can run (zerocot or cliff: they only generate)",)
+            if skipped
+            else ("a finished model-side probe (run with --model)",),
+            "no model-side probe finished" + not_run,
+            skipped=tuple(skipped),
         )
     small = [c for c in claims if c.n < min_items]
     if small:
@@ -229,7 +249,7 @@ def model_verdict(run: Path, benchmark: str, bslug: str, cfg: dict[str, Any]) ->
     not_against = tuple(a for a in ADVERSARIES if a not in against)
     summ = (
         f"{len(positives)} of {len(claims)} probe(s) show evidence ({', '.join(c.probe for c in positives) or 'none'}); "
-        f"strongest: {best.probe} with Contamination Confidence {best.confidence:.2f}"
+        f"strongest: {best.probe} with Contamination Confidence {best.confidence:.2f}" + not_run
     )
     return SideVerdict(
         benchmark,
@@ -248,6 +268,7 @@ def model_verdict(run: Path, benchmark: str, bslug: str, cfg: dict[str, Any]) ->
         tuple(lacks if verdict == "inconclusive" else ()),
         summ,
         confidence_measure(f"Contamination Confidence ({best.probe})", best.confidence, best.ci_low, best.ci_high),
+        skipped=tuple(skipped),
     )
 
 

@@ -193,15 +193,21 @@ class OpenAIModel(Backend):
         owners = {m.get("owned_by") for m in self.server_info().get("data", []) if isinstance(m, dict)}
         return "me" not in owners  # llama-cpp-python's server: echo log-probs shifted by one
 
+    def scoring_refusal(self) -> str:
+        """Why :meth:`score` is refused here, in one line (what the audit prints for a probe it skips)."""
+        if self._scoring == "off":
+            return f"{self.base_url} cannot score given text: scoring='off' was set for this backend"
+        return (
+            f"{self.base_url} cannot score given text (supports_scoring=False): llama-cpp-python's server returns "
+            "echoed prompt log-probs shifted by one token; score locally with llamacpp:PATH or hf:PATH"
+        )
+
     # ------------------------------------------------------------------ score
     def score(self, pairs: Sequence[tuple[str, str]], *, vocab_stats: bool = False) -> list[TokenScores]:
         """Log-probs of each continuation via ``echo``; ``vocab_mean``/``vocab_std`` stay ``None``."""
         self.check_pairs(pairs)
         if not self.supports_scoring:
-            raise ModelError(
-                f"{self.base_url} cannot score given text (supports_scoring=False): llama-cpp-python's server returns "
-                "echoed prompt log-probs shifted by one token; score locally with llamacpp:PATH or hf:PATH"
-            )
+            raise ModelError(self.scoring_refusal())
         with ThreadPoolExecutor(self.concurrency) as pool:
             return list(pool.map(lambda pc: self._score_one(*pc), pairs))
 
