@@ -16,11 +16,11 @@ from contam.cli.main import main
 from contam.data import load_benchmark
 from contam.models import load
 from contam.perturb import make_reference_set
-from contam.perturb.judge import Judge, JudgeConfig
+from contam.perturb.judge import VariantJudge, VariantJudgeConfig
 from contam.probe.answers import answers_equal
 from llamaserver import llama_server
 
-SHORT = JudgeConfig(max_new_tokens=96, batch=4)
+SHORT = VariantJudgeConfig(max_new_tokens=96, batch=4)
 
 
 @pytest.fixture(scope="module")
@@ -40,9 +40,9 @@ def _check(result, variants) -> None:  # type: ignore[no-untyped-def]
 
 def test_judge_with_embedded_model_and_cache(variants, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     cache = tmp_path / "responses.sqlite"
-    first = Judge(load("smollm2", cache=cache), SHORT).run(variants)
+    first = VariantJudge(load("smollm2", cache=cache), SHORT).run(variants)
     _check(first, variants)
-    again = Judge(load("smollm2", cache=cache), SHORT).run(variants)  # answered from the cache
+    again = VariantJudge(load("smollm2", cache=cache), SHORT).run(variants)  # answered from the cache
     assert again.verdicts == first.verdicts
 
 
@@ -70,7 +70,7 @@ def server():  # type: ignore[no-untyped-def]
 
 def test_judge_through_openai_compatible_server(server: str, variants, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     spec = f"openai:{server}/v1#smollm2"
-    result = Judge(load(spec, cache=tmp_path / "c.sqlite"), SHORT).run(variants)
+    result = VariantJudge(load(spec, cache=tmp_path / "c.sqlite"), SHORT).run(variants)
     _check(result, variants)
-    again = Judge(load(spec, cache=tmp_path / "c.sqlite"), SHORT).run(variants)  # from the response cache
+    again = VariantJudge(load(spec, cache=tmp_path / "c.sqlite"), SHORT).run(variants)  # from the response cache
     assert again.verdicts == result.verdicts

@@ -116,10 +116,10 @@ def _reference(
     judged: dict[str, Any] = {}
     if judge:
         from contam.models import load
-        from contam.perturb.judge import Judge
+        from contam.perturb.judge import VariantJudge
 
         # Judged answers come from the response cache on a rerun, so resuming costs no model calls.
-        result = Judge(load(judge)).run(ref.variants)
+        result = VariantJudge(load(judge)).run(ref.variants)
         kept = result.kept
         judged = result.summary(judge)
         per_item: dict[str, int] = {}

@@ -10,7 +10,7 @@ reports the agreement rate so the cost is visible.
 
 Calls go through the response cache (``load(spec)`` wraps it), so a rerun costs nothing.
 
->>> JudgeConfig().max_new_tokens
+>>> VariantJudgeConfig().max_new_tokens
 384
 """
 
@@ -30,7 +30,7 @@ PROMPT = (
 
 
 @dataclass(frozen=True)
-class JudgeConfig:
+class VariantJudgeConfig:
     """How the judge is asked: greedy decoding, a step-by-step prompt ending in ``#### N``."""
 
     max_new_tokens: int = 384
@@ -75,12 +75,12 @@ class JudgeResult:
         }
 
 
-class Judge:
+class VariantJudge:
     """Solve each variant with a model and keep the ones whose answer matches the computed one."""
 
-    def __init__(self, model: Any, config: JudgeConfig | None = None) -> None:
+    def __init__(self, model: Any, config: VariantJudgeConfig | None = None) -> None:
         self.model = model
-        self.config = config or JudgeConfig()
+        self.config = config or VariantJudgeConfig()
 
     def run(self, variants: Sequence[Variant]) -> JudgeResult:
         """Judge every numeric variant; multiple-choice and masked variants pass through untouched."""

@@ -76,7 +76,7 @@ class Leaf(Record):
 
 
 @dataclass(frozen=True)
-class Step(Record):
+class CalcStep(Record):
     """One ``<<expr=result>>`` annotation: the expression, its traced literals and where it sits."""
 
     expr: str
@@ -108,7 +108,7 @@ class ProseNumber(Record):
 
 
 @dataclass(frozen=True)
-class Constraint(Record):
+class TemplateConstraint(Record):
     """A property the original satisfies that every instance must keep.
 
     ``kind``: ``int`` (step result stays an integer), ``nonneg``, ``pos``, ``lt1`` (a ratio below
@@ -134,10 +134,10 @@ class Template(Record):
     answer: str
     mentions: tuple[Mention, ...]
     slots: tuple[Slot, ...]
-    steps: tuple[Step, ...]
+    steps: tuple[CalcStep, ...]
     answer_step: int
     prose: tuple[ProseNumber, ...] = ()
-    constraints: tuple[Constraint, ...] = ()
+    constraints: tuple[TemplateConstraint, ...] = ()
     notes: tuple[str, ...] = ()
 
     @property

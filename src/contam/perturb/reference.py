@@ -28,7 +28,7 @@ from contam.perturb.choices import mask_option, permute
 from contam.perturb.instantiate import SamplerStats, draw
 from contam.perturb.mentions import find_mentions
 from contam.perturb.names import swap_names
-from contam.perturb.records import AuditReport, Constraint, Rejection, Template, Variant
+from contam.perturb.records import AuditReport, Rejection, Template, TemplateConstraint, Variant
 from contam.perturb.symbolic import SymbolicConfig, lift
 from contam.perturb.vetting import original_defect, vet
 from contam.progress import track
@@ -148,7 +148,7 @@ def cents_template(template: Template) -> Template | None:
     """
     if re.search(r"\bround|\bnearest\b|\bwhole\s+(?:dollar|number)", template.question, re.IGNORECASE):
         return None  # "rounded to the nearest integer": the question asks for whole dollars (gsm8k/test/438)
-    relaxed = tuple(Constraint("decimals", c.target, "2") if c.kind == "int" and c.arg == "$" else c for c in template.constraints)
+    relaxed = tuple(TemplateConstraint("decimals", c.target, "2") if c.kind == "int" and c.arg == "$" else c for c in template.constraints)
     if relaxed == template.constraints:
         return None
     return dataclasses.replace(template, id=template.id + "+cents", constraints=relaxed)

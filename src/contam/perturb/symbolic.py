@@ -42,7 +42,7 @@ from contam.perturb import arith, guards
 from contam.perturb.chain import Rejected, collect_steps, final_unit_equation, unit_equations
 from contam.perturb.chain import number as _number
 from contam.perturb.mentions import find_mentions, licensed_constants
-from contam.perturb.records import Constraint, Leaf, Rejection, Slot, Step, Template
+from contam.perturb.records import CalcStep, Leaf, Rejection, Slot, Template, TemplateConstraint
 from contam.perturb.symbolic_bounds import (
     _ALGEBRA,
     _COMPARE_Q,
@@ -196,7 +196,7 @@ def _lift(
         # "100-60 = 40%" after a step that gave 100: the whole of a percent is a constant too.
         strong = strong | {100}
     results: list[Fraction] = []
-    steps: list[Step] = []
+    steps: list[CalcStep] = []
     # Ties collected while tracing, resolved after.
     slot_links: dict[str, tuple[str, Fraction]] = {}  # slot -> (root slot, ratio): value(slot) = value(root) * ratio
     step_ties: list[tuple[str, int, Fraction]] = []  # (slot, step, ratio): value(slot) * ratio == result(step)
@@ -431,7 +431,7 @@ def _lift(
             # nothing; the 1 is a count the prose made (5 empties make 1 pen), which on new numbers
             # is not 1 any more (42 pens, 7 empties: 6 new pens and none after, not 42 + 6 + 1).
             raise Rejected("degenerate_step", f"step {i}: {p.expr} divides by 1")
-        steps.append(Step(p.expr, str(p.value), tuple(leaves), p.start, p.end, p.echo_start, p.echo_end, p.prose))
+        steps.append(CalcStep(p.expr, str(p.value), tuple(leaves), p.start, p.end, p.echo_start, p.echo_end, p.prose))
         results.append(p.value)
         step_units.append(unit_p)
 
@@ -515,7 +515,7 @@ def _lift(
     by_id = {s.id: s for s in slots}
     money = {j for j, u in enumerate(step_units) if u == "$"}
     constraints = _constraints(slots, mentions, results, step_ties, by_id, question, money)
-    constraints += [Constraint("eqstep", str(j), str(k)) for j, k in sorted(set(step_eqs))]
+    constraints += [TemplateConstraint("eqstep", str(j), str(k)) for j, k in sorted(set(step_eqs))]
     moving_ids = {s.id for s in slots if s.role == "free"}
     constraints += [c for c in guard_constraints if c.target in moving_ids]
     constraints += _answer_bounds(question, mentions, slots, answer, answer_step)
@@ -526,14 +526,14 @@ def _lift(
         if st.prose and 0 < r < 100 and "%" in solution[st.echo_start : st.echo_end + 1]:
             # "40 + 24 + 38 = 102%" for the charge of a power bank that "wasn't fully charged"
             # (gsm8k/test/1012): a share the prose states below the whole stays below it.
-            constraints.append(Constraint("stmax", str(j), "9999/100"))
+            constraints.append(TemplateConstraint("stmax", str(j), "9999/100"))
     constraints += _partition_bounds(question, mentions, slots)
     # Ages stay human (at most 100 where the original's were) and angles stay angles (at most 90
     # degrees from the ground): "Bill saw the comet at 200", "227 degrees from the ground".
     low_q = question.lower()
     for cap, on in ((100, "years old" in low_q or "how old" in low_q or "age" in low_q), (90, "degree" in low_q and "angle" in low_q)):
         if on:
-            constraints += [Constraint("stmax", str(j), str(cap)) for j, r in enumerate(results) if 0 < r <= cap]
+            constraints += [TemplateConstraint("stmax", str(j), str(cap)) for j, r in enumerate(results) if 0 < r <= cap]
     if not any(s.role == "free" for s in slots):
         raise Rejected("nothing_to_perturb", "no question number the program reads can be changed")
     moving_results = {r for r, d in zip(results, deps, strict=True) if d}

@@ -8,7 +8,7 @@ from fractions import Fraction
 from typing import Protocol
 
 from contam.perturb import guards
-from contam.perturb.records import Constraint, Mention, Slot, Step
+from contam.perturb.records import CalcStep, Mention, Slot, TemplateConstraint
 
 _BUDGET = re.compile(
     r"(?:\bhas|\bhad|\bgave\s+(?:him|her|them)|\bstarts?\s+(?:off\s+)?with|\bbudget\s+of|\bsaved|\bbrought|\bwith)\s+(?:only\s+|a\s+total\s+of\s+)?\$?\s*$",
@@ -16,10 +16,10 @@ _BUDGET = re.compile(
 )
 
 
-def _budget_bounds(question: str, mentions: list[Mention], slots: list[Slot], results: list[Fraction]) -> list[Constraint]:
+def _budget_bounds(question: str, mentions: list[Mention], slots: list[Slot], results: list[Fraction]) -> list[TemplateConstraint]:
     """Money someone has ("Dean's mother gave him $64", "Ted starts with $200") bounds what the
     steps compute where it bounded them in the original: no variant spends $81 out of $64."""
-    out: list[Constraint] = []
+    out: list[TemplateConstraint] = []
     for s in slots:
         if s.kind not in ("money", "cents"):
             continue
@@ -27,11 +27,13 @@ def _budget_bounds(question: str, mentions: list[Mention], slots: list[Slot], re
             continue
         for j, r in enumerate(results):
             if 0 < r <= Fraction(s.value):
-                out.append(Constraint("stle", str(j), s.id))
+                out.append(TemplateConstraint("stle", str(j), s.id))
     return out
 
 
-def _answer_bounds(question: str, mentions: list[Mention], slots: list[Slot], answer: Fraction, answer_step: int) -> list[Constraint]:
+def _answer_bounds(
+    question: str, mentions: list[Mention], slots: list[Slot], answer: Fraction, answer_step: int
+) -> list[TemplateConstraint]:
     """The answer stays at most every question number of the thing it counts that it was at most in
     the original: "how many guests did not get a second" never exceeds the guests, the questions
     still to answer never exceed the test's, the money spent never exceeds the money one has.
@@ -40,23 +42,23 @@ def _answer_bounds(question: str, mentions: list[Mention], slots: list[Slot], an
     noun = guards.asked_noun(question)
     if not noun:
         return []
-    out: list[Constraint] = []
+    out: list[TemplateConstraint] = []
     for s in slots:
         if any(guards.head_noun(question, mentions[i]) == noun for i in s.mentions) and answer <= Fraction(s.value):
-            out.append(Constraint("ansle", str(answer_step), s.id))
+            out.append(TemplateConstraint("ansle", str(answer_step), s.id))
     fixed = [i for s in slots if s.role == "frozen" for i in s.mentions if mentions[i].kind in ("int", "word")]
     for a, b in itertools.combinations(fixed, 2):
         if noun in (guards.head_noun(question, mentions[a]), guards.head_noun(question, mentions[b])):
             cap = Fraction(mentions[a].value) * Fraction(mentions[b].value)
             if answer <= cap:
-                out.append(Constraint("stmax", str(answer_step), str(cap)))
+                out.append(TemplateConstraint("stmax", str(answer_step), str(cap)))
     return out
 
 
 _PARTITIVE = re.compile(r"^\s+of\s+(?:the|them|these|those)\b", re.IGNORECASE)
 
 
-def _partition_bounds(question: str, mentions: list[Mention], slots: list[Slot]) -> list[Constraint]:
+def _partition_bounds(question: str, mentions: list[Mention], slots: list[Slot]) -> list[TemplateConstraint]:
     """ "into 8 albums. 3 of the albums ... and 2 of the albums ...": the parts ("N of the X",
     "N of them") stay within the whole ("M X" stated before them) as they were in the original,
     and equal to it where they were equal: 5 + 4 selfie and portrait albums out of 6 is what a
@@ -78,7 +80,7 @@ def _partition_bounds(question: str, mentions: list[Mention], slots: list[Slot])
         if noun and noun not in ("$", "%"):
             wholes[noun] = i
             last_noun = noun
-    out: list[Constraint] = []
+    out: list[TemplateConstraint] = []
     for w, ps in parts.items():
         total = sum(Fraction(mentions[i].value) for i in ps)
         whole = Fraction(mentions[w].value)
@@ -86,12 +88,12 @@ def _partition_bounds(question: str, mentions: list[Mention], slots: list[Slot])
             continue  # not a partition in the original either
         kind = "sumeq" if total == whole else "sumle"
         refs = [ref.get(i, str(Fraction(mentions[i].value))) for i in ps]
-        out.append(Constraint(kind, ref.get(w, str(whole)), "+".join(refs)))
+        out.append(TemplateConstraint(kind, ref.get(w, str(whole)), "+".join(refs)))
     return out
 
 
 class _Span(Protocol):
-    """Where an annotation sits in the solution: a traced :class:`Step` or a parsed one."""
+    """Where an annotation sits in the solution: a traced :class:`CalcStep` or a parsed one."""
 
     @property
     def start(self) -> int: ...
@@ -129,14 +131,16 @@ def _same_unit(question: str, mentions: list[Mention], slot: Slot, unit: str) ->
 _PICTURED_UNITS = ("pound", "lb", "kg", "kilogram", "year", "inch", "foot", "feet")
 
 
-def _result_caps(question: str, solution: str, steps: list[Step], results: list[Fraction], units: list[str]) -> list[Constraint]:
+def _result_caps(
+    question: str, solution: str, steps: list[CalcStep], results: list[Fraction], units: list[str]
+) -> list[TemplateConstraint]:
     """Results stated in a pictured unit stay within what the benchmark writes for that unit (the
     95th percentile of its question values, :func:`guards.unit_caps`) or 1.5 times the original
     result, whichever is larger; results stated as a rate, a price, a kind of percent or an age
     (:func:`guards.unit_key`) stay within that key's cap (:func:`guards.keyed_caps`) or the original
     result; the answer to "how old" stays within 1.5 times the original age."""
     caps = guards.unit_caps()
-    out: list[Constraint] = []
+    out: list[TemplateConstraint] = []
     for j, (r, unit) in enumerate(zip(results, units, strict=True)):
         if r > 0 and unit in _PICTURED_UNITS and unit in caps:
             cap = max(caps[unit], r * 3 / 2)
@@ -144,7 +148,7 @@ def _result_caps(question: str, solution: str, steps: list[Step], results: list[
                 # What a person or an animal weighs stays within 1.5 times the original weight:
                 # the benchmark's pounds are mostly goods, and a 540-pound Mastiff is no dog.
                 cap = r * 3 / 2
-            out.append(Constraint("stmax", str(j), str(cap)))
+            out.append(TemplateConstraint("stmax", str(j), str(cap)))
     keyed = guards.keyed_caps()
     for j, (st, r) in enumerate(zip(steps, results, strict=True)):
         # "He spends 10*.5 = 5 hours per day": a rate, price, percent or age the solution states
@@ -153,23 +157,23 @@ def _result_caps(question: str, solution: str, steps: list[Step], results: list[
         end = st.echo_end if st.echo_end >= 0 else st.end
         key = _result_key(solution, st)
         if r > 0 and guards.is_keyed(key) and key in keyed:
-            out.append(Constraint("stmax", str(j), str(max(keyed[key], r))))
+            out.append(TemplateConstraint("stmax", str(j), str(max(keyed[key], r))))
             continue
         per = re.match(r"^\s*(?:hours?|hrs?)\s+(?:a|per|each|every)\s+(day|week)\b", solution[end : end + 30], re.IGNORECASE)
         if per and r > 0:
             limit = 24 if per.group(1).lower() == "day" else 168
             if r <= limit:
-                out.append(Constraint("stmax", str(j), str(limit)))
+                out.append(TemplateConstraint("stmax", str(j), str(limit)))
     if re.search(r"\bhow\s+old\b", question, re.IGNORECASE) and results:
         # The age asked for: the solution often writes it without a unit ("Angela is 42-4 = 38").
         j = len(results) - 1
         if results[j] > 0:
-            out.append(Constraint("stmax", str(j), str(results[j] * 3 / 2)))
-            out.append(Constraint("stmin", str(j), str(results[j] * 2 / 3)))
+            out.append(TemplateConstraint("stmax", str(j), str(results[j] * 3 / 2)))
+            out.append(TemplateConstraint("stmin", str(j), str(results[j] * 2 / 3)))
     return out
 
 
-def _result_key(solution: str, step: Step) -> str:
+def _result_key(solution: str, step: CalcStep) -> str:
     """The :func:`guards.unit_key` of a step's result where the solution states it ("5 hours per day")."""
     end = step.echo_end if step.echo_end >= 0 else step.end
     money = "$" in solution[max(0, step.start - 3) : step.start]
@@ -227,16 +231,16 @@ def _unanchored_definite(question: str, ms: list[Mention], nouns: list[str]) -> 
 _TALL_AFTER = re.compile(r'^\s*(?:(")|(inches|inch|in|feet|foot|ft|cm|centimeters?)\s)\s*tall\b', re.IGNORECASE)
 
 
-def _height_caps(solution: str, steps: list[Step], results: list[Fraction]) -> list[Constraint]:
+def _height_caps(solution: str, steps: list[CalcStep], results: list[Fraction]) -> list[TemplateConstraint]:
     """A result the solution states as a height ("Anne is 2*36 = <<2*36=72>>72" tall") stays within a
     person's (84 inches, 7 feet, 213 cm) or the original's, and at least two thirds of the original:
     twice a 76" Albert made a 152" Anne (gsm8k/test/1292)."""
-    out: list[Constraint] = []
+    out: list[TemplateConstraint] = []
     for j, (st, r) in enumerate(zip(steps, results, strict=True)):
         end = st.echo_end if st.echo_end >= 0 else st.end
         m = _TALL_AFTER.match(solution[end : end + 20])
         if m and r > 0:
             limit = 84 if m.group(1) else {"i": 84, "f": 7, "c": 213}[m.group(2)[0].lower()]
-            out.append(Constraint("stmax", str(j), str(max(Fraction(limit), r))))
-            out.append(Constraint("stmin", str(j), str(r * 2 / 3)))  # nor shrinks to a baby's (a 14" Albert)
+            out.append(TemplateConstraint("stmax", str(j), str(max(Fraction(limit), r))))
+            out.append(TemplateConstraint("stmin", str(j), str(r * 2 / 3)))  # nor shrinks to a baby's (a 14" Albert)
     return out

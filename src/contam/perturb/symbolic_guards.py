@@ -9,7 +9,7 @@ from fractions import Fraction
 
 from contam.perturb import arith, guards
 from contam.perturb.mentions import CONSTANTS, ORDINALS, word_for
-from contam.perturb.records import Constraint, Mention, Step
+from contam.perturb.records import CalcStep, Mention, TemplateConstraint
 from contam.perturb.symbolic_bounds import _LABEL, _unanchored_definite
 
 
@@ -59,20 +59,20 @@ def _guards(
     groups: dict[Fraction, list[int]],
     gid: dict[Fraction, str],
     reads: dict[Fraction, int],
-    steps: list[Step],
+    steps: list[CalcStep],
     already: set[str],
     frozen_values: set[Fraction] | None = None,
     split: set[Fraction] | None = None,
     *,
     consts: set[int],
     worded: set[int],
-) -> tuple[dict[str, str], list[Constraint]]:
+) -> tuple[dict[str, str], list[TemplateConstraint]]:
     """Slots to freeze (slot id -> guard name) and range constraints, from what the text means
     (:mod:`contam.perturb.guards`); raises :class:`Rejected` where freezing cannot make it right."""
     body = solution.rsplit("####", 1)[0]
     ordinals = guards.ordinal_values(question) | guards.ordinal_values(body)
     freeze: dict[str, str] = {}
-    extra: list[Constraint] = []
+    extra: list[TemplateConstraint] = []
     for v, idx in groups.items():
         sid = gid[v]
         ms = [mentions[i] for i in idx]
@@ -150,7 +150,7 @@ def _guards(
                 if re.match(r"^\s*times?\s+(?:a|per|each|every)\s+week\b", question[m.end : m.end + 20], re.IGNORECASE) and re.search(
                     r"\b(?:each|every|per|a)\s+day\b", question, re.IGNORECASE
                 ):
-                    extra.append(Constraint("le", sid, "7"))  # "walks there and back each day he works ... 11 times a week"
+                    extra.append(TemplateConstraint("le", sid, "7"))  # "walks there and back each day he works ... 11 times a week"
                 tall = re.match(
                     r'^\s*[- ]?(?:(feet|foot|ft|inches|inch|in|cm|centimeters?)\s+|(?=")(")\s*)tall\b',
                     question[m.end : m.end + 25],
@@ -159,27 +159,27 @@ def _guards(
                 if tall:
                     # "Isabel is 9 feet tall": nobody is; a height stays within a person's (or the original's).
                     limit = {"f": 7, "i": 84, "c": 213, '"': 84}[(tall.group(1) or tall.group(2))[0].lower()]  # 64" tall: inches
-                    extra.append(Constraint("le", sid, str(max(Fraction(limit), v))))
-                    extra.append(Constraint("ge", sid, str(v * 2 / 3)))  # nor a 30" cheerleader for a 60" one
+                    extra.append(TemplateConstraint("le", sid, str(max(Fraction(limit), v))))
+                    extra.append(TemplateConstraint("ge", sid, str(v * 2 / 3)))  # nor a 30" cheerleader for a 60" one
                 if guards.hours_in_one_day(question, m):
-                    extra.append(Constraint("le", sid, "24"))  # "Last Tuesday, she worked 27 hours"
+                    extra.append(TemplateConstraint("le", sid, "24"))  # "Last Tuesday, she worked 27 hours"
                 cap = guards.period_cap(question, m)
                 if cap is not None:
                     if cap[1]:
                         why = "world_fact"  # "7 days a week"
                     else:
-                        extra.append(Constraint("le", sid, str(cap[0])))  # "5 days a week" never becomes 10
+                        extra.append(TemplateConstraint("le", sid, str(cap[0])))  # "5 days a week" never becomes 10
         if why:
             freeze[sid] = why
             continue
         for m in ms:
             cap = guards.plausible_cap(question, m)
             if cap is not None:
-                extra.append(Constraint("le", sid, str(max(cap, v))))
+                extra.append(TemplateConstraint("le", sid, str(max(cap, v))))
             tight = guards.tight_range(question, m)
             if tight is not None:
-                extra.append(Constraint("ge", sid, str(tight[0])))
-                extra.append(Constraint("le", sid, str(tight[1])))
+                extra.append(TemplateConstraint("ge", sid, str(tight[0])))
+                extra.append(TemplateConstraint("le", sid, str(tight[1])))
     # A sum written with a fixed number of terms over a count that would change ("60 + 57 + 54 + 51"
     # for a relay of four): the program cannot grow the sum with the count, so the count is frozen
     # (it then never changes, and the sum stays right).

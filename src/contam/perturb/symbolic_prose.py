@@ -9,7 +9,7 @@ from contam.perturb import arith
 from contam.perturb.chain import _PROSE_NUM, Rejected
 from contam.perturb.chain import number as _number
 from contam.perturb.mentions import find_mentions
-from contam.perturb.records import ProseNumber, Slot, Step
+from contam.perturb.records import CalcStep, ProseNumber, Slot
 from contam.perturb.symbolic_config import SymbolicConfig, _AmbiguousProse
 
 _NUM_TXT = r"\$?\s?(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)"
@@ -51,7 +51,7 @@ def restated_readings(expr: str) -> set[Fraction]:
 
 def _prose(
     solution: str,
-    steps: list[Step],
+    steps: list[CalcStep],
     slots: list[Slot],
     group_values: list[Fraction],
     group_scales: dict[Fraction, list[Fraction]],

@@ -8,7 +8,7 @@ import re
 from fractions import Fraction
 
 from contam.perturb import arith, guards
-from contam.perturb.records import Constraint, Mention, Slot, Step
+from contam.perturb.records import CalcStep, Mention, Slot, TemplateConstraint
 from contam.perturb.symbolic_bounds import _PARTITIVE
 from contam.perturb.symbolic_prose import _RESTATED
 
@@ -125,7 +125,7 @@ def _slot_deps(sid: str, by_id: dict[str, Slot], deps: list[set[str]]) -> set[st
     return set()
 
 
-def _settle(slots: list[Slot], steps: list[Step]) -> tuple[list[Slot], list[set[str]]]:
+def _settle(slots: list[Slot], steps: list[CalcStep]) -> tuple[list[Slot], list[set[str]]]:
     """Which free slots each step depends on; a slot derived from a step that depends on none is frozen
     (it can never move, so sampling it would only fail the coverage check)."""
     while True:
@@ -213,30 +213,30 @@ def _constraints(
     by_id: dict[str, Slot],
     question: str = "",
     money: set[int] | None = None,
-) -> list[Constraint]:
-    out: list[Constraint] = []
+) -> list[TemplateConstraint]:
+    out: list[TemplateConstraint] = []
     for i, r in enumerate(results):
         if r.denominator == 1:
             # A whole amount of money is marked: a fallback may let it have cents (see
             # contam.perturb.reference.cents_template).
-            out.append(Constraint("int", str(i), "$" if money and i in money else ""))
+            out.append(TemplateConstraint("int", str(i), "$" if money and i in money else ""))
         else:
             places = _places(r)
-            out.append(Constraint("decimals", str(i), str(max(2, places if places is not None else 2))))
+            out.append(TemplateConstraint("decimals", str(i), str(max(2, places if places is not None else 2))))
         if r > 0:
-            out.append(Constraint("pos", str(i)))
+            out.append(TemplateConstraint("pos", str(i)))
         elif r == 0:
-            out.append(Constraint("nonneg", str(i)))
+            out.append(TemplateConstraint("nonneg", str(i)))
         if 0 < r < 1:
-            out.append(Constraint("lt1", str(i)))
+            out.append(TemplateConstraint("lt1", str(i)))
     for sid, j, ratio in step_ties:
         s = by_id[sid]
         if s.role != "derived" or s.source != f"step:{j}":
-            out.append(Constraint("tie", str(j), f"{sid}*{ratio}"))
+            out.append(TemplateConstraint("tie", str(j), f"{sid}*{ratio}"))
     moving = [s for s in slots if s.role != "frozen"]
     for s in moving:
         if s.kind == "percent" and Fraction(s.value) <= 100:
-            out.append(Constraint("le100", s.id))
+            out.append(TemplateConstraint("le100", s.id))
     # Order among the numbers a reader compares: moving slots of the same family, and moving
     # slots against frozen numbers of that family ("the $5 one or the $7 one" stays decided).
     family = {"money": "money", "cents": "money", "percent": "percent"}
@@ -244,7 +244,7 @@ def _constraints(
         for b in range(len(moving)):
             sa, sb = moving[a], moving[b]
             if family.get(sa.kind, "n") == family.get(sb.kind, "n") and Fraction(sa.value) < Fraction(sb.value):
-                out.append(Constraint("order", sa.id, sb.id))
+                out.append(TemplateConstraint("order", sa.id, sb.id))
     if question and _CHANGE_WORD.search(question):
         # A frozen number counts the same thing as a moving one ("300 taps per minute" frozen,
         # "250" and "200 taps per minute" moving, and "slowed down to 200"): they keep their order,
@@ -262,9 +262,9 @@ def _constraints(
                 # value may equal an original one, so the order stays strict.
                 va, vb = Fraction(sa.value), Fraction(sb.value)
                 if va < vb:
-                    out.append(Constraint("le", sa.id, str(vb)))
+                    out.append(TemplateConstraint("le", sa.id, str(vb)))
                 elif va > vb:
-                    out.append(Constraint("ge", sa.id, str(vb)))
+                    out.append(TemplateConstraint("ge", sa.id, str(vb)))
     return out
 
 

@@ -38,7 +38,7 @@ from importlib import resources
 
 from contam.data.items import Item
 from contam.perturb import guards
-from contam.perturb.records import Constraint, Rejection, Template
+from contam.perturb.records import Rejection, Template, TemplateConstraint
 
 #: A number as GSM8K solutions write it in prose: "$1.50", "3,000", ".25".
 _N = r"\$?\s*((?:\d[\d,]*(?:\.\d+)?|\.\d+))"
@@ -112,7 +112,7 @@ def _step_slots(template: Template) -> list[set[str]]:
     return out
 
 
-def unused_bounds(template: Template) -> list[Constraint]:
+def unused_bounds(template: Template) -> list[TemplateConstraint]:
     """Constraints that keep moving quantities on the original side of every unused number of their kind.
 
     For each number the program never reads (frozen as ``unused``) whose head noun is ``N``, and
@@ -129,7 +129,7 @@ def unused_bounds(template: Template) -> list[Constraint]:
     deps = _step_slots(template)
     unused = [s for s in template.slots if s.role == "frozen" and s.source == "unused"]
     moving = [s for s in template.slots if s.role in ("free", "derived")]
-    out: list[Constraint] = []
+    out: list[TemplateConstraint] = []
     for u in unused:
         noun = _noun(template, u.mentions)
         if not noun or noun == "%":
@@ -149,13 +149,13 @@ def unused_bounds(template: Template) -> list[Constraint]:
             ]
             for ref, f in factors:
                 if qv * f <= bound:
-                    c = Constraint("prodle", q.id + (f"*{ref}" if ref else ""), str(bound))
+                    c = TemplateConstraint("prodle", q.id + (f"*{ref}" if ref else ""), str(bound))
                     if c not in out:
                         out.append(c)
             # Sums: a step that reads q and stayed within the stock ("3 books at $16 and 3 pencils at
             # $6" out of "starts with $200") stays within it.
             for j, r in enumerate(results):
-                c = Constraint("stmax", str(j), str(bound))
+                c = TemplateConstraint("stmax", str(j), str(bound))
                 if 0 < r <= bound and q.id in deps[j] and c not in out:
                     out.append(c)
     return out
