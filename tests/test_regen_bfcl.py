@@ -19,7 +19,7 @@ from contam.cli.main import main
 from contam.regen.bfcl.audit import audit
 from contam.regen.bfcl.calls import CallSyntaxError, parse_call, replay
 from contam.regen.bfcl.equivariance import bfcl_check, bfcl_experiment
-from contam.regen.bfcl.reseed import REASONS, BfclInstance, Generated, Rejection, generate, plan
+from contam.regen.bfcl.reseed import REASONS, BfclInstance, BfclRejection, Generated, generate, plan
 from contam.regen.bfcl.world import CLASS_MODULE, instantiate, load_tasks, snapshot, world_class
 
 
@@ -124,7 +124,7 @@ def test_regenerated_instances_audit_clean_on_all_categories_and_classes():
     for tid in ids:
         for seed in (0, 7):
             g = generate(tid, seed)
-            if isinstance(g, Rejection):
+            if isinstance(g, BfclRejection):
                 assert g.reason in REASONS
                 continue
             row = audit(g)
@@ -188,7 +188,7 @@ def test_tampered_goal_hash_fails_faithfulness():
 
 def test_read_only_task_is_rejected_with_a_reason():
     r = generate("multi_turn_base_13", 0)
-    assert isinstance(r, Rejection) and r.reason == "read_only"
+    assert isinstance(r, BfclRejection) and r.reason == "read_only"
 
 
 def test_bfcl_check_grades_like_the_checker():

@@ -42,8 +42,8 @@ from contam.regen.world import (
     DICT_KEY_CLASS,
     KEY_CLASS,
     TABLE_CLASS,
+    IdTemplate,
     State,
-    Template,
     dumps,
     load_tasks,
     load_world,
@@ -184,7 +184,7 @@ class Auditor:
         self.determinism = determinism
         self._seed: dict[tuple[str, int], tuple[list[str], KeyMap | None]] = {}
         self._expected: dict[tuple[str, int, str, str], tuple[tuple[str, ...], list[tuple[str, str, str]], list[str]]] = {}
-        self._wants: dict[tuple[str, str, int, str, str], list[tuple[str, str, Template]]] = {}
+        self._wants: dict[tuple[str, str, int, str, str], list[tuple[str, str, IdTemplate]]] = {}
 
     # -- once per domain -------------------------------------------------------------------
     def domain_problems(self, domain: str) -> list[str]:
@@ -234,7 +234,7 @@ class Auditor:
 
     def _want(
         self, domain: str, index: int, patch_key: str, exp_diff: list[tuple[str, str, str]], semantics: str = DEFAULT_SEMANTICS
-    ) -> list[tuple[str, str, Template]]:
+    ) -> list[tuple[str, str, IdTemplate]]:
         key = ("want", domain, index, patch_key, semantics)
         if key not in self._wants:
             self._wants[key] = [(t, k, make_template(loads(x))) for t, k, x in exp_diff]

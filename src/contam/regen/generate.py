@@ -32,8 +32,8 @@ from contam.regen.text import Span, find_spans, rewrite
 from contam.regen.world import (
     DEFAULT_SEMANTICS,
     KEY_CLASS,
+    IdTemplate,
     State,
-    Template,
     check_semantics,
     load_tasks,
     load_world,
@@ -83,7 +83,7 @@ class TaskPlan:
     #: Spans of free-text action arguments, by (action position, argument) of the shipped actions.
     text_spans: dict[tuple[int, str], list[Span]]
     #: Fill-in templates of the shipped actions' arguments (typed id fields cut out), by position.
-    kwargs_templates: tuple[Template, ...] = ()
+    kwargs_templates: tuple[IdTemplate, ...] = ()
 
 
 def _extra_values(domain: str, task: dict[str, Any]) -> dict[str, set[str]]:
@@ -153,7 +153,7 @@ def rekey_actions(
     domain: str,
     extra: dict[str, set[str]],
     known: dict[tuple[int, str], list[Span]] | None = None,
-    templates: tuple[Template, ...] = (),
+    templates: tuple[IdTemplate, ...] = (),
 ) -> list[dict[str, Any]]:
     """Actions with typed id fields translated and free-text arguments rewritten by span
     (``known``: spans found once per task for the *shipped* action list, by position;

@@ -222,7 +222,7 @@ _OPEN, _CLOSE = "\ue000", "\ue001"
 
 
 @dataclass(frozen=True)
-class Template:
+class IdTemplate:
     """An entity's JSON text with its id leaves cut out, to be filled per map.
 
     ``pieces`` interleave with ``slots`` (class, original value): text = p0 + fwd(s0) + p1 + ...
@@ -264,10 +264,10 @@ class _Recorder:
         return None
 
 
-_TEMPLATES: dict[tuple[str, str, str], Template] = {}
+_TEMPLATES: dict[tuple[str, str, str], IdTemplate] = {}
 
 
-def make_template(entity: Any) -> Template:
+def make_template(entity: Any) -> IdTemplate:
     """A fill-in template of ``entity``: its JSON text with every id leaf cut out."""
     rec = _Recorder()
     text = dumps(translate(entity, rec))
@@ -277,10 +277,10 @@ def make_template(entity: Any) -> Template:
         num, rest = part.split(_CLOSE, 1)
         order.append(rec.slots[int(num)])
         pieces.append(rest)
-    return Template(tuple(pieces), tuple(order))
+    return IdTemplate(tuple(pieces), tuple(order))
 
 
-def template(world: World, table: str, key: str) -> Template:
+def template(world: World, table: str, key: str) -> IdTemplate:
     """The (cached) fill-in template of one shipped entity."""
     slot = (world.domain, table, key)
     tpl = _TEMPLATES.get(slot)

@@ -11,6 +11,10 @@ ground-truth calls leave behind, compared attribute-wise as BFCL's state checker
 """
 
 from contam.regen.bfcl.calls import Call, CallSyntaxError, parse_call, replay
-from contam.regen.bfcl.reseed import BfclInstance, Rejection, generate
+from contam.regen.bfcl.reseed import BfclInstance, BfclRejection, generate
 
-__all__ = ["BfclInstance", "Call", "CallSyntaxError", "Rejection", "generate", "parse_call", "replay"]
+__all__ = ["BfclInstance", "BfclRejection", "Call", "CallSyntaxError", "generate", "parse_call", "replay"]
+
+#: The old name of :class:`BfclRejection` (issue 33: ``Rejection`` also names why an item could
+#: not be templated, :class:`contam.perturb.Rejection`), importable for scripts written against it.
+Rejection = BfclRejection

@@ -167,7 +167,7 @@ def execute(call: Call, table: dict[str, tuple[str, Any]]) -> Outcome:
 
 
 @dataclass(frozen=True)
-class Replay:
+class BfclReplay:
     """A replay of per-turn call lists: outcomes per turn, the state after each turn."""
 
     outcomes: list[list[Outcome]]
@@ -184,7 +184,7 @@ class Replay:
         return self.states[-1] if self.states else self.initial
 
 
-def replay(config: dict[str, Any], involved: list[str], long_context: bool, turns: Sequence[Sequence[Call | str]]) -> Replay:
+def replay(config: dict[str, Any], involved: list[str], long_context: bool, turns: Sequence[Sequence[Call | str]]) -> BfclReplay:
     """Load fresh instances from ``config`` and run each turn's calls in order (strings are parsed
     first; a string that is not a plain literal call raises :class:`CallSyntaxError`)."""
     from contam.regen.bfcl.world import instantiate, snapshot
@@ -197,4 +197,4 @@ def replay(config: dict[str, Any], involved: list[str], long_context: bool, turn
         outs = [execute(c if isinstance(c, Call) else parse_call(c), table) for c in turn]
         outcomes.append(outs)
         states.append(snapshot(insts))
-    return Replay(outcomes, states, initial, insts)
+    return BfclReplay(outcomes, states, initial, insts)

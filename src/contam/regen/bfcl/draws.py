@@ -10,7 +10,7 @@ from typing import Any
 
 from contam.regen.bfcl.calls import Call
 from contam.regen.bfcl.literals import _MIN_LEN, LiteralMap, _pattern, _stem, pools, sub_call, sub_config
-from contam.regen.bfcl.taskplan import TaskPlan, _config_numbers
+from contam.regen.bfcl.taskplan import BfclTaskPlan, _config_numbers
 
 
 # --------------------------------------------------------------------------- drawing fresh values
@@ -60,7 +60,7 @@ def _fresh_string(
 
 
 @dataclass(frozen=True)
-class Draw:
+class BfclDraw:
     """One attempt's operators: the literal map and the positional replacements."""
 
     lm: LiteralMap
@@ -68,7 +68,7 @@ class Draw:
     contents: dict[tuple[str, tuple[str, ...]], tuple[str, str]]  # (cls, path) -> (old, new)
 
 
-def draw(p: TaskPlan, seed: int, attempt: int, rekey: bool, resample: bool, half: bool = False) -> Draw | None:
+def draw(p: BfclTaskPlan, seed: int, attempt: int, rekey: bool, resample: bool, half: bool = False) -> BfclDraw | None:
     rng = random.Random(f"bfcl|{p.task.id}|{seed}|{attempt}")
     lm = LiteralMap()
     used: set[str] = set()
@@ -100,7 +100,7 @@ def draw(p: TaskPlan, seed: int, attempt: int, rekey: bool, resample: bool, half
             others = [x for x in cpool if x != c and (bad is None or not bad.search(x))]
             if others:
                 contents[(cls, path)] = (c, rng.choice(others))
-    return Draw(lm, numbers, contents)
+    return BfclDraw(lm, numbers, contents)
 
 
 def _set_path(cfg: dict[str, Any], path: tuple[str, ...], value: Any, gfs: bool = False) -> None:
@@ -116,7 +116,7 @@ def _set_path(cfg: dict[str, Any], path: tuple[str, ...], value: Any, gfs: bool 
     node[path[-1]] = value
 
 
-def apply(p: TaskPlan, d: Draw) -> tuple[dict[str, Any], list[list[dict[str, str]]], list[list[Call]]]:
+def apply(p: BfclTaskPlan, d: BfclDraw) -> tuple[dict[str, Any], list[list[dict[str, str]]], list[list[Call]]]:
     """The fresh config, question and calls of a draw (positional changes first, then the map)."""
     cfg = json.loads(json.dumps(p.task.initial_config))
     for (cls, path), (_, new) in d.numbers.items():

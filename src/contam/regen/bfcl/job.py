@@ -18,7 +18,7 @@ from contam.outputs import JsonlCheckpoint, ensure_dir
 from contam.progress import track
 from contam.regen.audit import AuditRow, RegenAuditReport
 from contam.regen.bfcl.audit import audit
-from contam.regen.bfcl.reseed import REASONS, Generated, Rejection, generate
+from contam.regen.bfcl.reseed import REASONS, BfclRejection, Generated, generate
 from contam.regen.bfcl.world import CATEGORIES, load_tasks
 
 
@@ -82,7 +82,7 @@ def run_bfcl(seeds: list[int], out: str | Path, tasks: list[int] | None = None, 
                 if f"bfcl/{tid}/{seed}" in done:
                     continue
                 g = generate(tid, seed)
-                if isinstance(g, Rejection):
+                if isinstance(g, BfclRejection):
                     rej_ck.write(g.to_dict())
                     continue
                 assert isinstance(g, Generated)

@@ -33,8 +33,8 @@ from functools import cache
 from typing import Any
 
 from contam.records import Record
-from contam.regen.bfcl.calls import Call, Replay, parse_call, replay
-from contam.regen.bfcl.draws import Draw, apply, draw
+from contam.regen.bfcl.calls import BfclReplay, Call, parse_call, replay
+from contam.regen.bfcl.draws import BfclDraw, apply, draw
 from contam.regen.bfcl.draws import _fresh_string as _fresh_string
 from contam.regen.bfcl.draws import _redigit as _redigit
 from contam.regen.bfcl.draws import _set_path as _set_path
@@ -47,7 +47,7 @@ from contam.regen.bfcl.literals import _pattern as _pattern
 from contam.regen.bfcl.literals import _tree as _tree
 from contam.regen.bfcl.literals import sub_call as sub_call
 from contam.regen.bfcl.literals import sub_config as sub_config
-from contam.regen.bfcl.taskplan import TaskPlan, _call_leaves, _config_numbers, _files_tail_used, question_text, schema_words
+from contam.regen.bfcl.taskplan import BfclTaskPlan, _call_leaves, _config_numbers, _files_tail_used, question_text, schema_words
 from contam.regen.bfcl.taskplan import _long_context_texts as _long_context_texts
 from contam.regen.bfcl.transport import _canon as _canon
 from contam.regen.bfcl.transport import _parse_output as _parse_output
@@ -68,7 +68,7 @@ REASONS = {
 
 
 @cache
-def plan(task_id: str) -> TaskPlan:
+def plan(task_id: str) -> BfclTaskPlan:
     task = get_task(task_id)
     calls = [[parse_call(c) for c in turn] for turn in task.ground_truth]
     flat = [c for turn in calls for c in turn]
@@ -142,13 +142,13 @@ def plan(task_id: str) -> TaskPlan:
         swappable.append((cls, p, c))
     shipped = replay(task.initial_config, task.involved_classes, task.long_context, calls)
     read_only = all(s == shipped.initial for s in shipped.states)
-    p = TaskPlan(task, calls, literals, frozen, numeric, swappable, frozenset(vocab), shipped, read_only)
+    p = BfclTaskPlan(task, calls, literals, frozen, numeric, swappable, frozenset(vocab), shipped, read_only)
     if read_only:
         return p
     return dataclasses.replace(p, numeric=_probe(p, numeric, "n"), contents=_probe(p, swappable, "c"))
 
 
-def _probe_values(p: TaskPlan, item: tuple[Any, ...], kind: str) -> list[Any]:
+def _probe_values(p: BfclTaskPlan, item: tuple[Any, ...], kind: str) -> list[Any]:
     """The two extreme draws of a field (its pool's least and greatest other value)."""
     if kind == "n":
         cls, pat, _, v = item
@@ -159,7 +159,7 @@ def _probe_values(p: TaskPlan, item: tuple[Any, ...], kind: str) -> list[Any]:
     return sorted({pool[0], pool[-1]}, key=repr) if pool else []
 
 
-def _probe(p: TaskPlan, items: list[Any], kind: str) -> list[Any]:
+def _probe(p: BfclTaskPlan, items: list[Any], kind: str) -> list[Any]:
     """The fields whose resampling leaves the replay a transport of the shipped one, at both
     extremes of their pool (group testing: a passing group is kept whole, a failing one split).
     A field a ground-truth call computes with (``fillFuelTank`` on the fuel level, ``place_order``
@@ -171,9 +171,9 @@ def _probe(p: TaskPlan, items: list[Any], kind: str) -> list[Any]:
             return False
         for pick in (0, -1):
             if kind == "n":
-                d = Draw(LiteralMap(), {(it[0], it[2]): (it[3], v[pick]) for it, v in zip(group, vals, strict=True)}, {})
+                d = BfclDraw(LiteralMap(), {(it[0], it[2]): (it[3], v[pick]) for it, v in zip(group, vals, strict=True)}, {})
             else:
-                d = Draw(LiteralMap(), {}, {(it[0], it[1]): (it[2], v[pick]) for it, v in zip(group, vals, strict=True)})
+                d = BfclDraw(LiteralMap(), {}, {(it[0], it[1]): (it[2], v[pick]) for it, v in zip(group, vals, strict=True)})
             cfg, _, calls = apply(p, d)
             run = replay(cfg, p.task.involved_classes, p.task.long_context, calls)
             if any(not x.startswith("goal_unchanged") for x in check_draw(p, d, run)):
@@ -226,7 +226,7 @@ class BfclInstance(Record):
 
 
 @dataclass(frozen=True)
-class Rejection(Record):
+class BfclRejection(Record):
     """A task at a seed that no draw regenerates: the reason code of the last draw, and detail."""
 
     key: str
@@ -247,8 +247,8 @@ class Generated:
     """A successful generation with what the audit needs (the map is never written out)."""
 
     instance: BfclInstance
-    draw: Draw
-    run: Replay
+    draw: BfclDraw
+    run: BfclReplay
     calls: list[list[Call]]
 
 
@@ -256,13 +256,13 @@ def hash_instance(rec: dict[str, Any]) -> str:
     return canonical_hash({k: v for k, v in rec.items() if k != "instance_hash"})
 
 
-def generate(task_id: str, seed: int) -> Generated | Rejection:
+def generate(task_id: str, seed: int) -> Generated | BfclRejection:
     """Regenerate ``task_id`` at ``seed``: the first draw whose replay transports the shipped one."""
     p = plan(task_id)
     t = p.task
     key = f"bfcl/{t.id}/{seed}"
     if p.read_only:
-        return Rejection(key, t.id, t.category, seed, "read_only", REASONS["read_only"])
+        return BfclRejection(key, t.id, t.category, seed, "read_only", REASONS["read_only"])
     last = ("nothing_reseeded", REASONS["nothing_reseeded"])
     for attempt, (rekey, resample, half) in enumerate(ATTEMPTS):
         if (rekey and not p.literals) and (not resample or not (p.numeric or p.contents)):
@@ -309,4 +309,4 @@ def generate(task_id: str, seed: int) -> Generated | Rejection:
         )
         inst = dataclasses.replace(rec, instance_hash=hash_instance(rec.to_dict()))
         return Generated(inst, d, run, calls)
-    return Rejection(key, t.id, t.category, seed, last[0], last[1])
+    return BfclRejection(key, t.id, t.category, seed, last[0], last[1])

@@ -1,6 +1,6 @@
 """The per-task plan record and the BFCL facts a plan reads.
 
-:class:`TaskPlan` holds what is computed once per shipped task; the helpers here read a task's
+:class:`BfclTaskPlan` holds what is computed once per shipped task; the helpers here read a task's
 call arguments and config numbers, its question text, and the names BFCL treats specially (tool
 doc field names, the long-context extension's files and filler texts), which are never renamed.
 """
@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from contam.regen.bfcl.calls import Call, Replay
-from contam.regen.bfcl.world import Task
+from contam.regen.bfcl.calls import BfclReplay, Call
+from contam.regen.bfcl.world import BfclTask
 
 
 # --------------------------------------------------------------------------- per-task plan
@@ -50,17 +50,17 @@ def _config_numbers(obj: Any) -> list[float]:
 
 
 @dataclass(frozen=True)
-class TaskPlan:
+class BfclTaskPlan:
     """What is computed once per shipped task: candidates, frozen literals, the shipped replay."""
 
-    task: Task
+    task: BfclTask
     calls: list[list[Call]]
     literals: list[tuple[str, str]]  # (kind, original), one per casefolded original
     frozen: dict[str, str]  # original -> why it is kept
     numeric: list[tuple[str, tuple[str, ...], tuple[str, ...], float | int]]  # (cls, pattern, path, value)
     contents: list[tuple[str, tuple[str, ...], str]]  # (cls, path, content)
     vocabulary: frozenset[str]  # casefolded strings of the task (fresh values must avoid them)
-    shipped: Replay
+    shipped: BfclReplay
     read_only: bool
 
 

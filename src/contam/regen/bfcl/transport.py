@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from contam.regen.bfcl.calls import Call, Replay
-from contam.regen.bfcl.draws import Draw
+from contam.regen.bfcl.calls import BfclReplay, Call
+from contam.regen.bfcl.draws import BfclDraw
 from contam.regen.bfcl.literals import _pattern
-from contam.regen.bfcl.taskplan import TaskPlan, _call_leaves, _long_context_texts, question_text
+from contam.regen.bfcl.taskplan import BfclTaskPlan, _call_leaves, _long_context_texts, question_text
 
 
 # --------------------------------------------------------------------------- transport checks
@@ -32,7 +32,7 @@ def _canon(o: Any) -> Any:
     return o
 
 
-def transport_output(out: str, d: Draw) -> Any:
+def transport_output(out: str, d: BfclDraw) -> Any:
     """The shipped observation carried into the fresh world: strings through the map, resampled
     numbers and contents replaced by their fresh values."""
     nums = {float(old): new for old, new in d.numbers.values()}
@@ -60,7 +60,7 @@ def transport_output(out: str, d: Draw) -> Any:
     return _canon(walk(_parse_output(out)))
 
 
-def check_draw(p: TaskPlan, d: Draw, run: Replay) -> list[str]:
+def check_draw(p: BfclTaskPlan, d: BfclDraw, run: BfclReplay) -> list[str]:
     """Problems of a draw's replay against the shipped replay, as ``reason: detail`` strings."""
     probs = []
     if run.errors != p.shipped.errors:
@@ -78,7 +78,7 @@ def check_draw(p: TaskPlan, d: Draw, run: Replay) -> list[str]:
     return probs
 
 
-def leaks(p: TaskPlan, d: Draw, cfg: dict[str, Any], question: list[list[dict[str, str]]], calls: list[list[Call]]) -> list[str]:
+def leaks(p: BfclTaskPlan, d: BfclDraw, cfg: dict[str, Any], question: list[list[dict[str, str]]], calls: list[list[Call]]) -> list[str]:
     """Original re-keyed literals (whole-token, any case) or replaced contents found in fresh text."""
     texts: list[str] = [question_text(question)]
 
@@ -109,7 +109,7 @@ def leaks(p: TaskPlan, d: Draw, cfg: dict[str, Any], question: list[list[dict[st
     return out
 
 
-def injective(d: Draw) -> list[str]:
+def injective(d: BfclDraw) -> list[str]:
     fresh = [v.casefold() for v in d.lm.fwd.values()]
     if len(set(fresh)) != len(fresh):
         return ["not_injective: two originals share a fresh value"]

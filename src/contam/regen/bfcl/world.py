@@ -66,7 +66,7 @@ def _read_jsonl(name: str) -> list[dict[str, Any]]:
 
 
 @dataclass(frozen=True)
-class Task:
+class BfclTask:
     """One shipped multi-turn task with its ground truth (per-turn call strings)."""
 
     id: str
@@ -87,15 +87,15 @@ class Task:
 
 
 @cache
-def load_tasks() -> tuple[Task, ...]:
+def load_tasks() -> tuple[BfclTask, ...]:
     """All 800 multi-turn tasks, in category order (base, miss_func, miss_param, long_context)."""
-    out: list[Task] = []
+    out: list[BfclTask] = []
     for cat in CATEGORIES:
         qs = _read_jsonl(f"BFCL_v4_multi_turn_{cat}.json")
         ans = {a["id"]: a["ground_truth"] for a in _read_jsonl(f"possible_answer/BFCL_v4_multi_turn_{cat}.json")}
         for r in qs:
             out.append(
-                Task(
+                BfclTask(
                     id=r["id"],
                     category=cat,
                     index=int(r["id"].rsplit("_", 1)[1]),
@@ -112,11 +112,11 @@ def load_tasks() -> tuple[Task, ...]:
 
 
 @cache
-def task_by_id() -> dict[str, Task]:
+def task_by_id() -> dict[str, BfclTask]:
     return {t.id: t for t in load_tasks()}
 
 
-def get_task(task_id: str) -> Task:
+def get_task(task_id: str) -> BfclTask:
     t = task_by_id().get(task_id)
     if t is None:
         raise ConfigError(f"no BFCL multi-turn task {task_id!r} (ids look like multi_turn_base_0)")
