@@ -15,7 +15,7 @@ import numpy as np
 
 from contam.data import Item
 from contam.errors import ConfigError
-from contam.probe.evalresults import Verdict, make_verdict
+from contam.probe.evalresults import SetVerdict, make_verdict
 from contam.records import Record
 from contam.stats.calibration import Calibration
 from contam.stats.tests import wilcoxon_signed_rank
@@ -214,7 +214,7 @@ def pair_scores(model: Any, base: Any, pairs: Sequence[tuple[Item, Item]]) -> li
     return out
 
 
-def paired_verdict(set_name: str, method: str, d: Sequence[float], prior: float = 0.5, alpha: float = 0.05) -> Verdict:
+def paired_verdict(set_name: str, method: str, d: Sequence[float], prior: float = 0.5, alpha: float = 0.05) -> SetVerdict:
     """One-sided Wilcoxon signed-rank test of the per-item differences ``d`` > 0 (NaNs dropped),
     calibrated into the Contamination Confidence with its Hodges-Lehmann shift as the effect."""
     x = np.asarray([v for v in d if not math.isnan(v)], dtype=float)

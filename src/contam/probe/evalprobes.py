@@ -60,11 +60,14 @@ from contam.probe.evalpairs import per_char as per_char
 from contam.probe.evalpairs import refs_by_id as refs_by_id
 from contam.probe.evalresults import EvalProbesResult as EvalProbesResult
 from contam.probe.evalresults import Separation as Separation
-from contam.probe.evalresults import Verdict as Verdict
+from contam.probe.evalresults import SetVerdict as SetVerdict
 from contam.probe.evalresults import _sep
 from contam.probe.evalresults import make_verdict as make_verdict
 from contam.probe.evalresults import roc_figures as roc_figures
 from contam.stats.calibration import Calibration
+
+#: The old name of :class:`SetVerdict` (issue 33: ``Verdict`` also named a judge's answer).
+Verdict = SetVerdict
 
 PROBES = ("logprob", "zerocot", "reconstruct")
 
@@ -145,7 +148,7 @@ class EvalProbes:
         ckpt = (lambda name: JsonlCheckpoint(outdir / f"{name}.jsonl")) if outdir is not None else (lambda name: None)
 
         seps: list[Separation] = []
-        verdicts: list[Verdict] = []
+        verdicts: list[SetVerdict] = []
         timing: dict[str, float] = {}
         base = (
             load(manifest.base_model if manifest.base_model.startswith("hf:") else f"hf:{manifest.base_model}", cache=cfg.cache)
@@ -191,7 +194,7 @@ class EvalProbes:
     # ------------------------------------------------------------------ probes
     def _logprob(
         self, model: Any, base: Any, sets: dict[str, list[Item]], refs: dict[str, list[Item]], ckpt: Any
-    ) -> tuple[list[Separation], list[Verdict]]:
+    ) -> tuple[list[Separation], list[SetVerdict]]:
         from contam.probe.logprob import ItemLogProb, LogProbConfig, LogProbProbe
 
         probe = LogProbProbe(LogProbConfig(k=self.config.k, prior=self.config.prior))
@@ -246,7 +249,7 @@ class EvalProbes:
 
     def _zerocot(
         self, model: Any, sets: dict[str, list[Item]], reference: dict[str, list[Item]], ckpt: Any, base: Any = None
-    ) -> tuple[list[Separation], list[Verdict]]:
+    ) -> tuple[list[Separation], list[SetVerdict]]:
         from contam.probe.reference import pair_items
         from contam.probe.zerocot import CONTINUOUS, METRICS, ZeroCoTConfig, ZeroCoTProbe
 
@@ -306,7 +309,7 @@ class EvalProbes:
 
     def _reconstruct(
         self, model: Any, sets: dict[str, list[Item]], refs: dict[str, list[Item]], ckpt: Any
-    ) -> tuple[list[Separation], list[Verdict]]:
+    ) -> tuple[list[Separation], list[SetVerdict]]:
         from contam.probe.reconstruct import Reconstruct, ReconstructConfig
 
         probe = Reconstruct(ReconstructConfig(n_samples=1))  # greedy: one generation per item keeps it cheap

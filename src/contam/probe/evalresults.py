@@ -28,7 +28,7 @@ class Separation(Record):
 
 
 @dataclass(frozen=True)
-class Verdict(Record):
+class SetVerdict(Record):
     """Benchmark level: one set (``seen``/``unseen``) against its reference variants.
 
     ``direction`` is the sign gate of the Contamination Confidence (1 when the effect points
@@ -50,11 +50,11 @@ class Verdict(Record):
 
 def make_verdict(
     set_name: str, probe: str, method: str, n: int, effect: float, p_value: float, confidence: float, alpha: float = 0.05, test: str = ""
-) -> Verdict:
-    """A :class:`Verdict` with both gates filled in from ``effect`` and ``p_value``."""
+) -> SetVerdict:
+    """A :class:`SetVerdict` with both gates filled in from ``effect`` and ``p_value``."""
     positive = not math.isnan(effect) and effect > 0
     flagged = positive and not math.isnan(p_value) and p_value < alpha
-    return Verdict(set_name, probe, method, n, effect, p_value, confidence, int(flagged), int(positive), test)
+    return SetVerdict(set_name, probe, method, n, effect, p_value, confidence, int(flagged), int(positive), test)
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,7 @@ class EvalProbesResult(Record):
     n_seen: int
     n_unseen: int
     separations: tuple[Separation, ...]
-    verdicts: tuple[Verdict, ...]
+    verdicts: tuple[SetVerdict, ...]
     config: dict[str, Any] = field(default_factory=dict)
     timing: dict[str, float] = field(default_factory=dict)
 
@@ -81,7 +81,7 @@ class EvalProbesResult(Record):
 
         return max(rows, key=key) if rows else None
 
-    def verdict(self, set_name: str, probe: str, method: str) -> Verdict | None:
+    def verdict(self, set_name: str, probe: str, method: str) -> SetVerdict | None:
         return next((v for v in self.verdicts if v.set == set_name and v.probe == probe and v.method == method), None)
 
 

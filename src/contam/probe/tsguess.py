@@ -47,7 +47,7 @@ from contam.outputs import JsonlCheckpoint
 from contam.probe.itemloop import comparison_set, generate_texts, run_groups
 from contam.probe.textsim import rouge_l
 from contam.records import Record
-from contam.stats.results import Interval, TestResult
+from contam.stats.results import ConfidenceInterval, TestResult
 
 MASK = "[MASK]"
 TAGGER_PACKAGE = "textblob_aptagger"
@@ -189,7 +189,7 @@ class TSGuessResult(Record):
     config: dict[str, Any]
     items: tuple[TSGuessItem, ...]
     exact_rate: dict[str, float] = field(default_factory=dict)
-    exact_ci: dict[str, Interval] = field(default_factory=dict)
+    exact_ci: dict[str, ConfidenceInterval] = field(default_factory=dict)
     mean_rouge_l: dict[str, float] = field(default_factory=dict)
     n: dict[str, int] = field(default_factory=dict)
     skipped: int = 0

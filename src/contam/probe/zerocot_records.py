@@ -10,7 +10,7 @@ from typing import Any
 
 from contam.records import Record
 from contam.stats.calibration import Calibration
-from contam.stats.results import Interval, TestResult
+from contam.stats.results import ConfidenceInterval, TestResult
 
 DISCRETE = ("accuracy", "consistency")
 CONTINUOUS = ("first_token_prob", "all_token_prob")
@@ -67,7 +67,7 @@ class MetricGap(Record):
     original: float
     reference: float
     gap: float
-    ci: Interval | None
+    ci: ConfidenceInterval | None
     test: TestResult
     calibration: Calibration
     n: int

@@ -1,6 +1,6 @@
 """Statistics that hold: tests, intervals, calibration of p into confidence, power. Imports nothing of ours.
 
-Every test returns a :class:`TestResult`, every interval an :class:`Interval`; both serialize to JSON.
+Every test returns a :class:`TestResult`, every interval a :class:`ConfidenceInterval`; both serialize to JSON.
 
 >>> from contam.stats import contamination_confidence, wilson_interval
 >>> round(contamination_confidence(0.01, effect=0.1), 3), round(wilson_interval(9, 12).low, 3)
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 #: public name -> module that defines it (imported on first use: scipy loads only when needed)
 _EXPORTS = {
-    "Interval": "contam.stats.results",
+    "ConfidenceInterval": "contam.stats.results",
     "TestResult": "contam.stats.results",
     "mcnemar_exact": "contam.stats.tests",
     "mcnemar_counts": "contam.stats.tests",
@@ -48,8 +48,8 @@ _EXPORTS = {
 
 __all__ = [
     "Calibration",
+    "ConfidenceInterval",
     "FDRResult",
-    "Interval",
     "PowerReport",
     "TestResult",
     "auc_delong",
@@ -96,7 +96,8 @@ if TYPE_CHECKING:  # what the lazy exports are, for type checkers and editors
         power_report,
         power_unpaired,
     )
-    from contam.stats.results import Interval, TestResult
+    from contam.stats.results import ConfidenceInterval, TestResult
+    from contam.stats.results import Interval as Interval  # the old name, see _OLD_NAMES
     from contam.stats.tests import (
         auc_delong,
         mann_whitney,
@@ -110,7 +111,12 @@ if TYPE_CHECKING:  # what the lazy exports are, for type checkers and editors
     )
 
 
+#: Old public names still importable (issue 33 renamed them: ``Interval`` also named a config range).
+_OLD_NAMES = {"Interval": "ConfidenceInterval"}
+
+
 def __getattr__(name: str) -> object:
+    name = _OLD_NAMES.get(name, name)
     if name in _EXPORTS:
         import importlib
 

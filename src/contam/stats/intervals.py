@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from scipy import stats as sps
 
-from contam.stats.results import Interval
+from contam.stats.results import ConfidenceInterval
 
 
 def z_quantile(confidence: float) -> float:
@@ -28,7 +28,7 @@ def z_quantile(confidence: float) -> float:
     return float(sps.norm.ppf(0.5 + confidence / 2.0))
 
 
-def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> Interval:
+def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> ConfidenceInterval:
     """Wilson score interval for a binomial proportion (good coverage even near 0 and 1,
     unlike the Wald interval). Equals ``statsmodels`` ``proportion_confint(method="wilson")``.
 
@@ -37,7 +37,7 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> Interva
     (0.0, 0.2775)
     """
     if n <= 0:
-        return Interval(float("nan"), float("nan"), float("nan"), confidence, "wilson")
+        return ConfidenceInterval(float("nan"), float("nan"), float("nan"), confidence, "wilson")
     if not 0 <= successes <= n:
         raise ValueError(f"successes must be in [0, n={n}], got {successes}")
     z = z_quantile(confidence)
@@ -45,10 +45,10 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> Interva
     denom = 1.0 + z * z / n
     center = (p + z * z / (2 * n)) / denom
     half = z / denom * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
-    return Interval(p, max(0.0, center - half), min(1.0, center + half), confidence, "wilson")
+    return ConfidenceInterval(p, max(0.0, center - half), min(1.0, center + half), confidence, "wilson")
 
 
-def newcombe_unpaired_interval(k1: int, n1: int, k2: int, n2: int, confidence: float = 0.95) -> Interval:
+def newcombe_unpaired_interval(k1: int, n1: int, k2: int, n2: int, confidence: float = 0.95) -> ConfidenceInterval:
     """Newcombe's hybrid score interval (his method 10) for ``k1/n1 - k2/n2`` from two
     independent samples; equals ``statsmodels`` ``confint_proportions_2indep(method="newcomb")``.
     """
@@ -57,10 +57,10 @@ def newcombe_unpaired_interval(k1: int, n1: int, k2: int, n2: int, confidence: f
     d = a.estimate - b.estimate
     low = d - math.sqrt((a.estimate - a.low) ** 2 + (b.high - b.estimate) ** 2)
     high = d + math.sqrt((a.high - a.estimate) ** 2 + (b.estimate - b.low) ** 2)
-    return Interval(d, low, high, confidence, "newcombe-hybrid-score")
+    return ConfidenceInterval(d, low, high, confidence, "newcombe-hybrid-score")
 
 
-def newcombe_paired_interval(n11: int, n10: int, n01: int, n00: int, confidence: float = 0.95) -> Interval:
+def newcombe_paired_interval(n11: int, n10: int, n01: int, n00: int, confidence: float = 0.95) -> ConfidenceInterval:
     """Newcombe (1998) method 10 for the difference of two *paired* proportions
     ``p1 - p2 = (n10 - n01) / n``: Wilson intervals for each margin combined with the phi
     correlation of the 2x2 table. ``n10`` counts pairs where only the first is a success.
@@ -71,7 +71,7 @@ def newcombe_paired_interval(n11: int, n10: int, n01: int, n00: int, confidence:
     """
     n = n11 + n10 + n01 + n00
     if n <= 0:
-        return Interval(float("nan"), float("nan"), float("nan"), confidence, "newcombe-paired")
+        return ConfidenceInterval(float("nan"), float("nan"), float("nan"), confidence, "newcombe-paired")
     a = wilson_interval(n11 + n10, n, confidence)
     b = wilson_interval(n11 + n01, n, confidence)
     p1, p2 = a.estimate, b.estimate
@@ -87,7 +87,7 @@ def newcombe_paired_interval(n11: int, n10: int, n01: int, n00: int, confidence:
     dl2, du2 = p2 - b.low, b.high - p2
     low = d - math.sqrt(max(0.0, dl1**2 - 2 * phi * dl1 * du2 + du2**2))
     high = d + math.sqrt(max(0.0, du1**2 - 2 * phi * du1 * dl2 + dl2**2))
-    return Interval(d, max(-1.0, low), min(1.0, high), confidence, "newcombe-paired")
+    return ConfidenceInterval(d, max(-1.0, low), min(1.0, high), confidence, "newcombe-paired")
 
 
 def bootstrap_interval(
@@ -98,7 +98,7 @@ def bootstrap_interval(
     n_resamples: int = 10_000,
     method: str = "percentile",
     seed: int = 0,
-) -> Interval:
+) -> ConfidenceInterval:
     """Bootstrap interval for ``statistic`` of one sample, through ``scipy.stats.bootstrap``
     (``method`` is ``percentile``, ``basic`` or ``BCa``). A constant sample gives the
     degenerate interval ``[v, v]`` instead of NaN.
@@ -109,13 +109,13 @@ def bootstrap_interval(
     """
     x = np.asarray(data, dtype=float)
     if x.size == 0:
-        return Interval(float("nan"), float("nan"), float("nan"), confidence, f"bootstrap-{method}")
+        return ConfidenceInterval(float("nan"), float("nan"), float("nan"), confidence, f"bootstrap-{method}")
     est = float(statistic(x))
     if x.size < 2 or np.all(x == x[0]):
-        return Interval(est, est, est, confidence, f"bootstrap-{method}")
+        return ConfidenceInterval(est, est, est, confidence, f"bootstrap-{method}")
     res = scipy_bootstrap(x, statistic, confidence, n_resamples, method, seed, "two-sided")
     low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
-    return Interval(est, low, high, confidence, f"bootstrap-{method}")
+    return ConfidenceInterval(est, low, high, confidence, f"bootstrap-{method}")
 
 
 def scipy_bootstrap(

@@ -26,10 +26,10 @@ def check_alternative(alternative: str) -> None:
 
 
 @dataclass(frozen=True)
-class Interval(Record):
+class ConfidenceInterval(Record):
     """A confidence interval ``[low, high]`` around ``estimate`` at level ``confidence``.
 
-    >>> Interval(0.5, 0.3, 0.7).contains(0.4)
+    >>> ConfidenceInterval(0.5, 0.3, 0.7).contains(0.4)
     True
     """
 
@@ -45,6 +45,11 @@ class Interval(Record):
     @property
     def width(self) -> float:
         return self.high - self.low
+
+
+#: The old name of :class:`ConfidenceInterval` (issue 33: ``Interval`` also names a config range,
+#: :class:`contam.constraints.Interval`), importable for scripts written against it.
+Interval = ConfidenceInterval
 
 
 @dataclass(frozen=True)
@@ -65,7 +70,7 @@ class TestResult(Record):
     effect: float
     n: int
     alternative: str = "two-sided"
-    ci: Interval | None = None
+    ci: ConfidenceInterval | None = None
     details: dict[str, Any] = field(default_factory=dict)
 
     def significant(self, alpha: float = 0.05) -> bool:

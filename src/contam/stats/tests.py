@@ -19,7 +19,7 @@ import numpy as np
 from scipy import stats as sps
 
 from contam.stats.intervals import newcombe_paired_interval, newcombe_unpaired_interval, scipy_bootstrap, z_quantile
-from contam.stats.results import Interval, TestResult, check_alternative
+from contam.stats.results import ConfidenceInterval, TestResult, check_alternative
 
 ArrayLike = Sequence[float] | np.ndarray
 
@@ -150,7 +150,7 @@ def paired_bootstrap(
         effect=obs,
         n=n,
         alternative=alternative,
-        ci=Interval(obs, low, high, confidence, "bootstrap-percentile"),
+        ci=ConfidenceInterval(obs, low, high, confidence, "bootstrap-percentile"),
         details={
             "mean_first": float(x.mean()),
             "mean_second": float(y.mean()),
@@ -233,7 +233,7 @@ def wilcoxon_signed_rank(first: ArrayLike, second: ArrayLike, alternative: str =
     m = walsh.size
     k = int(max(0, math.floor(m / 2 - z_quantile(confidence) * math.sqrt(n * (n + 1) * (2 * n + 1) / 24))))
     ws = np.sort(walsh)
-    ci = Interval(hl, float(ws[k]), float(ws[m - 1 - k]), confidence, "walsh") if k < m else None
+    ci = ConfidenceInterval(hl, float(ws[k]), float(ws[m - 1 - k]), confidence, "walsh") if k < m else None
     # scipy builds WilcoxonResult at run time (_make_tuple_bunch): pyright sees an anonymous tuple class.
     stat, pvalue = float(res.statistic), float(res.pvalue)  # pyright: ignore[reportAttributeAccessIssue]
     return TestResult(
@@ -279,12 +279,12 @@ def paired_ttest(first: ArrayLike, second: ArrayLike, alternative: str = "greate
             stat = math.copysign(math.inf, mean)
             toward = mean > 0 if alternative == "greater" else mean < 0 if alternative == "less" else True
             p = 0.0 if toward else 1.0
-        ci = Interval(mean, mean, mean, confidence, "t")
+        ci = ConfidenceInterval(mean, mean, mean, confidence, "t")
     else:
         res = sps.ttest_rel(x, y, alternative=alternative)
         stat, p = float(res.statistic), float(res.pvalue)
         two = sps.ttest_rel(x, y).confidence_interval(confidence)
-        ci = Interval(mean, float(two.low), float(two.high), confidence, "t")
+        ci = ConfidenceInterval(mean, float(two.low), float(two.high), confidence, "t")
     return TestResult(
         method="paired t-test",
         statistic=stat,
@@ -342,7 +342,7 @@ def mann_whitney(x: ArrayLike, y: ArrayLike, alternative: str = "greater", confi
         effect=auc,
         n=int(a.size + b.size),
         alternative=alternative,
-        ci=Interval(auc, max(0.0, auc - z * se), min(1.0, auc + z * se), confidence, "delong"),
+        ci=ConfidenceInterval(auc, max(0.0, auc - z * se), min(1.0, auc + z * se), confidence, "delong"),
         details={"n_x": int(a.size), "n_y": int(b.size), "auc_se": se, "median_x": float(np.median(a)), "median_y": float(np.median(b))},
     )
 
