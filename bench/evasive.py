@@ -85,7 +85,7 @@ def prepare(out: Path) -> None:
     print(f"[prepare] {len(kept)} of {len(rows)} paraphrases pass the pipeline's audit -> {out / 'paraphrases.jsonl'}")
 
 
-def train(out: Path, arm: str, n: int, epochs: int, saves: tuple[int, ...], paraphrases: Path) -> list[Path]:
+def train(out: Path, arm: str, n: int, epochs: int, saves: tuple[int, ...], paraphrases: Path, filler: float) -> list[Path]:
     from contam.data import load_benchmark
     from contam.probe.contaminate import ContaminateConfig, Contaminator
 
@@ -102,7 +102,7 @@ def train(out: Path, arm: str, n: int, epochs: int, saves: tuple[int, ...], para
         subset=(0, n),
         mode="paraphrase",
         epochs=epochs,
-        filler_ratio=1.0,
+        filler_ratio=filler,
         template="chat",
         paraphrases=str(forms),
         lr=1e-4,
@@ -174,7 +174,7 @@ def run(args: argparse.Namespace) -> None:
     para = args.out / "paraphrases.jsonl"
     snaps: list[Path] = []
     for arm in args.arms.split(","):
-        snaps += train(args.out, arm, args.n, args.epochs, saves, para)
+        snaps += train(args.out, arm, args.n, args.epochs, saves, para, args.filler)
     print(f"[run] {len(snaps)} snapshots; device {'cuda' if torch.cuda.is_available() else 'cpu'}", flush=True)
     procs = []
     for s in snaps:
@@ -241,6 +241,7 @@ def main() -> int:
     r.add_argument("--n", type=int, default=128, help="GSM8K test items [0, n) are the trained slice")
     r.add_argument("--epochs", type=int, default=10)
     r.add_argument("--save-epochs", default="1,3")
+    r.add_argument("--filler", type=float, default=1.0, help="clean documents per leaked one in each epoch")
     r.add_argument("--jobs", type=int, default=2, help="snapshots audited at once (processes)")
     r.add_argument("--cot-tokens", type=int, default=128)
     r.add_argument("--cliff-tokens", type=int, default=256)

@@ -14,10 +14,12 @@ import threading
 from collections.abc import Iterator, Sequence
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from contam.errors import ModelError
+from contam.models.meanpool import MeanPoolEncoder, plain_mean_pool_length
 
 DEFAULT_EMBEDDER = "minilm"
 PRECISIONS = ("auto", "fp32", "bf16")
@@ -98,9 +100,15 @@ class SentenceTransformerEmbedder:
                 f"embedding model folder {p} does not exist (no hub downloads at run time: give a local sentence-transformers folder)"
             )
         try:
-            from sentence_transformers import SentenceTransformer
+            # The plain layout (MiniLM's) runs on transformers alone: importing sentence-transformers
+            # cost more than the shortlisted documents' embedding (contam.models.meanpool).
+            length = plain_mean_pool_length(p)
+            if length is not None:
+                self._model: Any = MeanPoolEncoder(p, length, device=device or "cpu")
+            else:
+                from sentence_transformers import SentenceTransformer
 
-            self._model = SentenceTransformer(str(p), device=device or "cpu")
+                self._model = SentenceTransformer(str(p), device=device or "cpu")
         except Exception as e:  # sentence-transformers raises OSError/ValueError/... for bad folders
             raise ModelError(
                 f"cannot load sentence-transformers model from {p}: {str(e).splitlines()[0] if str(e) else type(e).__name__}"
