@@ -39,11 +39,11 @@ def test_the_embedder_uses_it_without_importing_sentence_transformers(tmp_path) 
     code = (
         "import sys; from contam.models.embed import load_embedder; "
         "e = load_embedder('minilm'); v = e.embed(['Janet has 3 ducks.']); "
-        "print(type(e._model).__name__, 'sentence_transformers' in sys.modules, v.shape)"
+        "print(type(e._model).__name__, 'sentence_transformers' in sys.modules, 'transformers' in sys.modules, v.shape)"
     )
     env = {**__import__("os").environ, "CONTAM_EMBED_CACHE": "0"}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout.split()
-    assert out == ["MeanPoolEncoder", "False", "(1,", "384)"]
+    assert out == ["MeanPoolEncoder", "False", "False", "(1,", "384)"]
 
 
 LAYOUTS = {
@@ -52,6 +52,7 @@ LAYOUTS = {
         {"word_embedding_dimension": 384, "pooling_mode_cls_token": True, "pooling_mode_mean_tokens": False},
     ),
     "lower-casing": ("sentence_bert_config.json", {"max_seq_length": 256, "do_lower_case": True}),
+    "not BERT": ("config.json", {"model_type": "xlm-roberta", "hidden_size": 384}),
     "no pooling module": ("modules.json", [{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"}]),
 }
 
@@ -59,7 +60,7 @@ LAYOUTS = {
 @pytest.mark.parametrize("name", sorted(LAYOUTS))
 def test_other_layouts_are_not_taken_for_the_plain_one(tmp_path, name) -> None:
     src = minilm_path()
-    for rel in ("modules.json", "sentence_bert_config.json", "1_Pooling/config.json"):
+    for rel in ("config.json", "modules.json", "sentence_bert_config.json", "1_Pooling/config.json"):
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(src / rel, tmp_path / rel)
     assert plain_mean_pool_length(tmp_path) == 256
