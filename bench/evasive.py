@@ -143,7 +143,7 @@ def evaluate(model_dir: Path, res_dir: Path, cot_tokens: int, cliff_tokens: int)
     variants = variants_as_reference(make_reference_set(seen + unseen, variants=1, seed=0))
     lm = load(f"hf:{Path(model_dir).resolve()}", cache=False)
     cliff = {}
-    for name, its in (("seen", seen), ("unseen", unseen)):
+    for name, its in (("seen", seen), ("unseen", unseen)) if cliff_tokens else ():
         with JsonlCheckpoint(res_dir / f"cliff-{name}.jsonl", key="key") as ck:
             r = CliffProbe(CliffConfig(k=1, max_new_tokens=cliff_tokens)).run(lm, its, variants, ck)
         cliff[name] = {
@@ -222,6 +222,8 @@ def table(out: Path) -> str:
                 f"| {r['mode']} | {r['epochs']} | {probe}: {method} | {_fmt(auc.get((probe, method)))} | {cells[0]} | {cells[1]} |"
             )
         c = r["cliff"]
+        if not c:
+            continue
         lines.append(
             f"| {r['mode']} | {r['epochs']} | cliff (acc orig→variant) | – | {_fmt(c['seen']['p'])} / {_fmt(c['seen']['cc'])} ({_fmt(c['seen']['acc_orig'])}→{_fmt(c['seen']['acc_variants'])}) | {_fmt(c['unseen']['p'])} / {_fmt(c['unseen']['cc'])} ({_fmt(c['unseen']['acc_orig'])}→{_fmt(c['unseen']['acc_variants'])}) |"
         )
@@ -244,7 +246,7 @@ def main() -> int:
     r.add_argument("--filler", type=float, default=1.0, help="clean documents per leaked one in each epoch")
     r.add_argument("--jobs", type=int, default=2, help="snapshots audited at once (processes)")
     r.add_argument("--cot-tokens", type=int, default=128)
-    r.add_argument("--cliff-tokens", type=int, default=256)
+    r.add_argument("--cliff-tokens", type=int, default=256, help="0: no cliff")
     e = sub.add_parser("eval")
     e.add_argument("model_dir", type=Path)
     e.add_argument("res_dir", type=Path)
