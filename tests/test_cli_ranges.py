@@ -33,10 +33,10 @@ def test_out_of_range_numbers_are_usage_errors(argv, option, capsys):
 def test_perturb_limit_and_budget_mean_what_they_say(tmp_path, capsys):
     from contam.data import load_benchmark
     from contam.errors import ConfigError
-    from contam.perturb.reference import build_reference_set
+    from contam.perturb.variantset import build_variant_set
 
     with pytest.raises(ConfigError, match="budget"):
-        build_reference_set(load_benchmark("gsm8k")[:2], 1, budget=0)
+        build_variant_set(load_benchmark("gsm8k")[:2], 1, budget=0)
     assert main(["perturb", "-b", "gsm8k", "--limit", "3", "--out", str(tmp_path / "p"), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["items"] == 3
 

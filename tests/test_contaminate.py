@@ -81,9 +81,9 @@ def test_seen_items_lose_loss_and_logprob_probes_separate_them(contaminated: tup
     assert np.mean(after[:N]) < np.mean(after[N:])
     # the paired difference-in-differences on the differing tokens (the benchmark-level verdict):
     # positive for every seen item that has an isomorphic reference, larger than for unseen ones
-    from contam.perturb import make_reference_set
+    from contam.perturb import make_variant_set
 
-    refs = {v.original_id: v for v in make_reference_set(seen + unseen, variants=1, seed=0)}
+    refs = {v.original_id: v for v in make_variant_set(seen + unseen, variants=1, seed=0)}
     from contam.data import Item
 
     def pairs(its: list[Item]) -> list[tuple[Item, Item]]:

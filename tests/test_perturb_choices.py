@@ -6,7 +6,7 @@ import pytest
 
 from contam.data import Item, load_benchmark
 from contam.errors import InputError
-from contam.perturb import make_reference_set, mask_option, permute
+from contam.perturb import make_variant_set, mask_option, permute
 from contam.perturb.choices import pinned_options
 
 
@@ -39,7 +39,7 @@ def test_mask_hides_a_wrong_option(mmlu: list[Item]) -> None:
 
 def test_auto_kind_uses_permutation(mmlu: list[Item]) -> None:
     ok = [it for it in mmlu if ord(it.answer) - 65 not in pinned_options(it)][:10]
-    ref = make_reference_set(ok, variants=2, seed=0)
+    ref = make_variant_set(ok, variants=2, seed=0)
     assert len(ref) == 20 and {v.kind for v in ref} == {"permute"}
 
 

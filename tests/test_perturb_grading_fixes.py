@@ -14,7 +14,7 @@ from fractions import Fraction
 from contam.data import load_benchmark
 from contam.perturb import instances, lift
 from contam.perturb.records import Rejection, Template
-from contam.perturb.reference import build_reference_set
+from contam.perturb.variantset import build_variant_set
 from contam.perturb.vetting import original_defect, prose_results, vet
 
 GSM = load_benchmark("gsm8k")
@@ -32,7 +32,7 @@ def test_prose_result_equal_to_a_question_number_is_rejected() -> None:
     item = GSM[410]
     assert "seashells for $1.50" in item.question
     assert Fraction(3, 2) in prose_results(item.solution)
-    ref = build_reference_set([item], variants=5, seed=0)
+    ref = build_variant_set([item], variants=5, seed=0)
     assert not ref.variants
     assert [r.reason for r in ref.rejections] == ["prose_result_is_question_number"]
     assert ref.report.rejections == {"prose_result_is_question_number": 1}
@@ -61,7 +61,7 @@ def test_unused_stock_bounds_what_is_eaten() -> None:
     t = _vetted(712)
     assert isinstance(t, Template)
     assert ("prodle", "s1*#1", "100") in {(c.kind, c.target, c.arg) for c in t.constraints}
-    ref = build_reference_set([GSM[712]], variants=5, seed=88001)
+    ref = build_variant_set([GSM[712]], variants=5, seed=88001)
     for v in ref.variants:  # none expected; if the ranges ever widen, each must still be sound
         ginger, amy = (int(g) for g in re.search(r"Ginger eats (\d+) pieces a day and Amy eats (\d+)", v.question).groups())
         assert ginger * 14 <= 100 and amy * 14 <= 100, v.question
@@ -106,7 +106,7 @@ def test_known_defective_originals_get_no_instances() -> None:
     """Items 823 (wrong gold: 14, should be 18), 255 (ten vs twenty stalls), 144 (Kim vs Lucas) and
     991 (impossible ages) copy their defect into every faithful variant: rejected as original_defect."""
     items = [GSM[i] for i in (823, 255, 144, 991)]
-    ref = build_reference_set(items, variants=5, seed=0)
+    ref = build_variant_set(items, variants=5, seed=0)
     assert not ref.variants
     assert [r.reason for r in ref.rejections] == ["original_defect"] * 4
     assert ref.report.rejections == {"original_defect": 4}
@@ -146,9 +146,9 @@ def test_a_one_the_question_states_is_not_read_as_an_earlier_result() -> None:
     """Item 661 (graded wrong, 2026-11-26): "he uses 1 pound of coffee per day" after 5 * .2 = 1;
     the program read the 1 of "1*7" as that result, so a 40 % markup on $10 made it "4*7 pounds"
     and stated 401 for 107. The result is now pinned: both readings are 1 in every instance."""
-    from contam.perturb import make_reference_set
+    from contam.perturb import make_variant_set
 
-    ref = make_reference_set([GSM[661]], variants=5, seed=5)
+    ref = make_variant_set([GSM[661]], variants=5, seed=5)
     assert ref
     for v in ref:
         price, markup = (Fraction(x) for x in re.findall(r"\$?(\d+)(?:%| per pound)", v.question)[:2])
@@ -157,17 +157,17 @@ def test_a_one_the_question_states_is_not_read_as_an_earlier_result() -> None:
 
 
 def test_originals_found_defective_by_the_second_grading_get_no_instances() -> None:
-    from contam.perturb import make_reference_set
+    from contam.perturb import make_variant_set
 
     items = [GSM[i] for i in (119, 768, 649, 1059)]
-    assert make_reference_set(items, variants=2, seed=0) == []
+    assert make_variant_set(items, variants=2, seed=0) == []
 
 
 def test_a_period_keeps_dividing_what_it_divided() -> None:
     """Item 292 (graded ill-posed, 2026-11-26): "$4 every 40 minutes" for 150 minutes of work left
     3.75 pay blocks (pro rata or whole blocks?). "Every N minutes" is now a frozen period: the
     pay moves, the 10 minutes stay, and 150 / 10 is still a whole number of blocks."""
-    ref = build_reference_set([GSM[292]], variants=5, seed=0)
+    ref = build_variant_set([GSM[292]], variants=5, seed=0)
     assert len(ref.variants) == 5
     for v in ref.variants:
         assert "every 10 minutes" in v.question
@@ -180,7 +180,7 @@ def test_a_moving_number_keeps_its_order_with_a_frozen_one_of_its_kind() -> None
     """Item 721 (graded ill-posed, 2026-11-26): 300 taps per minute is frozen, 250 and 200 taps
     per minute move, and "her tap rate slowed down to 200": a draw of 470 and 400 made the slow-down
     a speed-up. Numbers that count the same thing as a frozen one stay on its side of it."""
-    ref = build_reference_set([GSM[721]], variants=5, seed=0)
+    ref = build_variant_set([GSM[721]], variants=5, seed=0)
     assert len(ref.variants) == 5
     for v in ref.variants:
         rates = [int(x) for x in re.findall(r"(\d+) taps per minute", v.question)]

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from contam.data import Item, load_benchmark
-from contam.perturb import build_reference_set, draw, instances, lift
+from contam.perturb import build_variant_set, draw, instances, lift
 from contam.perturb.audit import audit_instance, unaccounted_numbers
 from contam.perturb.instantiate import Draw
 from contam.perturb.readback import check
@@ -220,7 +220,7 @@ def test_stale_restated_expression_fails_the_audit() -> None:
 
 
 def test_summary_reports_guards_and_rejections() -> None:
-    ref = build_reference_set(GSM[:80], variants=2, seed=3)
+    ref = build_variant_set(GSM[:80], variants=2, seed=3)
     rep = ref.report
     assert rep.frozen and all(n > 0 for n in rep.frozen.values())
     assert sum(rep.rejections.values()) == len(ref.rejections) and rep.items == 80
@@ -256,7 +256,7 @@ def test_every_number_is_accounted_for(k: int, seed: int, index: int) -> None:
 
 @pytest.mark.slow
 def test_full_test_set_coverage_and_zero_readback_failures() -> None:
-    ref = build_reference_set(GSM, variants=5, seed=0)
+    ref = build_variant_set(GSM, variants=5, seed=0)
     assert ref.report.failures.get("readback", 0) <= 10
     assert ref.report.covered / ref.report.items >= 0.55  # measured 57.6% at a6323c3 (bench/RESULTS.md)
 

@@ -15,7 +15,7 @@ import pytest
 from contam.cli.main import main
 from contam.data import load_benchmark
 from contam.models import load
-from contam.perturb import make_reference_set
+from contam.perturb import make_variant_set
 from contam.perturb.judge import VariantJudge, VariantJudgeConfig
 from contam.probe.answers import answers_equal
 from llamaserver import llama_server
@@ -25,7 +25,7 @@ SHORT = VariantJudgeConfig(max_new_tokens=96, batch=4)
 
 @pytest.fixture(scope="module")
 def variants() -> list:
-    return make_reference_set(load_benchmark("gsm8k")[:6], variants=1, seed=5)[:3]
+    return make_variant_set(load_benchmark("gsm8k")[:6], variants=1, seed=5)[:3]
 
 
 def _check(result, variants) -> None:  # type: ignore[no-untyped-def]

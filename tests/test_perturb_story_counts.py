@@ -16,7 +16,7 @@ import re
 from fractions import Fraction
 
 from contam.data import load_benchmark
-from contam.perturb import build_reference_set, instances, lift
+from contam.perturb import build_variant_set, instances, lift
 from contam.perturb.mentions import TENS, UNITS
 from contam.perturb.readback import check
 from contam.perturb.records import Rejection
@@ -173,7 +173,7 @@ def test_money_may_have_cents_where_whole_dollars_run_short() -> None:
     """Item 919: 30 students sell lollipops at $0.8 bought at $0.5; whole-dollar profits admit
     few counts, so the fallback lets the money results have cents. Every instance is audited
     and right, and the fallback's instances are labelled."""
-    ref = build_reference_set([GSM[919]], variants=5, seed=0)
+    ref = build_variant_set([GSM[919]], variants=5, seed=0)
     assert ref.report.covered == 1
     assert any(v.metadata["tier"].startswith("cents") for v in ref.variants)
     for v in ref.variants:

@@ -8,7 +8,7 @@ from fractions import Fraction
 import pytest
 
 from contam.data import Item, load_benchmark
-from contam.perturb import audit_instance, draw, instances, lift, make_reference_set
+from contam.perturb import audit_instance, draw, instances, lift, make_variant_set
 from contam.perturb.arith import ArithError, evaluate
 from contam.perturb.mentions import find_mentions
 from contam.perturb.records import Rejection, Template
@@ -154,13 +154,13 @@ def test_same_value_mentions_move_together() -> None:
 
 
 def test_reference_set_api(test_items: list[Item]) -> None:
-    ref = make_reference_set(test_items[:30], variants=2, seed=0)
+    ref = make_variant_set(test_items[:30], variants=2, seed=0)
     assert len(ref) >= 30  # issue 16: ambiguous numbers are frozen or rejected, so fewer items yield variants
     for v in ref:
         assert v.kind == "symbolic" and v.answer != v.original_answer and len(v.audit_hash) == 64
-    again = make_reference_set(test_items[:30], variants=2, seed=0)
+    again = make_variant_set(test_items[:30], variants=2, seed=0)
     assert [v.audit_hash for v in again] == [v.audit_hash for v in ref]
-    other = make_reference_set(test_items[:30], variants=2, seed=1)
+    other = make_variant_set(test_items[:30], variants=2, seed=1)
     assert {v.audit_hash for v in other}.isdisjoint({v.audit_hash for v in ref})
 
 
@@ -219,8 +219,8 @@ def test_prose_arithmetic_becomes_a_step(test_items: list[Item]) -> None:
 
 
 def test_name_swap_changes_context_not_numbers(natalia: Item) -> None:
-    plain = make_reference_set([natalia], variants=2, seed=0)
-    swapped = make_reference_set([natalia], variants=2, seed=0, names=True)
+    plain = make_variant_set([natalia], variants=2, seed=0)
+    swapped = make_variant_set([natalia], variants=2, seed=0, names=True)
     for a, b in zip(plain, swapped, strict=True):
         assert "Natalia" not in b.question and "Natalia" not in b.solution
         new = b.metadata["names"]["Natalia"]
@@ -238,7 +238,7 @@ def test_item_with_answer_field_and_prose_only_solution() -> None:
     )
     t = lift(it)
     assert isinstance(t, Template) and t.steps[0].prose
-    for v in make_reference_set([it], variants=3, seed=2):
+    for v in make_variant_set([it], variants=3, seed=2):
         a, b = (int(x) for x in re.findall(r"Jack had (\d+) pens.*Jack gave (\d+) pens", v.question)[0])
         assert int(v.answer) == a - b >= 0 and "Mary had 5 pens" in v.question
         assert v.solution.endswith(f"#### {v.answer}") and f"{a} - {b} = {v.answer}" in v.solution

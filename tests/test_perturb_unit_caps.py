@@ -19,7 +19,7 @@ from contam.perturb import guards, instances, lift
 from contam.perturb.instantiate import check_constraints
 from contam.perturb.mentions import find_mentions
 from contam.perturb.records import Template
-from contam.perturb.reference import build_reference_set
+from contam.perturb.variantset import build_variant_set
 
 GSM = load_benchmark("gsm8k")
 ROOT = Path(__file__).resolve().parents[1]
@@ -100,7 +100,7 @@ def test_item_32_never_cares_for_dogs_all_day() -> None:
             assert int(v.answer) == per_day * 7
             seen += 1
     assert seen == 100
-    ref = build_reference_set([GSM[32]], variants=5, seed=0)
+    ref = build_variant_set([GSM[32]], variants=5, seed=0)
     assert len(ref.variants) == 5 and not ref.rejections
 
 

@@ -14,10 +14,10 @@ from contam.data import load_benchmark
 @pytest.fixture(scope="module")
 def ref_file(tmp_path_factory) -> Path:
     """A tiny reference set in the `contam perturb` format, built with contam.perturb."""
-    from contam.perturb import make_reference_set
+    from contam.perturb import make_variant_set
 
     items = load_benchmark("gsm8k")[:6]
-    variants = make_reference_set(items, variants=2, seed=0)
+    variants = make_variant_set(items, variants=2, seed=0)
     path = tmp_path_factory.mktemp("ref") / "variants.jsonl"
     path.write_text("".join(json.dumps(v.to_dict()) + "\n" for v in variants), encoding="utf-8")
     return path

@@ -17,7 +17,7 @@ from contam.errors import ConfigError
 from contam.outputs import JsonlCheckpoint
 from contam.probe.evalprobes import pair_scores
 from contam.probe.paired import PairedConfig, PairedItem, PairedProbe
-from contam.probe.reference import pair_items, variants_as_reference
+from contam.probe.variantset import pair_items, variants_by_item
 
 
 @pytest.fixture(scope="module")
@@ -36,11 +36,11 @@ def hf():  # type: ignore[no-untyped-def]
 
 @pytest.fixture(scope="module")
 def data() -> tuple[list, dict]:  # type: ignore[type-arg]
-    from contam.perturb import make_reference_set
+    from contam.perturb import make_variant_set
 
     # 20 items: since issue 16 the lifter leaves out the items it cannot vary safely (13 of 20 keep a variant)
     items = load_benchmark("gsm8k")[:20]
-    return items, variants_as_reference(make_reference_set(items, variants=1, seed=0))
+    return items, variants_by_item(make_variant_set(items, variants=1, seed=0))
 
 
 def test_paired_agrees_with_eval_probes_and_is_resumable(gguf, hf, data, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

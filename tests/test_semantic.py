@@ -88,10 +88,10 @@ def test_scan_records_and_determinism(fitted: tuple[SemanticScanner, list]) -> N
     assert {"embedding", "cluster", "anomaly"} <= {e.kind for e in f.evidence}
 
 
-def test_explicit_reference_fits_anomaly_model(fitted: tuple[SemanticScanner, list]) -> None:
+def test_explicit_clean_text_fits_anomaly_model(fitted: tuple[SemanticScanner, list]) -> None:
     _, items = fitted
-    ref = [it.text for it in load_benchmark("gsm8k-train")[100:160]]
-    sem = SemanticScanner(SemanticConfig(rule="sim+anomaly"), load_embedder("minilm")).fit(items, reference=ref)
+    clean = [it.text for it in load_benchmark("gsm8k-train")[100:160]]
+    sem = SemanticScanner(SemanticConfig(rule="sim+anomaly"), load_embedder("minilm")).fit(items, clean=clean)
     s = sem.score([items[7].text, load_benchmark("gsm8k-train")[5].text])
     assert s.anomalous.tolist() == [True, False]
 

@@ -2,8 +2,8 @@
 
 The package is organised by concern: :mod:`contam.data` (items, loaders, normalisation),
 :mod:`contam.scan` (data-side detectors), :mod:`contam.models` (language-model and embedding
-backends), :mod:`contam.probe` (model-side detectors), :mod:`contam.perturb` (reference and
-variant generation), :mod:`contam.regen` (world regeneration), :mod:`contam.stats`,
+backends), :mod:`contam.probe` (model-side detectors), :mod:`contam.perturb` (variant sets with
+computed answers), :mod:`contam.regen` (world regeneration), :mod:`contam.stats`,
 :mod:`contam.report` and :mod:`contam.cli`.
 """
 

@@ -6,7 +6,7 @@ shows is what the README documents):
 1. data-side audit: build a corpus of real web-like text with real GSM8K, HumanEval and MMLU
    items injected (half verbatim, half lightly edited), scan it, check the flags against the
    known injections, and write a decontaminated copy;
-2. fresh instances: an isomorphic GSM8K reference set with computed, audited answers;
+2. fresh instances: an isomorphic GSM8K variant set with computed, audited answers;
 3. model-side audit: Min-K% Prob and the Zero-CoT Probe with the embedded SmolLM2 model;
 4. evergreen tool-agent tasks: regenerated τ-bench retail tasks with a replay oracle and audit;
 5. one report (``demo-out/report.html`` and ``report.md``) over everything the steps wrote.

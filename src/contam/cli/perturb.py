@@ -1,6 +1,6 @@
-"""``contam perturb``: build a reference set (isomorphic instances, option permutations, masked
+"""``contam perturb``: build a variant set (isomorphic instances, option permutations, masked
 options, or paraphrases) with computed answers and an audit of every instance; thin over
-:func:`contam.perturb.folder.build_reference_folder`."""
+:func:`contam.perturb.folder.build_variant_folder`."""
 
 from __future__ import annotations
 
@@ -50,12 +50,12 @@ def perturb(
 
     Example: contam perturb --benchmark gsm8k --per-item 5 --seed 0 --out ref/
     """
-    from contam.perturb.folder import build_reference_folder
+    from contam.perturb.folder import build_variant_folder
 
     why = "--variants names a variant set everywhere else: pass this folder to the probes as --variants"
     variants = renamed_option("--variants", "--per-item", old_variants, per_item, why) or 1
 
-    summary = build_reference_folder(
+    summary = build_variant_folder(
         benchmark,
         out,
         variants=variants,

@@ -318,13 +318,13 @@ def paired(
             "`contam probe paired` needs --ref-model (the model's base checkpoint, or a reference model that predates the benchmark)"
         )
     from contam.probe.runfolder import run_in_folder
-    from contam.probe.runs import load_items, load_model, variant_reference
+    from contam.probe.runs import load_items, load_model, variants_for
 
     # the models first: a missing model fails in a second, before a variant set is built
     m = load_model(model, no_cache)
     r = load_model(ref_model, no_cache) if ref_model else None
     items = load_items(benchmark, n)
-    ref = variant_reference(variants, items, 1, seed, _say)
+    ref = variants_for(variants, items, 1, seed, _say)
     settings = {
         "command": "paired",
         "model": redact_url(model),

@@ -84,9 +84,9 @@ def _comparison(items: list[Any], variants: Path | None, control: str | None, li
     if control is not None:
         return _items(control, limit, sample_seed)
     if variants is not None:
-        from contam.probe.reference import load_reference
+        from contam.probe.variantset import load_variants
 
-        ref = load_reference(variants)
+        ref = load_variants(variants)
         got = [ref[it.id][0] for it in items if ref.get(it.id)]
         if not got:
             raise ConfigError(f"none of the {len(items)} items has a variant in {variants} (ids must match its original_id)")
@@ -98,7 +98,7 @@ def _run_grouped(
     probe: Any,
     model_spec: str,
     benchmark: str,
-    reference: str | None,
+    control: str | None,
     limit: int,
     out: Path | None,
     no_cache: bool,
@@ -113,12 +113,12 @@ def _run_grouped(
     from contam.probe.runs import load_model
 
     items = _items(benchmark, limit, sample_seed)
-    ref = _comparison(items, variants, reference, limit, sample_seed)
+    comparison = _comparison(items, variants, control, limit, sample_seed)
     settings = {
         "command": command,
         "model": redact_url(model_spec),
         "benchmark": benchmark,
-        "reference": reference,
+        "reference": control,  # the key that run folders already hold
         "limit": limit,
         "sample_seed": sample_seed,
         "config": asdict(probe.config),
@@ -128,7 +128,9 @@ def _run_grouped(
 
     def work(ck: Any) -> dict[str, Any]:
         model = load_model(model_spec, no_cache)
-        result = probe.run(model, items, reference=ref, checkpoint=ck) if ref is not None else probe.run(model, items, checkpoint=ck)
+        result = (
+            probe.run(model, items, control=comparison, checkpoint=ck) if comparison is not None else probe.run(model, items, checkpoint=ck)
+        )
         summary = result.to_dict()
         summary.pop("items")
         return no_nan(
@@ -136,7 +138,7 @@ def _run_grouped(
                 "command": command,
                 "model": redact_url(model_spec),
                 "benchmark": benchmark,
-                "control": reference,
+                "control": control,
                 "variants": str(variants) if variants else None,
                 **summary,
             }
@@ -174,12 +176,12 @@ def cdd(
 
     not_used("cdd", ref_model=ref_model)
     limit = limit_of(limit, n_alias)
-    reference = reference_alias(reference_old, "--control", control)
+    control = reference_alias(reference_old, "--control", control)
     if real_world:
         cfg = CDDConfig.real_world(n_samples=samples, max_tokens=max_tokens, seed=seed)
     else:
         cfg = CDDConfig(alpha=alpha, xi=xi, n_samples=samples, max_tokens=max_tokens, seed=seed)
-    s = _run_grouped(CDD(cfg), model, benchmark, reference, limit, out, no_cache, fresh, "cdd", seed if shuffle else None, variants)
+    s = _run_grouped(CDD(cfg), model, benchmark, control, limit, out, no_cache, fresh, "cdd", seed if shuffle else None, variants)
     _finish(
         out,
         s,
@@ -222,10 +224,10 @@ def reconstruct(
 
     not_used("reconstruct", ref_model=ref_model)
     limit = limit_of(limit, n_alias)
-    reference = reference_alias(reference_old, "--control", control)
+    control = reference_alias(reference_old, "--control", control)
     cfg = ReconstructConfig(prefix_fraction=prefix, n_samples=samples, part=part, seed=seed)
     s = _run_grouped(
-        Reconstruct(cfg), model, benchmark, reference, limit, out, no_cache, fresh, "reconstruct", seed if shuffle else None, variants
+        Reconstruct(cfg), model, benchmark, control, limit, out, no_cache, fresh, "reconstruct", seed if shuffle else None, variants
     )
     _finish(
         out,
@@ -273,11 +275,9 @@ def ts_guess(
 
     not_used("ts-guess", ref_model=ref_model)
     limit = limit_of(limit, n_alias)
-    reference = reference_alias(reference_old, "--control", control)
+    control = reference_alias(reference_old, "--control", control)
     cfg = TSGuessConfig(mode=mode, seed=seed)
-    s = _run_grouped(
-        TSGuess(cfg), model, benchmark, reference, limit, out, no_cache, fresh, "ts-guess", seed if shuffle else None, variants
-    )
+    s = _run_grouped(TSGuess(cfg), model, benchmark, control, limit, out, no_cache, fresh, "ts-guess", seed if shuffle else None, variants)
     _finish(
         out,
         s,

@@ -4,7 +4,7 @@ Every probe command takes the same options, with the same meaning:
 
 * ``--limit N`` (``-n``): the first N benchmark items (lm-evaluation-harness's word); ``--n`` is a
   hidden alias kept for old scripts.
-* ``--variants PATH``: an isomorphic reference set written by ``contam perturb`` (JSONL file or its
+* ``--variants PATH``: an isomorphic variant set written by ``contam perturb`` (JSONL file or its
   folder): each original item paired with its variant(s).
 * ``--control SPEC``: a clean benchmark or post-cutoff set (a benchmark name or file; SWE-bench
   format for the ``swe-*`` commands): an unpaired comparison set.

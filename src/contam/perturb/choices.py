@@ -66,7 +66,7 @@ def permute(item: Item, seed: int = 0, index: int = 0) -> Variant:
     Only the order changes: the question and every option text stay as they were, so the one
     thing a permutation moves for a reader is the gold letter. Options that refer to others
     ("All of the above", "Both (a) and (b)") keep their place; an item whose gold option is such
-    a reference cannot be permuted without changing its meaning and is refused (InputError).
+    an option cannot be permuted without changing its meaning and is refused (InputError).
     """
     n = len(item.choices)
     if n < 2:

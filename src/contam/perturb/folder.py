@@ -1,4 +1,4 @@
-"""Build a reference set into a folder, resumably: what ``contam perturb --out`` and the audit's
+"""Build a variant set into a folder, resumably: what ``contam perturb --out`` and the audit's
 variant-set step both call.
 
 Layout::
@@ -24,7 +24,7 @@ log = logging.getLogger(__name__)
 
 KINDS = ("auto", "symbolic", "permute", "mask", "paraphrase")
 
-#: The fields of a variant that a reference set's line holds.
+#: The fields of a variant that a variant set's line holds.
 ROW_FIELDS = (
     "original_id",
     "variant_id",
@@ -42,7 +42,7 @@ ROW_FIELDS = (
 )
 
 
-def build_reference_folder(
+def build_variant_folder(
     benchmark: str,
     out: Path | None,
     *,
@@ -78,7 +78,7 @@ def build_reference_folder(
     if kind == "paraphrase":  # model calls are costly: items already written are skipped
         summary = _paraphrase([it for it in items if ck is None or it.id not in ck.done], model, variants, seed, floor, ck)
     else:
-        summary = _reference(items, variants, seed, kind, budget, ck, out, swap_names, judge)
+        summary = _computed(items, variants, seed, kind, budget, ck, out, swap_names, judge)
     summary.update({"benchmark": benchmark, "kind": kind, "seed": seed, "variants_per_item": variants})
     if ck is not None:
         ck.close()
@@ -87,6 +87,10 @@ def build_reference_folder(
             (out / "variants.jsonl").touch()
         write_json(out / "summary.json", summary)
     return summary
+
+
+#: The old name of :func:`build_variant_folder` (issue 33: the reference set is now the variant set).
+build_reference_folder = build_variant_folder
 
 
 def _check_resume(out: Path, fresh: bool, settings: dict[str, Any]) -> None:
@@ -103,15 +107,15 @@ def _check_resume(out: Path, fresh: bool, settings: dict[str, Any]) -> None:
             raise ConfigError(f"{out}: was built with {k}={old[k]!r}, not {v!r}; use the same settings to resume, or --fresh to start over")
 
 
-def _reference(
+def _computed(
     items: list, variants: int, seed: int, kind: str, budget: int, ck: Any, out: Path | None, names: bool, judge: str | None = None
 ) -> dict[str, Any]:
     from contam.outputs import atomic_write, dumps_line
-    from contam.perturb.reference import build_reference_set
+    from contam.perturb.variantset import build_variant_set
 
     # Generation is deterministic and cheap, so a resumed run rebuilds the whole set (the summary
     # covers every item) and appends only the items not written before.
-    ref = build_reference_set(items, variants, seed, kind=kind, budget=budget, names=names)
+    ref = build_variant_set(items, variants, seed, kind=kind, budget=budget, names=names)
     kept = ref.variants
     judged: dict[str, Any] = {}
     if judge:
@@ -179,6 +183,6 @@ def _paraphrase(items: list, model_spec: str, variants: int, seed: int, floor: f
 
 
 def variant_row(v: Any) -> dict[str, Any]:
-    """The line of a reference set's ``variants.jsonl`` for variant ``v``."""
+    """The line of a variant set's ``variants.jsonl`` for variant ``v``."""
     d = v.to_dict()
     return {k: d[k] for k in ROW_FIELDS}

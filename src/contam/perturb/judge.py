@@ -1,7 +1,7 @@
-"""An optional judge for reference sets: a model solves each variant; disagreements are dropped.
+"""An optional judge for variant sets: a model solves each variant; disagreements are dropped.
 
-Paper 004 builds its reference set with a generator and two judges and keeps a question only
-when they agree. Here the generator is the program (its answer is computed, never guessed), and
+Paper 004 builds its reference set (our variant set) with a generator and two judges and keeps a
+question only when they agree. Here the generator is the program (its answer is computed, never guessed), and
 a judge model, any spec :func:`contam.models.load` accepts, solves each variant question on its
 own. With a judge the set keeps only variants whose judged answer equals the computed one: a
 variant the judge reads differently is dropped, whoever is wrong. A weak judge (the embedded

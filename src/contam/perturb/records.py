@@ -1,6 +1,6 @@
 """Records of the perturbation layer: mentions, slots, program steps, templates, variants, audits.
 
-All are frozen :class:`~contam.records.Record` dataclasses, so a template or a reference set
+All are frozen :class:`~contam.records.Record` dataclasses, so a template or a variant set
 can be written to JSON and read back. Numbers are stored as exact fraction strings
 (``"3/2"``) so nothing is lost to floating point.
 
@@ -156,7 +156,7 @@ class Rejection(Record):
 
 @dataclass(frozen=True)
 class Variant(Record):
-    """One generated reference item: an isomorphic instance, a permuted or masked MC item, or a paraphrase.
+    """One generated variant: an isomorphic instance, a permuted or masked MC item, or a paraphrase.
 
     ``answer`` is the computed gold answer (a number, or a letter for multiple choice);
     ``solution`` the recomputed worked solution where one exists; ``audit_hash`` a sha256 over
@@ -180,7 +180,7 @@ class Variant(Record):
 
 @dataclass(frozen=True)
 class AuditReport(Record):
-    """Counts over a reference-set build: templating coverage, instances emitted, failures by kind.
+    """Counts over a variant-set build: templating coverage, instances emitted, failures by kind.
 
     ``failures`` counts instances that failed an audit check (never emitted), by check name;
     ``rejections`` counts items that could not be templated, by reason.

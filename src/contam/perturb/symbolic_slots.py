@@ -218,7 +218,7 @@ def _constraints(
     for i, r in enumerate(results):
         if r.denominator == 1:
             # A whole amount of money is marked: a fallback may let it have cents (see
-            # contam.perturb.reference.cents_template).
+            # contam.perturb.variantset.cents_template).
             out.append(TemplateConstraint("int", str(i), "$" if money and i in money else ""))
         else:
             places = _places(r)

@@ -1,15 +1,15 @@
-"""Reference sets: isomorphic instances for math word problems, permutations for multiple choice.
+"""Variant sets: isomorphic instances for math word problems, permutations for multiple choice.
 
 The one call other modules need::
 
     >>> from contam.data import load_benchmark
-    >>> from contam.perturb import make_reference_set
-    >>> ref = make_reference_set(load_benchmark("gsm8k")[:20], variants=1, seed=0)
+    >>> from contam.perturb import make_variant_set
+    >>> ref = make_variant_set(load_benchmark("gsm8k")[:20], variants=1, seed=0)
     >>> all(v.answer != v.original_answer for v in ref)
     True
 
 Every symbolic instance has passed the full audit (:mod:`contam.perturb.audit`); items that
-cannot be templated or instantiated get no variant (:func:`build_reference_set` says why).
+cannot be templated or instantiated get no variant (:func:`build_variant_set` says why).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ KINDS = ("auto", "symbolic", "permute", "mask")
 
 
 @dataclass
-class ReferenceSet:
+class VariantSet:
     """What a build produced: the variants, the audit counts, and why items were left out."""
 
     variants: list[Variant]
@@ -162,7 +162,7 @@ def _kind_for(item: Item, kind: str) -> str:
     return "symbolic"
 
 
-def build_reference_set(
+def build_variant_set(
     items: Iterable[Item],
     variants: int = 1,
     seed: int = 0,
@@ -172,7 +172,7 @@ def build_reference_set(
     budget: int = 400,
     description: str = "perturbing",
     names: bool = False,
-) -> ReferenceSet:
+) -> VariantSet:
     """Variants for every item that allows them, with the audit report and the rejections."""
     if kind not in KINDS:
         raise ConfigError(f"unknown variant kind {kind!r} (expected one of {', '.join(KINDS)})")
@@ -241,7 +241,7 @@ def build_reference_set(
         checks=CHECKS,
         frozen=_guard_counts(templates),
     )
-    return ReferenceSet(out, report, rejections, templates)
+    return VariantSet(out, report, rejections, templates)
 
 
 def _guard_counts(templates: dict[str, Template]) -> dict[str, int]:
@@ -253,7 +253,7 @@ def _guard_counts(templates: dict[str, Template]) -> dict[str, int]:
     return dict(sorted(out.items(), key=lambda kv: -kv[1]))
 
 
-def make_reference_set(
+def make_variant_set(
     items: Sequence[Item] | Iterable[Item],
     variants: int = 1,
     seed: int = 0,
@@ -263,4 +263,4 @@ def make_reference_set(
 ) -> list[Variant]:
     """Audited variants: symbolic isomorphs for GSM8K-style items, option permutations for multiple choice
     (``names=True`` also swaps listed person names)."""
-    return build_reference_set(items, variants, seed, kind=kind, names=names).variants
+    return build_variant_set(items, variants, seed, kind=kind, names=names).variants

@@ -20,7 +20,7 @@ finished template (which slots move, which are frozen as unused, what the steps 
 * **A defective original.** Some GSM8K test items are wrong already (a wrong gold answer, a
   question that contradicts itself); a faithful variant copies the defect. The known ones are
   listed, each with its reason, in ``contam/data/benchmarks/gsm8k/known_defects.json``; they get
-  no reference instances (rejection reason ``original_defect``).
+  no variant instances (rejection reason ``original_defect``).
 
 >>> from fractions import Fraction
 >>> prose_results("So 1/2 off of 1 pound is $3/2 = $1.50+$3.00=$4.50\\n4 magnets is 4*.25=$<<4*0.25=1.00>>1.00")

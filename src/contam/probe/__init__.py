@@ -7,7 +7,7 @@ verb::
     result = Probe(Config(...)).run(model, items, *, variants=None, control=None, checkpoint=None)
 
 ``variants`` are each item's isomorphic variants (``{item id: [Item, ...]}``, what
-:func:`contam.probe.reference.load_reference` reads from a ``contam perturb`` set); ``control``
+:func:`contam.probe.variantset.load_variants` reads from a ``contam perturb`` set); ``control``
 is a clean comparison set (a clean benchmark, post-cutoff items). A probe that needs one of them
 says so with a :class:`~contam.errors.ConfigError`, and so does a probe given one it has no use
 for. Probes that also take a second model accept ``ref_model=``. Every result is a
@@ -63,8 +63,8 @@ _EXPORTS.update(
         "GuidedResult": "contam.probe.guided",
         "SweResult": "contam.probe.swe",
         "performance_cliff": "contam.probe.cliff",
-        "load_reference": "contam.probe.reference",
-        "pair_items": "contam.probe.reference",
+        "load_variants": "contam.probe.variantset",
+        "pair_items": "contam.probe.variantset",
         "run_in_folder": "contam.probe.runfolder",
     }
 )
@@ -98,10 +98,11 @@ if TYPE_CHECKING:  # the lazy names, visible to type checkers and IDEs (the doct
     from contam.probe.logprob import ItemLogProb, LogProbConfig, LogProbProbe, LogProbResult, min_k_plus_plus, min_k_prob
     from contam.probe.paired import PairedConfig, PairedProbe, PairedResult
     from contam.probe.reconstruct import Reconstruct, ReconstructConfig, ReconstructResult
-    from contam.probe.reference import load_reference, pair_items
+    from contam.probe.reference import load_reference as load_reference  # the old name, see _OLD_NAMES
     from contam.probe.runfolder import run_in_folder
     from contam.probe.swe import FilePath, FuncRepro, PrefixCompletion, SweConfig, SweResult, compare
     from contam.probe.tsguess import TSGuess, TSGuessConfig, TSGuessResult
+    from contam.probe.variantset import load_variants, pair_items
     from contam.probe.zerocot import ZeroCoTConfig, ZeroCoTProbe, ZeroCoTResult
 
 
@@ -119,7 +120,12 @@ def probe_class(name: str) -> tuple[type, type]:
     return getattr(m, cls), getattr(m, cfg)
 
 
+#: Old public names still importable (issue 33: the reference set is now the variant set).
+_OLD_NAMES = {"load_reference": "load_variants"}
+
+
 def __getattr__(name: str) -> Any:
+    name = _OLD_NAMES.get(name, name)
     if name in _EXPORTS:
         return getattr(importlib.import_module(_EXPORTS[name]), name)
     raise AttributeError(f"module 'contam.probe' has no attribute {name!r}")
@@ -167,7 +173,7 @@ __all__ = [
     "answers_equal",
     "compare",
     "extract_answer",
-    "load_reference",
+    "load_variants",
     "min_k_plus_plus",
     "min_k_prob",
     "pair_items",

@@ -95,7 +95,7 @@ class CDDItem(Record):
 @dataclass(frozen=True)
 class CDDResult(Record):
     """Benchmark-level CDD: the share of items flagged, per group (``original``, ``reference``),
-    and when a reference set is given a one-sided two-proportion test original > reference."""
+    and when a comparison set is given a one-sided two-proportion test original > reference."""
 
     config: dict[str, Any]
     items: tuple[CDDItem, ...]
@@ -114,14 +114,14 @@ def peak_share(distances: Sequence[int], *, max_length: int, alpha: float) -> fl
 
 
 def clean_output(text: str) -> str:
-    """An output as the reference implementation compares it (``strip_code`` in Dong et al.'s
+    """An output as the authors' implementation compares it (``strip_code`` in Dong et al.'s
     code): stripped, then cut at the first blank-line triple (``\\n\\n\\n``) when there is one, else
     at the first code fence. Trailing whitespace, a second answer after blank lines, or a fence
     the model closes would otherwise count as edits.
 
-    Two deviations: the text before a fence is right-stripped (the reference keeps the newline
+    Two deviations: the text before a fence is right-stripped (the authors' code keeps the newline
     before it, one token of difference from an unfenced greedy output); and an output that *opens* with a fence (chat models answering in a code block)
-    keeps the block's content; the reference cuts it to the empty string, which makes every such
+    keeps the block's content; the authors' code cuts it to the empty string, which makes every such
     output identical (distance 0, a full peak) whatever the code says.
 
     >>> clean_output("  x = 1\\n\\n\\n\\nmore")
@@ -158,7 +158,7 @@ def completion_tokens(model: LanguageModel, completion: Completion) -> tuple[lis
 
 
 class CDD:
-    """Run CDD over items (and optionally a reference set).
+    """Run CDD over items (and optionally a comparison set).
 
     >>> # result = CDD(CDDConfig(n_samples=50)).run(load("smollm2"), items)
     """
@@ -217,11 +217,12 @@ class CDD:
         variants: dict[str, list[Item]] | None = None,
         control: Sequence[Item] | None = None,
     ) -> CDDResult:
-        """Score every item; with ``reference``, also the reference items and the test between them."""
+        """Score every item; with a comparison set (``variants`` or ``control``; ``reference`` is the
+        old name of ``control``), also its items (group ``reference``) and the test between them."""
         from contam.stats.tests import two_proportion_ztest
 
-        reference = comparison_set(items, reference, variants, control)
-        groups, records = run_groups(self, model, items, reference, CDDItem, checkpoint=checkpoint, name="CDD")
+        comparison = comparison_set(items, reference, variants, control)
+        groups, records = run_groups(self, model, items, comparison, CDDItem, checkpoint=checkpoint, name="CDD")
         flagged, mean_peak, n = {}, {}, {}
         for group, _ in groups:
             rs = [r for r in records if r.group == group]
@@ -229,7 +230,7 @@ class CDD:
             flagged[group] = sum(r.contaminated for r in rs) / len(rs) if rs else float("nan")
             mean_peak[group] = sum(r.peak for r in rs) / len(rs) if rs else float("nan")
         test = None
-        if reference:
+        if comparison:
             k1 = sum(r.contaminated for r in records if r.group == "original")
             k2 = sum(r.contaminated for r in records if r.group == "reference")
             test = two_proportion_ztest(k1, n["original"], k2, n["reference"], alternative="greater")

@@ -195,11 +195,11 @@ class CliffProbe:
         return [extract_answer(o[0].text) for o in outs]
 
     def measure(
-        self, model: LanguageModel, items: Sequence[Item], reference: dict[str, list[Item]], checkpoint: JsonlCheckpoint | None = None
+        self, model: LanguageModel, items: Sequence[Item], variants: dict[str, list[Item]], checkpoint: JsonlCheckpoint | None = None
     ) -> list[CliffItem]:
         """Answers for each item that has variants (resumable through the shared loop,
         :func:`contam.probe.itemloop.run_items`; key = original id)."""
-        groups = [(it, reference[it.id][: self.config.k]) for it in items if reference.get(it.id)]
+        groups = [(it, variants[it.id][: self.config.k]) for it in items if variants.get(it.id)]
 
         def batch(chunk: list[tuple[Item, list[Item]]]) -> list[CliffItem]:
             flat = [x for it, vs in chunk for x in (it, *vs)]
@@ -265,12 +265,12 @@ class CliffProbe:
         :func:`performance_cliff`. No ``control``: the cliff is paired per item."""
         if control is not None:
             raise ConfigError("the performance cliff compares each item with its own variants; pass variants, not a control set")
-        reference = variants if variants is not None else reference
-        if not reference:
+        variants = variants if variants is not None else reference
+        if not variants:
             raise ConfigError("the performance cliff needs variants (K isomorphic or paraphrased variants per item)")
         self.model_seconds = 0.0
         t0 = time.perf_counter()
-        recs = self.measure(model, items, reference, checkpoint)
+        recs = self.measure(model, items, variants, checkpoint)
         wall = time.perf_counter() - t0
         res = self.analyze(recs, getattr(model, "spec", ""))
         return CliffResult(

@@ -66,7 +66,7 @@ class ContaminateConfig:
     the memorised answer in exactly the form the probe forces, the case where it must fire). ``lr`` 1e-4 full fine-tune
     (2e-4 with LoRA) memorizes a 135M model's seen items within a few epochs.
     ``isomorphic_seed`` picks the perturbed instance that is trained on; keep it different from
-    the reference set's seed used at evaluation (0) so the references stay unseen.
+    the variant set's seed used at evaluation (0) so the evaluation variants stay unseen.
     """
 
     benchmark: str = "gsm8k"
@@ -239,9 +239,9 @@ def training_forms(items: Sequence[Item], cfg: ContaminateConfig) -> tuple[list[
                 )
             )
         return forms, skipped
-    from contam.perturb import make_reference_set
+    from contam.perturb import make_variant_set
 
-    by_id = {v.original_id: v for v in make_reference_set(items, variants=1, seed=cfg.isomorphic_seed)}
+    by_id = {v.original_id: v for v in make_variant_set(items, variants=1, seed=cfg.isomorphic_seed)}
     for it in items:
         v = by_id.get(it.id)
         if v is None:

@@ -1,4 +1,4 @@
-"""Paired per-item scoring of originals against their reference variants: token masks and character
+"""Paired per-item scoring of originals against their variants: token masks and character
 spans where two texts differ, per-pair log-probs under a model (and a base model), the paired
 differences (``pair_diff``, ``did``, ``did_diff``) and their one-sided Wilcoxon verdict."""
 
@@ -65,7 +65,7 @@ def _masked_mean(logprobs: Sequence[float], mask: Sequence[bool]) -> float:
 
 @dataclass(frozen=True)
 class PairScore(Record):
-    """One original and its reference variant under the model and the base model: mean token
+    """One original and its variant under the model and the base model: mean token
     log-prob of the whole text (``*_all``) and of the tokens where the two texts differ; the same
     per character (``*_c``: comparable when the base model has another tokenizer)."""
 
@@ -100,7 +100,7 @@ class PairScore(Record):
 
 
 def refs_by_id(refs: Sequence[Item], original_id: str) -> list[Item]:
-    """The reference variants of one original (first one only: one pair per item)."""
+    """The variants of one original (first one only: one pair per item)."""
     return [r for r in refs if r.metadata.get("original_id") == original_id][:1]
 
 
@@ -196,7 +196,7 @@ def per_char(scores: Any, text: str, spans: Sequence[tuple[int, int]]) -> float:
 
 
 def pair_scores(model: Any, base: Any, pairs: Sequence[tuple[Item, Item]]) -> list[PairScore]:
-    """Token-level scores of every (original, reference) pair under ``model`` (and ``base``)."""
+    """Token-level scores of every (original, variant) pair under ``model`` (and ``base``)."""
     if not pairs:
         return []
     main = pair_logprobs(model, pairs)

@@ -3,7 +3,7 @@
 Given a folder written by :mod:`contam.probe.contaminate` (weights + ``manifest.json`` naming
 the seen items), run the probes on the *seen* items and on as many *unseen* items of the same
 benchmark (the items that follow the trained subset), each with its audited isomorphic
-reference variant (:mod:`contam.perturb`, seed 0, never the trained instance):
+variant (:mod:`contam.perturb`, seed 0, never the trained instance):
 
 * the log-prob family (:mod:`contam.probe.logprob`: Min-K%, Min-K%++, perplexity, zlib,
   lowercase, and the reference-model ratio against the un-fine-tuned base model);
@@ -13,16 +13,16 @@ reference variant (:mod:`contam.perturb`, seed 0, never the trained instance):
 Two kinds of figures come out. **Item level**: for every probe score, the AUROC of seen vs
 unseen items and the TPR at 5% FPR (how well the score ranks the trained items above the
 others). **Benchmark level**: the verdict a user would get auditing each set on its own, i.e.
-the set against its reference variants -- p, effect and Contamination Confidence (calibrated
+the set against its variants -- p, effect and Contamination Confidence (calibrated
 posterior, gated to 0 when the effect has the wrong sign); seen should be flagged, unseen not.
 
 The log-prob verdict that counts is paired and corrected by the base model (the manifest names
-it): per item, d = [s_M(orig) - s_M(ref)] - [s_base(orig) - s_base(ref)] with s the mean
-log-prob of the tokens where original and reference differ, tested d > 0 with a one-sided
+it): per item, d = [s_M(orig) - s_M(var)] - [s_base(orig) - s_base(var)] with s the mean
+log-prob of the tokens where original and variant differ, tested d > 0 with a one-sided
 Wilcoxon signed-rank test (``did_diff``). The base model's own preference for the original texts
 (its pre-training, or simply more natural numbers) cancels, and so does the boost that training
-on an original gives its reference's shared template. The unpaired per-score tests (set vs
-references, Mann-Whitney) are kept for comparison. A verdict's ``gate`` is 1 only with evidence
+on an original gives its variant's shared template. The unpaired per-score tests (set vs
+variants, Mann-Whitney) are kept for comparison. A verdict's ``gate`` is 1 only with evidence
 (effect > 0 and p < ``alpha``); ``direction`` is the bare sign, a coin flip under the null.
 
 >>> result = EvalProbes().run("models/gsm8k-c3")                  # doctest: +SKIP
@@ -75,7 +75,8 @@ PROBES = ("logprob", "zerocot", "reconstruct")
 @dataclass(frozen=True)
 class EvalProbesConfig:
     """``n_unseen`` unseen items (0: as many as seen), taken right after the trained subset;
-    ``reference_seed`` of the isomorphic reference set (the contaminator trains on seed 1000);
+    ``reference_seed`` of the isomorphic variant set (the field keeps its old name, which configs
+    written to disk use; the contaminator trains on seed 1000);
     ``zerocot_cot_tokens`` caps the full-CoT pass of the Zero-CoT Probe (only its consistency
     metric uses it; 64 keeps CPU runs short); ``fpr`` for the TPR figure (5%). ``probes``: the
     default leaves out ``reconstruct``, whose per-item generation of ~100 tokens is the slowest
@@ -130,8 +131,8 @@ class EvalProbes:
     def run(self, model_dir: str | Path, out: str | Path | None = None) -> EvalProbesResult:
         """Evaluate ``model_dir``; with ``out``, per-item JSONL per probe (resumable) and ``summary.json``."""
         from contam.models import load
-        from contam.perturb import make_reference_set
-        from contam.probe.reference import variants_as_reference
+        from contam.perturb import make_variant_set
+        from contam.probe.variantset import variants_by_item
 
         cfg = self.config
         t0 = time.perf_counter()
@@ -140,9 +141,9 @@ class EvalProbes:
         by_id = {it.id: it for it in items}
         seen = [by_id[i] for i in manifest.seen_ids if i in by_id]
         unseen = unseen_items(items, set(manifest.seen_ids), manifest.subset, cfg.n_unseen or len(seen))
-        reference = variants_as_reference(make_reference_set(seen + unseen, variants=1, seed=cfg.reference_seed))
+        variants = variants_by_item(make_variant_set(seen + unseen, variants=1, seed=cfg.reference_seed))
         sets = {"seen": seen, "unseen": unseen}
-        refs = {name: [reference[it.id][0] for it in its if it.id in reference] for name, its in sets.items()}
+        refs = {name: [variants[it.id][0] for it in its if it.id in variants] for name, its in sets.items()}
         model = load(f"hf:{Path(model_dir).resolve()}", cache=cfg.cache)
         outdir = ensure_dir(out) if out is not None else None
         ckpt = (lambda name: JsonlCheckpoint(outdir / f"{name}.jsonl")) if outdir is not None else (lambda name: None)
@@ -163,7 +164,7 @@ class EvalProbes:
             timing["logprob_s"] = time.perf_counter() - t
         if "zerocot" in cfg.probes:
             t = time.perf_counter()
-            s, v = self._zerocot(model, sets, reference, ckpt("zerocot"), base)
+            s, v = self._zerocot(model, sets, variants, ckpt("zerocot"), base)
             seps += s
             verdicts += v
             timing["zerocot_s"] = time.perf_counter() - t
@@ -248,9 +249,9 @@ class EvalProbes:
         return seps, verdicts
 
     def _zerocot(
-        self, model: Any, sets: dict[str, list[Item]], reference: dict[str, list[Item]], ckpt: Any, base: Any = None
+        self, model: Any, sets: dict[str, list[Item]], variants: dict[str, list[Item]], ckpt: Any, base: Any = None
     ) -> tuple[list[Separation], list[SetVerdict]]:
-        from contam.probe.reference import pair_items
+        from contam.probe.variantset import pair_items
         from contam.probe.zerocot import CONTINUOUS, METRICS, ZeroCoTConfig, ZeroCoTProbe
 
         cfg = self.config
@@ -259,7 +260,7 @@ class EvalProbes:
                 max_cot_tokens=cfg.zerocot_cot_tokens, max_answer_tokens=cfg.zerocot_answer_tokens, truncation=(), prior=cfg.prior
             )
         )
-        pairs = {name: pair_items(its, reference) for name, its in sets.items()}
+        pairs = {name: pair_items(its, variants) for name, its in sets.items()}
         measured = probe.measure(model, pairs["seen"] + pairs["unseen"], ckpt)
         got = {p.key: p for p in measured}
         per = {name: [got[o.id] for o, _ in ps if o.id in got] for name, ps in pairs.items()}
@@ -267,7 +268,7 @@ class EvalProbes:
         for metric in METRICS:
             val = lambda m, metric=metric: float(getattr(m, metric)) if getattr(m, metric) is not None else math.nan  # noqa: E731
             seps.append(_sep("zerocot", metric, [val(p.original) for p in per["seen"]], [val(p.original) for p in per["unseen"]], cfg.fpr))
-            if metric in CONTINUOUS:  # the paired original - reference gap, per item
+            if metric in CONTINUOUS:  # the paired original - variant gap, per item
                 seps.append(
                     _sep(
                         "zerocot",
@@ -286,7 +287,7 @@ class EvalProbes:
                     make_verdict(name, "zerocot", g.metric, g.n, float(g.gap), c.p_value, c.confidence, cfg.alpha, g.test.method)
                 )
         if base is not None:
-            # The gold answer's log-prob gap has a null bias of its own (a reference's answer is
+            # The gold answer's log-prob gap has a null bias of its own (a variant's answer is
             # often a longer, rarer number), so correct it by the base model's gap on the same
             # forced prompt, as for the log-prob verdict: one teacher-forced call per text.
             mode = probe.mode_for(model)
@@ -313,7 +314,7 @@ class EvalProbes:
         from contam.probe.reconstruct import Reconstruct, ReconstructConfig
 
         probe = Reconstruct(ReconstructConfig(n_samples=1))  # greedy: one generation per item keeps it cheap
-        results = {name: probe.run(model, its, reference=refs[name], checkpoint=ckpt) for name, its in sets.items()}
+        results = {name: probe.run(model, its, control=refs[name], checkpoint=ckpt) for name, its in sets.items()}
         score = {name: [r.max_rouge_l for r in res.items if r.group == "original" and not r.skipped] for name, res in results.items()}
         seps = [_sep("reconstruct", "max_rouge_l", score["seen"], score["unseen"], self.config.fpr)]
         verdicts = []

@@ -29,7 +29,7 @@ class Separation(Record):
 
 @dataclass(frozen=True)
 class SetVerdict(Record):
-    """Benchmark level: one set (``seen``/``unseen``) against its reference variants.
+    """Benchmark level: one set (``seen``/``unseen``) against its variants.
 
     ``direction`` is the sign gate of the Contamination Confidence (1 when the effect points
     toward contamination). Under the null it is a coin flip, so it cannot be what "flagged"
@@ -115,8 +115,8 @@ def _sep(probe: str, method: str, seen: Sequence[float], unseen: Sequence[float]
 
 
 #: Paired per-item differences, all oriented so that > 0 points to contamination:
-#: ``pair_diff`` = s_M(orig) - s_M(ref) on the tokens where the two texts differ (no base model);
-#: ``did`` = [s_M(orig) - s_M(ref)] - [s_base(orig) - s_base(ref)] with s = mean log-prob of the
+#: ``pair_diff`` = s_M(orig) - s_M(var) on the tokens where the two texts differ (no base model);
+#: ``did`` = [s_M(orig) - s_M(var)] - [s_base(orig) - s_base(var)] with s = mean log-prob of the
 #: whole text; ``did_diff`` = the same on the differing tokens only (numbers, names and the
 #: answer: the shared template tokens carry no signal about the item, only noise and the
-#: template boost that training on the original gives the reference too). ``did_diff`` is the
+#: template boost that training on the original gives the variant too). ``did_diff`` is the

@@ -100,16 +100,16 @@ def run_groups(
     probe: Any,
     model: LanguageModel,
     items: Sequence[ItemT],
-    reference: Sequence[ItemT] | None,
+    comparison: Sequence[ItemT] | None,
     record_type: type[R],
     *,
     checkpoint: JsonlCheckpoint | None = None,
     name: str = "probing",
 ) -> tuple[list[tuple[str, Sequence[ItemT]]], list[R]]:
     """Run a probe's ``score_item`` / ``score_batch`` over the ``original`` items and, when given,
-    the ``reference`` items; records are keyed ``"{group}/{item.id}"``. Returns the groups and
-    the records of both, in order."""
-    groups: list[tuple[str, Sequence[ItemT]]] = [("original", items)] + ([("reference", reference)] if reference else [])
+    the ``comparison`` items (group ``reference``, the name records on disk keep); records are
+    keyed ``"{group}/{item.id}"``. Returns the groups and the records of both, in order."""
+    groups: list[tuple[str, Sequence[ItemT]]] = [("original", items)] + ([("reference", comparison)] if comparison else [])
     records: list[R] = []
     for group, its in groups:
         records += run_items(

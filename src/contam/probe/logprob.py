@@ -13,7 +13,7 @@ Per item, from teacher-forced token log-probs of the item text (every score orie
   of log p over the vocabulary at step t (Zhang et al. 2024).
 
 The benchmark-level test asks whether the benchmark's scores exceed the control set's
-(reference variants, or any clean set such as post-cutoff items): one-sided Mann–Whitney U, the
+(variants, or any clean set such as post-cutoff items): one-sided Mann–Whitney U, the
 AUC as effect, and the calibrated posterior (effect gated on AUC > 0.5).
 
 >>> round(min_k_prob([-0.1, -5.0, -0.2, -3.0, -0.3], 0.4), 2)
@@ -81,12 +81,12 @@ class LogProbConfig:
     prior: float = 0.5
     confidence: float = 0.95
     batch_size: int = 16
-    #: Whether the first token of the text is scored. The reference code (Shi et al.) scores
+    #: Whether the first token of the text is scored. The authors' code (Shi et al.) scores
     #: ``input_ids[1:]``: every text token after the tokenizer's BOS, so on a model *without*
     #: a BOS token (SmolLM2) the first text token is not scored at all. Our backends score an
     #: empty-prompt text after a start token (``<|im_start|>`` on SmolLM2), whose first text
     #: token then costs ~10 nats and sits in the lowest 20% of every text. ``auto``: drop it
-    #: exactly when the model adds no BOS (as the reference code does); ``keep``; ``drop``.
+    #: exactly when the model adds no BOS (as the authors' code does); ``keep``; ``drop``.
     first_token: str = "auto"
 
     _constraints: ClassVar[Constraints] = {

@@ -253,7 +253,7 @@ class PairedProbe:
 
         ``variants`` is required (the probe is paired); ``control`` is not used (pass clean items
         as ``items`` to check the null); ``ref_model`` is required except for ``pair_diff``."""
-        from contam.probe.reference import pair_items
+        from contam.probe.variantset import pair_items
 
         if control is not None:
             raise ConfigError("the paired probe compares each item with its own variant; it takes no control set")

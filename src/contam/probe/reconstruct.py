@@ -4,7 +4,7 @@ Following the data-reconstruction probes (Carlini et al. 2023; Wu et al. 2025) a
 §3.2 runs them as a baseline: give the model the first 40% of an item's question, sample 16
 completions, and compare each with the true rest. Per item: the maximum ROUGE-L F over the
 samples, whether any sample equals the rest (exact) and whether any reproduces it word for word
-at its start (verbatim). At benchmark level the same is done on a reference set (rewritten or
+at its start (verbatim). At benchmark level the same is done on a comparison set (rewritten or
 post-cutoff items a model cannot have seen) and the two are compared: Mann–Whitney on the
 per-item max ROUGE-L (original > reference) and a two-proportion z-test on the verbatim rate.
 
@@ -156,14 +156,14 @@ class Reconstruct:
     ) -> ReconstructResult:
         from contam.stats.tests import mann_whitney, two_proportion_ztest
 
-        reference = comparison_set(items, reference, variants, control)
-        groups, records = run_groups(self, model, items, reference, ReconstructItem, checkpoint=checkpoint, name="reconstruct")
+        comparison = comparison_set(items, reference, variants, control)
+        groups, records = run_groups(self, model, items, comparison, ReconstructItem, checkpoint=checkpoint, name="reconstruct")
         by = {g: [r for r in records if r.group == g and not r.skipped] for g, _ in groups}
         mean = {g: _mean([r.max_rouge_l for r in rs]) for g, rs in by.items()}
         exact = {g: _mean([float(r.exact) for r in rs]) for g, rs in by.items()}
         verb = {g: _mean([float(r.verbatim) for r in rs]) for g, rs in by.items()}
         rouge_test = verbatim_test = None
-        if reference and by["original"] and by["reference"]:
+        if comparison and by["original"] and by["reference"]:
             o, r = by["original"], by["reference"]
             rouge_test = mann_whitney([x.max_rouge_l for x in o], [x.max_rouge_l for x in r], alternative="greater")
             verbatim_test = two_proportion_ztest(sum(x.verbatim for x in o), len(o), sum(x.verbatim for x in r), len(r))

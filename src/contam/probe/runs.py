@@ -58,31 +58,31 @@ def load_model(spec: str, no_cache: bool = False) -> LanguageModel:
     return load(spec, cache=not no_cache)
 
 
-def variant_reference(path: Path | None, items: Sequence[Item], k: int, seed: int, say: Say | None = None) -> dict[str, list[Item]]:
+def variants_for(path: Path | None, items: Sequence[Item], k: int, seed: int, say: Say | None = None) -> dict[str, list[Item]]:
     """Variants by original id: read from ``path`` (a ``contam perturb`` set), or built now with :mod:`contam.perturb`."""
-    from contam.probe.reference import load_reference, variants_as_reference
+    from contam.probe.variantset import load_variants, variants_by_item
 
     if path is not None:
-        return load_reference(path)
+        return load_variants(path)
     try:
-        from contam.perturb import make_reference_set
+        from contam.perturb import make_variant_set
     except ImportError:
         raise ConfigError("no --variants given and contam.perturb is not available to build one; run `contam perturb` first") from None
     (say or log.info)(
         f"building a variant set ({k} variant(s) per item, seed {seed}); save one with `contam perturb` and pass --variants to reuse it"
     )
-    ref = variants_as_reference(make_reference_set(list(items), variants=k, seed=seed))
+    ref = variants_by_item(make_variant_set(list(items), variants=k, seed=seed))
     if not ref:
         raise ConfigError("no reference variants could be built for these items; pass --variants")
     return ref
 
 
-def is_reference_file(path: Path) -> bool:
-    """Whether ``path`` looks like a reference set (rows naming an ``original_id``)."""
-    from contam.probe.reference import resolve_reference_file
+def is_variant_file(path: Path) -> bool:
+    """Whether ``path`` looks like a variant set (rows naming an ``original_id``)."""
+    from contam.probe.variantset import resolve_variant_file
 
     try:
-        file = resolve_reference_file(path)
+        file = resolve_variant_file(path)
         import gzip
 
         opener: Any = gzip.open if file.name.endswith(".gz") else open
@@ -120,19 +120,19 @@ def run_zerocot(
 ) -> dict[str, Any]:
     """The Zero-CoT Probe of ``model`` on ``benchmark`` against each item's first variant; with
     ``out`` also ``out/table.csv`` (one row per pair, for a spreadsheet)."""
-    from contam.probe.reference import pair_items
+    from contam.probe.variantset import pair_items
     from contam.probe.zerocot import ZeroCoTPair, ZeroCoTProbe, table_row
 
-    reference = Path(variants) if variants else None
+    variant_path = Path(variants) if variants else None
     items = load_items(benchmark, n)
-    pairs = pair_items(items, variant_reference(reference, items, 1, config.seed, say))
+    pairs = pair_items(items, variants_for(variant_path, items, 1, config.seed, say))
     if not pairs:
         raise ConfigError(f"none of the {len(items)} items has a variant (ids must match the --variants set's original_id)")
     settings = {
         "command": "zerocot",
         "model": redact_url(model),
         "benchmark": benchmark,
-        "reference": str(reference),
+        "reference": str(variant_path),
         "n": n,
         "config": asdict(config),
     }
@@ -142,7 +142,12 @@ def run_zerocot(
         if ck is not None and out is not None:
             keep = {p[0].id for p in pairs}
             _write_csv(out / "table.csv", [table_row(ZeroCoTPair.from_dict(r)) for r in ck.records if r.get("key") in keep])
-        return {"command": "zerocot", "benchmark": benchmark, "reference": str(reference) if reference else "built", **result.to_dict()}
+        return {
+            "command": "zerocot",
+            "benchmark": benchmark,
+            "reference": str(variant_path) if variant_path else "built",
+            **result.to_dict(),
+        }
 
     return run_in_folder(out, settings, work, fresh=fresh, on_item=on_item)
 
@@ -165,15 +170,15 @@ def run_minkprob(
     """The Min-K% family of ``model`` on ``benchmark`` against ``control``: a variant set (each
     item's first variant), a clean benchmark, or with None a variant set built now (``seed``)."""
     from contam.probe.logprob import LogProbProbe
-    from contam.probe.reference import load_reference, refuse_other_output
+    from contam.probe.variantset import load_variants, refuse_other_output
 
     items = load_items(benchmark, n)
     if control is not None:  # a scan folder or a probe run is no comparison set: say so before reading it as items
         refuse_other_output(control)
     if control is None:
-        ctrl = [v[0] for v in variant_reference(None, items, 1, seed, say).values()]
-    elif Path(control).exists() and is_reference_file(Path(control)):
-        ref = load_reference(control)
+        ctrl = [v[0] for v in variants_for(None, items, 1, seed, say).values()]
+    elif Path(control).exists() and is_variant_file(Path(control)):
+        ref = load_variants(control)
         # the variants of the items under test when there are any, so both sets share topics
         ctrl = [ref[it.id][0] for it in items if it.id in ref] or [v[0] for v in ref.values()]
     else:
@@ -212,20 +217,20 @@ def run_cliff(
     """The performance cliff of ``model`` on ``benchmark``: originals against their ``config.k`` variants."""
     from contam.probe.cliff import CliffProbe
 
-    reference = Path(variants) if variants else None
+    variant_path = Path(variants) if variants else None
     items = load_items(benchmark, n)
-    ref = variant_reference(reference, items, config.k, config.seed, say)
+    ref = variants_for(variant_path, items, config.k, config.seed, say)
     settings = {
         "command": "cliff",
         "model": redact_url(model),
         "benchmark": benchmark,
-        "reference": str(reference),
+        "reference": str(variant_path),
         "n": n,
         "config": asdict(config),
     }
 
     def work(ck: Any) -> dict[str, Any]:
         result = CliffProbe(config).run(load_model(model, no_cache), items, ref, checkpoint=ck)
-        return {"command": "cliff", "benchmark": benchmark, "reference": str(reference) if reference else "built", **result.to_dict()}
+        return {"command": "cliff", "benchmark": benchmark, "reference": str(variant_path) if variant_path else "built", **result.to_dict()}
 
     return run_in_folder(out, settings, work, fresh=fresh, on_item=on_item)

@@ -55,20 +55,20 @@ def _scorer(code: bool) -> Any:
     return rouge_scorer.RougeScorer(["rougeL"], use_stemmer=False, tokenizer=_LexicalTokenizer() if code else None)
 
 
-def rouge_l(prediction: str, reference: str, *, code: bool = False) -> float:
-    """ROUGE-L F-measure of ``prediction`` against ``reference`` (0 when either is empty).
+def rouge_l(prediction: str, gold: str, *, code: bool = False) -> float:
+    """ROUGE-L F-measure of ``prediction`` against ``gold`` (0 when either is empty).
 
     >>> rouge_l("x = 1", "x = 1", code=True)
     1.0
     """
-    if not prediction.strip() or not reference.strip():
+    if not prediction.strip() or not gold.strip():
         return 0.0
-    return float(_scorer(code).score(reference, prediction)["rougeL"].fmeasure)
+    return float(_scorer(code).score(gold, prediction)["rougeL"].fmeasure)
 
 
-def max_rouge_l(predictions: Sequence[str], reference: str, *, code: bool = False) -> float:
+def max_rouge_l(predictions: Sequence[str], gold: str, *, code: bool = False) -> float:
     """The best ROUGE-L F over several samples (0 for no samples)."""
-    return max((rouge_l(p, reference, code=code) for p in predictions), default=0.0)
+    return max((rouge_l(p, gold, code=code) for p in predictions), default=0.0)
 
 
 def token_edit_distance(a: Sequence[Hashable], b: Sequence[Hashable]) -> int:
@@ -85,24 +85,24 @@ def ngrams(tokens: Sequence[str], n: int) -> Counter[tuple[str, ...]]:
     return Counter(tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1))
 
 
-def ngram_overlap(prediction: str, reference: str, n: int = 5) -> float:
-    """Share of the reference's consecutive ``n``-grams that the prediction reproduces
+def ngram_overlap(prediction: str, gold: str, n: int = 5) -> float:
+    """Share of the gold text's consecutive ``n``-grams that the prediction reproduces
     (multiset counts, each clipped to how often the prediction has it).
 
-    Measured on the reference side so a short output cannot score high by saying little: it is
-    "how much of the gold text came back". A reference shorter than ``n`` tokens is compared as
+    Measured on the gold side so a short output cannot score high by saying little: it is
+    "how much of the gold text came back". A gold text shorter than ``n`` tokens is compared as
     one whole-sequence gram.
 
     >>> ngram_overlap("return a + b", "return a + b", n=5)
     1.0
     """
-    ref, pred = lexical_tokens(reference), lexical_tokens(prediction)
-    if not ref:
+    gold_tokens, pred = lexical_tokens(gold), lexical_tokens(prediction)
+    if not gold_tokens:
         return 0.0
-    k = min(n, len(ref))
-    ref_grams, pred_grams = ngrams(ref, k), ngrams(pred, k)
-    total = sum(ref_grams.values())
-    hit = sum(min(c, pred_grams[g]) for g, c in ref_grams.items())
+    k = min(n, len(gold_tokens))
+    gold_grams, pred_grams = ngrams(gold_tokens, k), ngrams(pred, k)
+    total = sum(gold_grams.values())
+    hit = sum(min(c, pred_grams[g]) for g, c in gold_grams.items())
     return hit / total
 
 
@@ -111,24 +111,24 @@ def squash(text: str) -> str:
     return _SPACE.sub(" ", text).strip()
 
 
-def exact_match(prediction: str, reference: str) -> bool:
+def exact_match(prediction: str, gold: str) -> bool:
     """Equal after collapsing whitespace.
 
     >>> exact_match(" a  b\\n", "a b")
     True
     """
-    return bool(reference.strip()) and squash(prediction) == squash(reference)
+    return bool(gold.strip()) and squash(prediction) == squash(gold)
 
 
-def verbatim_match(prediction: str, reference: str) -> bool:
-    """The reference comes back word for word at the start of the prediction (whitespace
+def verbatim_match(prediction: str, gold: str) -> bool:
+    """The gold text comes back word for word at the start of the prediction (whitespace
     collapsed); text the model adds after it does not matter.
 
     >>> verbatim_match("a b c and more", "a  b c")
     True
     """
-    ref = squash(reference)
-    return bool(ref) and squash(prediction).startswith(ref)
+    want = squash(gold)
+    return bool(want) and squash(prediction).startswith(want)
 
 
 def word_prefix(text: str, fraction: float) -> tuple[str, str]:

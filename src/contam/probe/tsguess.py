@@ -12,7 +12,7 @@ that cannot be inferred from the rest. Guessing it exactly points at memorizatio
 
 Metrics per item: exact match (case and surrounding punctuation ignored) and ROUGE-L F of the
 model's answer against the hidden text; benchmark level: their means (EM rate with a Wilson
-interval) and, with a reference set, a one-sided two-proportion z-test of the EM rates.
+interval) and, with a comparison set, a one-sided two-proportion z-test of the EM rates.
 
 The tagger: Matthew Honnibal's averaged-perceptron English tagger (Penn Treebank tags, trained on
 WSJ), whose trained weights ship inside the PyPI package ``textblob-aptagger==0.2.0``
@@ -260,14 +260,14 @@ class TSGuess:
         from contam.stats.intervals import wilson_interval
         from contam.stats.tests import two_proportion_ztest
 
-        reference = comparison_set(items, reference, variants, control)
-        groups, records = run_groups(self, model, items, reference, TSGuessItem, checkpoint=checkpoint, name="TS-Guessing")
+        comparison = comparison_set(items, reference, variants, control)
+        groups, records = run_groups(self, model, items, comparison, TSGuessItem, checkpoint=checkpoint, name="TS-Guessing")
         by = {g: [r for r in records if r.group == g and not r.skipped] for g, _ in groups}
         em = {g: (sum(r.exact for r in rs) / len(rs) if rs else float("nan")) for g, rs in by.items()}
         ci = {g: wilson_interval(sum(r.exact for r in rs), len(rs)) for g, rs in by.items() if rs}
         rl = {g: (sum(r.rouge_l for r in rs) / len(rs) if rs else float("nan")) for g, rs in by.items()}
         test = None
-        if reference and by["original"] and by.get("reference"):
+        if comparison and by["original"] and by.get("reference"):
             o, r = by["original"], by["reference"]
             test = two_proportion_ztest(sum(x.exact for x in o), len(o), sum(x.exact for x in r), len(r))
         return TSGuessResult(

@@ -1,7 +1,7 @@
-"""Reference sets for the model-side probes: read the JSONL that ``contam perturb`` writes and
+"""Variant sets for the model-side probes: read the JSONL that ``contam perturb`` writes and
 pair every original item with its isomorphic variant(s).
 
-A reference row names the item it was made from (``original_id``), its own id
+A variant row names the item it was made from (``original_id``), its own id
 (``variant_id`` or ``id``), and its ``question`` and computed ``answer`` (``solution`` optional).
 
 >>> from contam.data import Item
@@ -27,7 +27,7 @@ _ORIG_KEYS = ("original_id", "orig_id", "source_id", "parent_id", "item_id")
 _ID_KEYS = ("variant_id", "id")
 _Q_KEYS = ("question", "problem", "modified_problem", "prompt")
 _A_KEYS = ("answer", "modified_answer", "gold")
-#: File names a reference folder may hold its variants in, in order of preference.
+#: File names a variant-set folder may hold its variants in, in order of preference.
 _FOLDER_NAMES = ("variants.jsonl", "reference.jsonl", "references.jsonl", "variants.jsonl.gz", "reference.jsonl.gz")
 
 
@@ -38,7 +38,7 @@ def _pick(row: dict[str, Any], keys: Sequence[str]) -> tuple[str | None, Any]:
     return None, None
 
 
-def resolve_reference_file(path: str | os.PathLike[str]) -> Path:
+def resolve_variant_file(path: str | os.PathLike[str]) -> Path:
     """The JSONL file behind ``path``: the file itself, or inside a folder ``variants.jsonl``
     (or ``reference.jsonl``), or the folder's only ``*.jsonl``."""
     p = Path(path)
@@ -81,7 +81,7 @@ def refuse_other_output(path: str | os.PathLike[str]) -> None:
 
 
 def _other_command(folder: Path) -> str | None:
-    """The contam command whose results ``folder`` holds when it is not a reference set (its
+    """The contam command whose results ``folder`` holds when it is not a variant set (its
     ``manifest.json``, or a scan's ``flags.jsonl``); ``None`` otherwise."""
     try:
         m = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
@@ -93,11 +93,11 @@ def _other_command(folder: Path) -> str | None:
     return "scan" if (folder / "flags.jsonl").is_file() else None
 
 
-def load_reference(path: str | os.PathLike[str]) -> dict[str, list[Item]]:
+def load_variants(path: str | os.PathLike[str]) -> dict[str, list[Item]]:
     """Variants by original item id, in file order. Bad rows raise :class:`InputError` naming
     file, line and field; the input file is only read."""
     refuse_other_output(path)
-    file = resolve_reference_file(path)
+    file = resolve_variant_file(path)
     opener: Any = gzip.open if file.name.endswith(".gz") else open
     out: dict[str, list[Item]] = {}
     try:
@@ -148,7 +148,7 @@ def _row_item(row: dict[str, Any], file: Path, lineno: int) -> Item:
     )
 
 
-def variants_as_reference(variants: Iterable[Any]) -> dict[str, list[Item]]:
+def variants_by_item(variants: Iterable[Any]) -> dict[str, list[Item]]:
     """Variants by original id from any objects with ``original_id``, ``variant_id``,
     ``question``, ``answer`` (``contam.perturb`` Variant records, dicts)."""
     out: dict[str, list[Item]] = {}
@@ -159,7 +159,7 @@ def variants_as_reference(variants: Iterable[Any]) -> dict[str, list[Item]]:
     return out
 
 
-def pair_items(items: Sequence[Item], reference: dict[str, list[Item]], variant: int = 0) -> list[tuple[Item, Item]]:
+def pair_items(items: Sequence[Item], variants: dict[str, list[Item]], variant: int = 0) -> list[tuple[Item, Item]]:
     """``(original, its variant number `variant`)`` for every item that has one, in item order
-    (items without a reference variant are left out: a paired test needs both sides)."""
-    return [(it, reference[it.id][variant]) for it in items if len(reference.get(it.id, ())) > variant]
+    (items without a variant are left out: a paired test needs both sides)."""
+    return [(it, variants[it.id][variant]) for it in items if len(variants.get(it.id, ())) > variant]

@@ -1,8 +1,8 @@
 """The Zero-CoT Probe (paper 004, §3.3–3.6): force a model to answer with no chain of thought,
-on the benchmark and on an isomorphic reference set, and turn the gap into a Contamination
-Confidence.
+on the benchmark and on an isomorphic variant set (the paper's reference set), and turn the gap
+into a Contamination Confidence.
 
-Per item, on the original and on its reference variant: the full-CoT answer; the zero-CoT
+Per item, on the original and on its variant: the full-CoT answer; the zero-CoT
 answer, forced by an assistant prefill ``The final answer is: \\[ \\boxed{`` where the backend can
 prefill, else by a strict instruction; and four metrics -- zero-CoT accuracy, consistency with
 the full-CoT answer, and the first-token and all-token (geometric mean) probability of the gold
@@ -13,7 +13,7 @@ gated to 0 when the gap has the wrong sign. The truncation curve (paper Figure 2
 forced answer after keeping 25/50/75% of the model's own CoT.
 
 >>> probe = ZeroCoTProbe(ZeroCoTConfig(max_cot_tokens=256))            # doctest: +SKIP
->>> result = probe.run(load("smollm2"), pair_items(items, reference))   # doctest: +SKIP
+>>> result = probe.run(load("smollm2"), pair_items(items, variants))    # doctest: +SKIP
 >>> result.contamination_confidence                                     # doctest: +SKIP
 0.0
 """
@@ -237,7 +237,7 @@ class ZeroCoTProbe:
     def measure(
         self, model: LanguageModel, pairs: Sequence[tuple[Item, Item]], checkpoint: JsonlCheckpoint | None = None
     ) -> list[ZeroCoTPair]:
-        """Measure every (original, reference) pair not already in ``checkpoint`` (keyed by
+        """Measure every (original, variant) pair not already in ``checkpoint`` (keyed by
         ``key`` = the original's id), streaming one JSONL line per finished pair (the shared
         resumable loop, :func:`contam.probe.itemloop.run_items`)."""
         mode = self.mode_for(model)
@@ -351,7 +351,7 @@ class ZeroCoTProbe:
         """:meth:`measure` then :meth:`analyze`; ``timing`` says how much was model time.
 
         The probe contract: ``items`` with ``variants`` (each item's isomorphic variants, as
-        :func:`contam.probe.reference.load_reference` returns them; the first is used). Ready-made
+        :func:`contam.probe.variantset.load_variants` returns them; the first is used). Ready-made
         ``(original, variant)`` pairs are accepted as ``items`` too. No ``control``: the test is paired."""
         if control is not None:
             raise ConfigError("the Zero-CoT Probe compares each item with its isomorphic variant; pass variants, not a control set")
@@ -366,7 +366,7 @@ class ZeroCoTProbe:
 
 def _as_pairs(items: Sequence[Any], variants: dict[str, list[Item]] | None) -> list[tuple[Item, Item]]:
     """``(original, variant)`` pairs from items and their variants, or the pairs themselves."""
-    from contam.probe.reference import pair_items
+    from contam.probe.variantset import pair_items
 
     if variants is not None:
         return pair_items(list(items), variants)

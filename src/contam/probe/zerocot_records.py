@@ -1,5 +1,5 @@
 """What the Zero-CoT Probe (:mod:`contam.probe.zerocot`) records per item and per metric: the
-per-item measures of an original and its reference variant, the flat table row, each metric's
+per-item measures of an original and its variant, the flat table row, each metric's
 gap with its test, and the truncation curve's points.
 """
 
@@ -19,7 +19,7 @@ METRICS = DISCRETE + CONTINUOUS
 
 @dataclass(frozen=True)
 class ItemMeasure(Record):
-    """What the probe measured on one item (an original or a reference variant)."""
+    """What the probe measured on one item (an original or a variant)."""
 
     id: str
     gold: str
@@ -38,7 +38,8 @@ class ItemMeasure(Record):
 
 @dataclass(frozen=True)
 class ZeroCoTPair(Record):
-    """One row of the per-item table: an original and its reference variant."""
+    """One row of the per-item table: an original and its variant (field ``reference``, the name
+    files on disk keep)."""
 
     key: str
     original: ItemMeasure

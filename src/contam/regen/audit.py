@@ -13,11 +13,11 @@ checked, not a sample. The checks:
   database (ids renamed + that content) is covered as a whole;
 - **determinism** — a second, independently built map at the same seed has the same digest
   and regenerates the identical instance (same oracle hash);
-- **faithfulness** — the fresh reference reproduces, position by position, the tool-error
+- **faithfulness** — the fresh gold program reproduces, position by position, the tool-error
   pattern of the same program on the shipped world (for a branch spec: the spec
   re-derives the shipped actions on the shipped catalog);
 - **solvability** — the fresh goal state is exactly the re-keyed goal state of the program on
-  the shipped world (so the reference reaches it), and every id-bearing output is observable.
+  the shipped world (so the gold program reaches it), and every id-bearing output is observable.
 
 >>> row = Auditor().audit("retail", 0, seed=1)
 >>> row.valid, row.problems
@@ -82,7 +82,7 @@ class AuditRow(Record):
 class RegenAuditReport(Record):
     """Totals over many audited regenerated τ-bench instances (the ``summary.json`` audit of
     ``contam regen``). Named apart from :class:`contam.perturb.AuditReport`, the audit counts of a
-    reference-set build."""
+    variant-set build."""
 
     n: int
     n_invalid: int

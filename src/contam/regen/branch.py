@@ -2,7 +2,7 @@
 
 Paper 003 §3: for an instruction with a conditional ("exchange the keyboard for a clicky
 one; if none is available, take the one without backlight"), the seed resamples the
-catalog content the condition reads, and the reference program is re-derived by
+catalog content the condition reads, and the gold program is re-derived by
 *evaluating the instruction's predicate on the reseeded data* — never by remembering which
 branch the seed chose. A stale spec (resampler and predicate disagreeing, a selector that
 matches nothing) raises :class:`StaleSpec`, which the audit reports as an invalid instance.

@@ -192,7 +192,7 @@ def lift(domain: str, index: int) -> list[dict[str, Any]]:
 
     Bindings: ``("instr", cls, value)`` — the value the instruction states (the agent reads it
     from the fresh instruction); ``("obs", j, path)`` — read from observation ``j``;
-    ``("lit", value)`` — a literal nothing shows (a guess the reference tries). Where the
+    ``("lit", value)`` — a literal nothing shows (a guess the gold program tries). Where the
     shipped program uses an id it never looked up, the lifted one first reads the entity the
     call is about (and, in retail, the products of its items), as any agent would.
     """

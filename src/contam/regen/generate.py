@@ -1,17 +1,18 @@
 """``regen.generate(task, seed) -> Instance``: a fresh, self-contained τ-bench instance and its grader.
 
 Paper 003 §3: a generator takes a shipped task and a seed and returns a reseeded initial
-world (re-keyed, with branch-deciding catalog content resampled), a re-derived reference
-program, a re-derived instruction, and the goal state computed by replaying that program.
+world (re-keyed, with branch-deciding catalog content resampled), a re-derived gold program
+(the paper's reference program), a re-derived instruction, and the goal state computed by
+replaying that program.
 
-The fresh world is stored by reference (domain + seed: :func:`world_state` rebuilds it) plus
-the catalog patch; the instance carries the goal *delta* (entities the reference changes)
+The fresh world is stored as its recipe (domain + seed: :func:`world_state` rebuilds it) plus
+the catalog patch; the instance carries the goal *delta* (entities the gold program changes)
 and the goal hash, so instances stay small and generation fast.
 
 >>> inst = generate("retail", 0, seed=5)
 >>> inst.instruction.startswith("You are ") and "#W2378156" not in inst.instruction
 True
->>> world_state(inst).state_hash() != inst.goal_hash   # the reference changes the world
+>>> world_state(inst).state_hash() != inst.goal_hash   # the gold program changes the world
 True
 """
 

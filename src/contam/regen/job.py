@@ -173,7 +173,7 @@ def finish_run(out: Path, report: RegenAuditReport, summary: dict[str, Any]) -> 
 
 
 def replay_report(domain: str, semantics: str = DEFAULT_SEMANTICS) -> dict[str, Any]:
-    """Replay every shipped task's reference actions on a fresh copy of the shipped world.
+    """Replay every shipped task's gold actions on a fresh copy of the shipped world.
 
     Reports how many run clean and, per task, the position and kind of every tool error —
     the faithfulness baseline that re-keyed instances must reproduce.

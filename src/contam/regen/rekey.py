@@ -221,7 +221,7 @@ class KeyMap:
     """The fresh id of every original value of one domain at one seed, both directions.
 
     Values not in the database (an address a task asks to move to, a wrong email the
-    reference tries first) are minted on first use from a stream seeded by ``(seed, scope)``,
+    gold program tries first) are minted on first use from a stream seeded by ``(seed, scope)``,
     so they are deterministic and never collide with the database's fresh ids.
     """
 

@@ -1,9 +1,9 @@
-"""The replay oracle: run a reference program on a fresh copy of a world, hash the result.
+"""The replay oracle: run a gold program on a fresh copy of a world, hash the result.
 
 Paper 003 §2-3: the goal state of a task is not annotated, it is computed by replaying the
-task's reference actions; grading is τ-bench's: the canonical final state after the agent's
-actions must hash equal to the replayed goal, and every required output must appear in the
-agent's messages.
+task's gold actions (the paper's reference program); grading is τ-bench's: the canonical final
+state after the agent's actions must hash equal to the replayed goal, and every required output
+must appear in the agent's messages.
 
 >>> from contam.regen.world import load_tasks
 >>> oracle = ReplayOracle("retail")

@@ -1,4 +1,4 @@
-"""The τ-bench airline tools, written from the semantics the data and reference actions imply.
+"""The τ-bench airline tools, written from the semantics the data and gold actions imply.
 
 Same contract as :mod:`contam.regen.tools_retail`: read tools return JSON text, write tools
 validate first and then change the state, raising a typed ``ToolError`` on invalid calls.

@@ -1,4 +1,4 @@
-"""The τ-bench retail tools, written from the semantics the data and reference actions imply.
+"""The τ-bench retail tools, written from the semantics the data and gold actions imply.
 
 Read tools return JSON text; write tools validate everything first and only then change
 the :class:`~contam.regen.world.State`, raising a typed :class:`ToolError` on an invalid

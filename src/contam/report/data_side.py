@@ -1,4 +1,4 @@
-"""Renderers for data-side and fresh-instance results: scan, decontamination, reference sets,
+"""Renderers for data-side and fresh-instance results: scan, decontamination, variant sets,
 scenarios, detector evaluation, regeneration (audit, replay, grading, equivariance).
 
 Each takes a :class:`~contam.report.inputs.Result` and :class:`RenderOptions` and returns a
@@ -184,7 +184,7 @@ def render_decontaminate(r: Result, opt: RenderOptions) -> Section:
     return b.build()
 
 
-# ---- reference sets -----------------------------------------------------------------------------
+# ---- variant sets -------------------------------------------------------------------------------
 
 
 def render_perturb(r: Result, opt: RenderOptions) -> Section:

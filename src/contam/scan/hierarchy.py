@@ -233,12 +233,13 @@ class Hierarchy:
     def fit(
         self,
         items: Iterable[Item],
-        reference: Sequence[str] | None = None,
+        clean: Sequence[str] | None = None,
         item_embeddings: np.ndarray | None = None,
         corpus_sample: Sequence[str] | None = None,
     ) -> Hierarchy:
-        """Index the benchmark for every configured level (``reference``: clean text for L2's anomaly
-        model; ``corpus_sample``: corpus texts for L1's stop-grams when ``token.stopgram_df`` > 0)."""
+        """Index the benchmark for every configured level (``clean``: clean same-genre text for L2's
+        anomaly model; ``corpus_sample``: corpus texts for L1's stop-grams when ``token.stopgram_df``
+        > 0)."""
         from contam.scan.ngram import NGramConfig, NGramScanner
 
         self.items = list(items)
@@ -253,9 +254,7 @@ class Hierarchy:
                 self.items, corpus_sample=corpus_sample
             )
         if "semantic" in cfg.levels:
-            self.semantic = SemanticScanner(cfg.semantic, self.embedder).fit(
-                self.items, reference=reference, item_embeddings=item_embeddings
-            )
+            self.semantic = SemanticScanner(cfg.semantic, self.embedder).fit(self.items, clean=clean, item_embeddings=item_embeddings)
         if "reasoning" in cfg.levels:
             self.reasoning = ReasoningMatcher(cfg.reasoning).fit(self._traces([it.text for it in self.items]))
         return self
@@ -426,21 +425,21 @@ class Hierarchy:
 
 def cliff_check(model: Any, k: int = 5, seed: int = 0) -> BenchmarkCheck:
     """The level-4 hook backed by :class:`contam.probe.cliff.CliffProbe`: ``k`` audited variants
-    per item from :func:`contam.perturb.make_reference_set`, answered by ``model``, paired t-test.
+    per item from :func:`contam.perturb.make_variant_set`, answered by ``model``, paired t-test.
 
     >>> h = Hierarchy(cliff=cliff_check(load("smollm2"), k=5))   # doctest: +SKIP
     >>> h.fit(items).check_benchmark().p_value                    # doctest: +SKIP
     """
 
     def run(items: Sequence[Item]) -> Any:
-        from contam.perturb import make_reference_set
+        from contam.perturb import make_variant_set
         from contam.probe.cliff import CliffConfig, CliffProbe
 
-        reference: dict[str, list[Item]] = {}
-        for v in make_reference_set(items, variants=k, seed=seed):
-            reference.setdefault(v.original_id, []).append(
+        variants: dict[str, list[Item]] = {}
+        for v in make_variant_set(items, variants=k, seed=seed):
+            variants.setdefault(v.original_id, []).append(
                 Item(id=v.variant_id, question=v.question, answer=v.answer, solution=v.solution, choices=v.choices, benchmark="variant")
             )
-        return CliffProbe(CliffConfig(k=k, seed=seed)).run(model, items, reference)
+        return CliffProbe(CliffConfig(k=k, seed=seed)).run(model, items, variants=variants)
 
     return run

@@ -162,11 +162,11 @@ def swap_names(text: str, rng: random.Random, mapping: dict[str, str] | None = N
 
 class LLMParaphraser:
     """S2 paraphrases from a :class:`~contam.models.base.LanguageModel`, accepted by the same rule as the
-    reference sets' paraphrases (:meth:`contam.perturb.paraphrase.Paraphraser.judge`: embedding cosine ≥
+    variant sets' paraphrases (:meth:`contam.perturb.paraphrase.Paraphraser.judge`: embedding cosine ≥
     ``floor``, length within ``max_ratio``, the same multiset of stated numbers, not a copy); items whose
     paraphrase fails it fall back to :func:`rule_paraphrase` in the scenario.
 
-    One prompt and one acceptance rule for both uses: a scenario's "LLM paraphrase" and a reference
+    One prompt and one acceptance rule for both uses: a scenario's "LLM paraphrase" and a variant
     set's paraphrase variant mean the same thing.
 
     >>> from contam.models import load                                     # doctest: +SKIP

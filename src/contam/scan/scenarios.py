@@ -117,11 +117,11 @@ def _pool(benchmark: str) -> list[Item]:
 # -- S3 / S4 transformations -----------------------------------------------------------------
 def gsm8k_variant(item: Item, seed: int) -> tuple[str, str] | None:
     """Question and recomputed solution of an isomorphic variant (numbers redrawn by
-    :func:`contam.perturb.make_reference_set`, which audits the recomputed answer; names swapped
+    :func:`contam.perturb.make_variant_set`, which audits the recomputed answer; names swapped
     here); ``None`` when the item cannot be templated."""
-    from contam.perturb import make_reference_set
+    from contam.perturb import make_variant_set
 
-    vs = make_reference_set([item], variants=1, seed=seed)
+    vs = make_variant_set([item], variants=1, seed=seed)
     if not vs:
         return None
     rng = random.Random(f"{seed}:{item.id}:names")

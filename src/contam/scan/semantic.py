@@ -9,11 +9,10 @@ Paper 001, Section 3.2 (Level 2), Section 3.3 and Table 3. Three signals over se
    least one benchmark item. The ``eps``-neighbourhoods come from faiss range searches in
    batches, so memory grows with the number of close pairs, never with N×M;
 3. **distributional anomaly** — a robust Gaussian (scikit-learn ``MinCovDet``) fitted on the
-   *similarity profiles* (sorted top-k cosines to the benchmark, PCA-reduced) of clean reference
-   text; a candidate is anomalous when its profile is an outlier (robust Mahalanobis distance
-   above the χ² quantile) *toward* the benchmark (its top cosine above the reference median).
-   Without reference text the benchmark's own leave-one-out profiles stand in for clean
-   same-genre data.
+   *similarity profiles* (sorted top-k cosines to the benchmark, PCA-reduced) of clean
+   same-genre text; a candidate is anomalous when its profile is an outlier (robust Mahalanobis
+   distance above the χ² quantile) *toward* the benchmark (its top cosine above the clean texts'
+   median). Without clean text the benchmark's own leave-one-out profiles stand in for it.
 
 The default rule, ``nn``, decides per candidate from its nearest benchmark items alone, so a
 lone leaked sample is flagged: cosine at or above ``threshold`` flags; a cosine between
@@ -264,11 +263,9 @@ class SemanticScanner:
         combiners = load_combiners()
         return cfg.rule == "learned" and cfg.route_languages and self.primary.spec in combiners and cfg.multilingual in combiners
 
-    def fit(
-        self, items: Sequence[Item], reference: Sequence[str] | None = None, item_embeddings: np.ndarray | None = None
-    ) -> SemanticScanner:
+    def fit(self, items: Sequence[Item], clean: Sequence[str] | None = None, item_embeddings: np.ndarray | None = None) -> SemanticScanner:
         """Embed and index ``items`` (whole text, and the question alone where it differs); fit the
-        anomaly model on ``reference`` texts (clean, same genre) or, without them, on the
+        anomaly model on ``clean`` texts (clean, same genre) or, without them, on the
         benchmark's leave-one-out similarity profiles."""
         if not items:
             raise ConfigError("the semantic level needs at least one benchmark item")
@@ -277,12 +274,12 @@ class SemanticScanner:
         self._multi = None
         self.primary = self._space(self.embedder).fit(self.items, item_embeddings)
         self._short: StaticShortlist | None = None
-        k = min(cfg.profile_k, len(self.items) - 1 if reference is None else len(self.items))
-        if reference is None:
+        k = min(cfg.profile_k, len(self.items) - 1 if clean is None else len(self.items))
+        if clean is None:
             d, _ = self.primary.search(self.item_vecs, k + 1, exclude_self=True)
             profiles = d[:, :k]
         else:
-            d, _ = self.primary.search(self.primary.embed(list(reference)), k)
+            d, _ = self.primary.search(self.primary.embed(list(clean)), k)
             profiles = d
         self._fit_anomaly(profiles)
         return self
@@ -327,11 +324,11 @@ class SemanticScanner:
 
         cfg = self.config
         self._profile_k = profiles.shape[1]
-        self._ref_median = float(np.median(profiles[:, 0])) if profiles.size else -1.0
+        self._clean_median = float(np.median(profiles[:, 0])) if profiles.size else -1.0
         self._mcd = None
         self._cutoff = float("inf")
         if len(profiles) < max(10, cfg.pca_components + 2) or self._profile_k == 0:
-            return  # too little reference data for a covariance: the anomaly part does not restrict
+            return  # too little data for a covariance: the anomaly part does not restrict
         feats = _profile_features(profiles)
         ncomp = max(1, min(cfg.pca_components, feats.shape[1], len(feats) - 1))
         self._pca = PCA(n_components=ncomp, random_state=cfg.seed).fit(feats)
@@ -432,8 +429,8 @@ class SemanticScanner:
         top = d[:, 0] if d.shape[1] else np.zeros(n, dtype=np.float32)
         if self._mcd is not None and n:
             maha = self._mcd.mahalanobis(self._pca.transform(_profile_features(prof)))
-            return maha, (maha > self._cutoff) & (top > self._ref_median)
-        return np.zeros(n), top > self._ref_median
+            return maha, (maha > self._cutoff) & (top > self._clean_median)
+        return np.zeros(n), top > self._clean_median
 
     def _learned(
         self, texts: list[str], ids: np.ndarray, hood: np.ndarray, multi: np.ndarray, judged: np.ndarray

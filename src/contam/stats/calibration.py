@@ -3,7 +3,7 @@
 The Zero-CoT Probe calibrates a one-sided p-value with the Sellke–Bayarri–Berger bound on the
 Bayes factor, ``BF ≤ 1 / (−e·p·ln p)`` for ``p < 1/e`` (else 1), turns it into a posterior with a
 prior probability of contamination (0.5 by default: no opinion), and gates it to 0 when the
-effect points the wrong way (reference better than original cannot be evidence of a leak).
+effect points the wrong way (a variant or control scoring better than the original cannot be evidence of a leak).
 The bound is the *largest* Bayes factor any reasonable prior on the alternative can give, so
 the confidence is an upper bound on how convinced the p-value alone should make you.
 

@@ -82,7 +82,7 @@ def mcnemar_counts(n10: int, n01: int, n11: int = 0, n00: int = 0, alternative: 
 
 def mcnemar_exact(first: ArrayLike, second: ArrayLike, alternative: str = "greater", confidence: float = 0.95) -> TestResult:
     """Exact McNemar test on paired 0/1 outcomes (e.g. zero-CoT correctness on each original
-    and on its reference variant). See :func:`mcnemar_counts`."""
+    and on its variant). See :func:`mcnemar_counts`."""
     x, y = _paired(first, second)
     if not np.all(np.isin(x, (0, 1))) or not np.all(np.isin(y, (0, 1))):
         raise ValueError("McNemar needs binary (0/1) outcomes")

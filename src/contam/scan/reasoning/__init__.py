@@ -27,7 +27,7 @@ or an equation.
 (1.0, True)
 
 The three parts live in their own modules: :mod:`~contam.scan.reasoning.steps` (step
-extraction), :mod:`~contam.scan.reasoning.scorer` (eq. 4, the reference scorer) and
+extraction), :mod:`~contam.scan.reasoning.scorer` (eq. 4, one pair at a time) and
 :mod:`~contam.scan.reasoning.matcher` (the shortlist and the vectorised eq. 4 over a whole
 benchmark); every public name is importable from here.
 """

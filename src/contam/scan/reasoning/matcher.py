@@ -4,7 +4,7 @@ Comparing every candidate with every benchmark trace through :class:`ReasoningSc
 N×M Python similarity calls. :class:`ReasoningMatcher` shortlists items per candidate with a
 sparse TF-IDF index over :func:`feature_tokens`, then computes eq. 4 for all shortlisted pairs
 of a batch at once on integer-id sparse matrices (scipy's C++ kernels), the same doubles the
-reference scorer gives, summed in the same order; large inputs are spread over processes.
+pair-at-a-time :class:`ReasoningScorer` gives, summed in the same order; large inputs are spread over processes.
 
 >>> m = ReasoningMatcher().fit(["A = <<2*3=6>>6\\nB = <<6+1=7>>7\\n#### 7", "x <<9-4=5>>5\\n#### 5"])
 >>> m.match(["C = <<2*3=6>>6\\nD = <<6+1=7>>7\\n#### 7"])[0].sim.struct

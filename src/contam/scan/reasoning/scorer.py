@@ -1,4 +1,4 @@
-"""Level 3, second part: the reference scorer of eq. 4 (paper 001 §3.2-3.3, Table 3).
+"""Level 3, second part: eq. 4 scored one pair at a time (paper 001 §3.2-3.3, Table 3).
 
     sim_reasoning = α·StructSim + β·StepSim + γ·ArgSim        (α .4, β .3, γ .3)
 
