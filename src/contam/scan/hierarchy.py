@@ -238,8 +238,8 @@ class Hierarchy:
         corpus_sample: Sequence[str] | None = None,
     ) -> Hierarchy:
         """Index the benchmark for every configured level (``clean``: clean same-genre text for L2's
-        anomaly model; ``corpus_sample``: corpus texts for L1's stop-grams when ``token.stopgram_df``
-        > 0)."""
+        anomaly model; ``corpus_sample``: corpus texts for L1's stop-grams when
+        ``token.stopgram_df > 0``)."""
         from contam.scan.ngram import NGramConfig, NGramScanner
 
         self.items = list(items)
