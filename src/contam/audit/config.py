@@ -4,6 +4,17 @@ The config is written back into the run folder (``RUN/audit.toml``) so the run c
 with ``contam audit --config RUN/audit.toml``; its fingerprint (every field that changes a
 result) decides whether a rerun in the same folder resumes or is refused.
 
+Credentials written into a model URL (``openai:http://user:key@host/v1#m``) never leave memory:
+``model`` and ``ref_model`` hold the spec redacted (``http://***@host``), so ``audit.toml``, the
+fingerprint, ``verdict.json`` and the report see only that; :meth:`AuditConfig.spec_to_load`
+gives the spec as typed, for the HTTP client alone.
+
+>>> c = AuditConfig(benchmarks=("gsm8k",), model="openai:http://me:sk-1@host:8000/v1#m", out="r")
+>>> c.model, "sk-1" in c.to_toml() + repr(c) + c.fingerprint()
+('openai:http://***@host:8000/v1#m', False)
+>>> c.spec_to_load("model")
+'openai:http://me:sk-1@host:8000/v1#m'
+
 >>> c = AuditConfig(benchmarks=("gsm8k",), model="smollm2", out="runs/a1")
 >>> AuditConfig.from_toml_text(c.to_toml()) == c
 True
@@ -21,12 +32,15 @@ from typing import Any, ClassVar
 
 from contam.constraints import Constraints, Each, Interval, NoneOr, Options, validate
 from contam.errors import ConfigError, InputError
+from contam.textsafe import redact_url
 
 #: Verdict words, weakest first (``--fail-on`` names one of the last two).
 FAIL_ON = ("contaminated", "suspect")
 
 #: Fields that do not change any result: they may differ between a run and its resumption.
-_NOT_FINGERPRINTED = frozenset({"out", "fail_on", "allow_inconclusive", "title"})
+_NOT_FINGERPRINTED = frozenset({"out", "fail_on", "allow_inconclusive", "title", "api_key_env"})
+#: Fields never written to TOML or a record (``given_specs`` may hold credentials).
+_NOT_SAVED = frozenset({"variants", "given_specs"})
 #: Fields hashed under an older name (a rename must not refuse to resume an earlier run).
 _HASHED_AS = {"per_item": "variants"}
 
@@ -65,10 +79,17 @@ class AuditConfig:
     fail_on: str | None = None
     allow_inconclusive: bool = False
     title: str = "contam audit"
+    #: For ``openai:`` models: the environment variable holding the API key (default
+    #: ``OPENAI_API_KEY``). Only the name is stored; it changes no result (not hashed).
+    api_key_env: str | None = None
     #: Deprecated Python spelling of ``per_item`` (``variants`` names a variant set everywhere
     #: else): it sets ``per_item`` when that is left at its default; read, it always equals
     #: ``per_item``. Not written to TOML, not compared, not hashed.
     variants: int = field(default=0, compare=False, repr=False)
+    #: ``model`` and ``ref_model`` as typed where they hold credentials, by field name: the only
+    #: copy of a ``user:key@`` in a URL, read by :meth:`spec_to_load` for the HTTP client. Not
+    #: written to TOML, not compared, hashed or shown.
+    given_specs: tuple[tuple[str, str], ...] = field(default=(), compare=False, repr=False)
 
     _constraints: ClassVar[Constraints] = {
         "limit": Interval(int, 0, None),  # 0: every item
@@ -102,12 +123,41 @@ class AuditConfig:
             raise ConfigError("nothing to audit: give --dataset FILE (data side), --model SPEC (model side), or both")
         if self.ref_model and not self.model:
             raise ConfigError("--ref-model needs --model (the paired verdict compares the two)")
+        if self.api_key_env and not any(str(m).startswith("openai:") for m in (self.model, self.ref_model)):
+            raise ConfigError("--api-key-env only applies to openai: models (--model openai:BASE_URL#MODEL)")
+        self._redact_specs()
         validate(self)
         # The old spelling counts only where per_item was left at its default (so a copy made by
         # dataclasses.replace, whose `variants` is the old per_item, keeps the new per_item).
         if self.variants and self.per_item == _PER_ITEM_DEFAULT:
             object.__setattr__(self, "per_item", self.variants)
         object.__setattr__(self, "variants", self.per_item)
+
+    def _redact_specs(self) -> None:
+        """``model`` and ``ref_model`` redacted; the specs as typed kept in ``given_specs`` only."""
+        given = dict(self.given_specs)
+        for name in ("model", "ref_model"):
+            spec = getattr(self, name)
+            if spec and (shown := redact_url(spec)) != spec:
+                given[name] = spec
+                object.__setattr__(self, name, shown)
+            elif not spec or redact_url(given.get(name, "")) != spec:  # another spec than the one kept
+                given.pop(name, None)
+        object.__setattr__(self, "given_specs", tuple(sorted(given.items())))
+
+    def spec_to_load(self, name: str) -> str:
+        """The spec of ``name`` (``"model"`` or ``"ref_model"``) as typed, credentials included:
+        for loading the model only, never for writing or showing. A redacted spec whose
+        credentials are not in memory (read back from ``audit.toml``) is an error saying what to do."""
+        shown = str(getattr(self, name) or "")
+        full = dict(self.given_specs).get(name, shown)
+        if "://***@" in full:
+            flag = "--model" if name == "model" else "--ref-model"
+            raise ConfigError(
+                f"{flag} {shown!r}: the credentials of its URL are not saved (audit.toml holds '***'); give {flag} again "
+                "with them, or put the key in an environment variable (--api-key-env NAME)"
+            )
+        return full
 
     # ---- identity -------------------------------------------------------------------------
     def fingerprint(self) -> str:
@@ -123,7 +173,7 @@ class AuditConfig:
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
-        return {k: list(v) if isinstance(v, tuple) else v for k, v in d.items() if k != "variants"}
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in d.items() if k not in _NOT_SAVED}
 
     # ---- TOML -----------------------------------------------------------------------------
     def to_toml(self) -> str:
@@ -232,5 +282,5 @@ def _coerce(name: str, v: Any, default: Any, path: str) -> Any:
 
 
 #: Field -> default, with ``""`` for the optional strings (what a TOML value is checked against).
-_DEFAULTS: dict[str, Any] = {f.name: "" if f.default is None else f.default for f in fields(AuditConfig) if f.name != "variants"}
+_DEFAULTS: dict[str, Any] = {f.name: "" if f.default is None else f.default for f in fields(AuditConfig) if f.name not in _NOT_SAVED}
 _PER_ITEM_DEFAULT = _DEFAULTS["per_item"]

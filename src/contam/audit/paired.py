@@ -29,12 +29,14 @@ def run_paired(
     out: Path,
     alpha: float = 0.05,
     on_item: OnItem | None = None,
+    api_key_env: str | None = None,
 ) -> dict:
     """Score every (item, variant) pair under both models into ``out/items.jsonl``; ``out/summary.json``."""
     from contam.data import load_benchmark
-    from contam.models import load
     from contam.probe.evalprobes import PairScore, pair_scores, paired_verdict
     from contam.probe.reference import load_reference, pair_items
+    from contam.probe.runs import load_model
+    from contam.textsafe import redact_url
 
     items = load_benchmark(benchmark)
     items = items[:n] if n > 0 else items
@@ -45,7 +47,7 @@ def run_paired(
     def work(ck: Any) -> dict[str, Any]:
         todo = [p for p in pairs if p[0].id not in ck.done]
         if todo:
-            model, base = load(model_spec), load(ref_spec)
+            model, base = load_model(model_spec, api_key_env=api_key_env), load_model(ref_spec, api_key_env=api_key_env)
             for s in range(0, len(todo), CHUNK):
                 for rec in pair_scores(model, base, todo[s : s + CHUNK]):
                     ck.write(rec)
@@ -55,8 +57,8 @@ def run_paired(
         return {
             "command": "paired",
             "benchmark": benchmark,
-            "model": model_spec,
-            "ref_model": ref_spec,
+            "model": redact_url(model_spec),
+            "ref_model": redact_url(ref_spec),
             "method": "did_diff",
             "unit": "char",
             "n_pairs": len(recs),

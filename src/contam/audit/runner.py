@@ -203,6 +203,11 @@ def plan(cfg: AuditConfig, out: Path) -> list[Step]:
         )
     if not cfg.model:
         return steps
+    for name in ("model", "ref_model"):
+        if getattr(cfg, name):
+            cfg.spec_to_load(name)  # credentials not in memory: said before anything runs
+    if cfg.api_key_env and cfg.api_key_env not in os.environ:
+        raise ConfigError(f"environment variable {cfg.api_key_env} (named by --api-key-env) is not set")
     for b in cfg.benchmarks:
         n = n_by_bench[b]
         bdir = out / slug(b)

@@ -47,11 +47,11 @@ class SkippedProbe(Record):
         return f"{self.probe} not run: {self.reason}"
 
 
-def scoring_refusal(spec: str) -> str | None:
+def scoring_refusal(spec: str, api_key_env: str | None = None) -> str | None:
     """Why the model of ``spec`` cannot score given text, or ``None`` when it can."""
     from contam.probe.runs import load_model
 
-    model = load_model(spec)
+    model = load_model(spec, api_key_env=api_key_env)
     if model.supports_scoring:
         return None
     own = getattr(model, "scoring_refusal", None)
@@ -60,13 +60,13 @@ def scoring_refusal(spec: str) -> str | None:
     return f"model {redact_url(spec)} cannot score given text (supports_scoring=False); score with a local model (smollm2, llamacpp:PATH, hf:PATH)"
 
 
-def skip_unless_scoring(probe: str, out: Path, *specs: str | None) -> dict[str, Any] | None:
+def skip_unless_scoring(probe: str, out: Path, *specs: str | None, api_key_env: str | None = None) -> dict[str, Any] | None:
     """When a model of ``specs`` cannot score text: ``out/skipped.json`` written and its content
     returned (the step is done, with nothing measured); else ``None`` and any earlier skip removed."""
     for spec in specs:
         if not spec:
             continue
-        why = scoring_refusal(spec)
+        why = scoring_refusal(spec, api_key_env)
         if why is not None:
             rec = {"probe": probe, "model": redact_url(spec), "skipped": f"{NEEDS.get(probe, 'it needs log-probs')}, and {why}"}
             write_json(ensure_dir(out) / SKIPPED, rec)

@@ -80,7 +80,8 @@ def zerocot(cfg: AuditConfig, benchmark: str, n: int, variants: str, out: Path, 
     # Rounded as `contam probe zerocot --truncation` has always received them (%g).
     truncation = tuple(float(f"{x:g}") for x in cfg.truncation)
     zc = ZeroCoTConfig(max_cot_tokens=cfg.max_cot_tokens, truncation=truncation, n_resamples=cfg.resamples, seed=cfg.seed)
-    return run_zerocot(str(cfg.model), benchmark, zc, variants=variants, n=n, out=out, on_item=on_item, say=log.info)
+    model, _ = _specs(cfg)
+    return run_zerocot(model, benchmark, zc, variants=variants, n=n, out=out, on_item=on_item, say=log.info, api_key_env=cfg.api_key_env)
 
 
 def cliff(cfg: AuditConfig, benchmark: str, n: int, variants: str, out: Path, on_item: OnItem | None = None) -> dict[str, Any]:
@@ -89,7 +90,8 @@ def cliff(cfg: AuditConfig, benchmark: str, n: int, variants: str, out: Path, on
     from contam.probe.runs import run_cliff
 
     cc = CliffConfig(k=cfg.per_item, alpha=cfg.alpha, max_new_tokens=cfg.max_cot_tokens, seed=cfg.seed)
-    return run_cliff(str(cfg.model), benchmark, cc, variants=variants, n=n, out=out, on_item=on_item, say=log.info)
+    model, _ = _specs(cfg)
+    return run_cliff(model, benchmark, cc, variants=variants, n=n, out=out, on_item=on_item, say=log.info, api_key_env=cfg.api_key_env)
 
 
 def minkprob(cfg: AuditConfig, benchmark: str, n: int, variants: str, out: Path, on_item: OnItem | None = None) -> dict[str, Any]:
@@ -99,14 +101,16 @@ def minkprob(cfg: AuditConfig, benchmark: str, n: int, variants: str, out: Path,
     from contam.probe.logprob import LogProbConfig
     from contam.probe.runs import run_minkprob
 
-    if (skipped := skip_unless_scoring("minkprob", out, cfg.model, cfg.ref_model)) is not None:
+    model, ref_model = _specs(cfg)
+    if (skipped := skip_unless_scoring("minkprob", out, model, ref_model, api_key_env=cfg.api_key_env)) is not None:
         return skipped  # a model behind an API that cannot score: the other probes still run
     return run_minkprob(
-        str(cfg.model),
+        model,
         benchmark,
         LogProbConfig(),
         control=cfg.control or variants,
-        ref_model=cfg.ref_model,
+        ref_model=ref_model,
+        api_key_env=cfg.api_key_env,
         n=n,
         seed=cfg.seed,
         out=out,
@@ -120,6 +124,12 @@ def paired(cfg: AuditConfig, benchmark: str, n: int, variants: str, out: Path, o
     from contam.audit.paired import run_paired
     from contam.audit.skips import skip_unless_scoring
 
-    if (skipped := skip_unless_scoring("paired", out, cfg.model, cfg.ref_model)) is not None:
+    model, ref_model = _specs(cfg)
+    if (skipped := skip_unless_scoring("paired", out, model, ref_model, api_key_env=cfg.api_key_env)) is not None:
         return skipped
-    return run_paired(str(cfg.model), str(cfg.ref_model), benchmark, variants, n, out, cfg.alpha, on_item=on_item)
+    return run_paired(model, str(ref_model), benchmark, variants, n, out, cfg.alpha, on_item=on_item, api_key_env=cfg.api_key_env)
+
+
+def _specs(cfg: AuditConfig) -> tuple[str, str | None]:
+    """The model and reference model specs to load (credentials included: never write them)."""
+    return cfg.spec_to_load("model"), cfg.spec_to_load("ref_model") if cfg.ref_model else None

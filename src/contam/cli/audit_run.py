@@ -29,6 +29,10 @@ def audit(
     ref_model: Annotated[
         str | None, typer.Option("--ref-model", help="Reference model (e.g. the base model): adds the paired verdict.")
     ] = None,
+    api_key_env: Annotated[
+        str | None,
+        typer.Option("--api-key-env", help="For openai: models: name of the env var holding the API key (default OPENAI_API_KEY)."),
+    ] = None,
     control: Annotated[
         str | None,
         typer.Option("--control", help="Clean control set for Min-K% (reference set, benchmark name or file); default: the variant set."),
@@ -91,6 +95,7 @@ def audit(
         "dataset": dataset,
         "model": model,
         "ref_model": ref_model,
+        "api_key_env": api_key_env,
         "control": control,
         "reference": variant_set or reference,
         "limit": limit,

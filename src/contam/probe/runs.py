@@ -51,10 +51,13 @@ def subset(items: list[Any], limit: int, sample_seed: int | None = None) -> list
     return [items[i] for i in keep]
 
 
-def load_model(spec: str, no_cache: bool = False) -> LanguageModel:
-    """The model of ``spec``, its calls through the response cache unless ``no_cache``."""
+def load_model(spec: str, no_cache: bool = False, api_key_env: str | None = None) -> LanguageModel:
+    """The model of ``spec``, its calls through the response cache unless ``no_cache``;
+    ``api_key_env`` names the variable holding an ``openai:`` model's key (other backends ignore it)."""
     from contam.models import load
 
+    if api_key_env and spec.startswith("openai:"):
+        return load(spec, cache=not no_cache, api_key_env=api_key_env)
     return load(spec, cache=not no_cache)
 
 
@@ -117,6 +120,7 @@ def run_zerocot(
     no_cache: bool = False,
     on_item: OnItem | None = None,
     say: Say | None = None,
+    api_key_env: str | None = None,
 ) -> dict[str, Any]:
     """The Zero-CoT Probe of ``model`` on ``benchmark`` against each item's first variant; with
     ``out`` also ``out/table.csv`` (one row per pair, for a spreadsheet)."""
@@ -138,7 +142,7 @@ def run_zerocot(
     }
 
     def work(ck: Any) -> dict[str, Any]:
-        result = ZeroCoTProbe(config).run(load_model(model, no_cache), pairs, checkpoint=ck)
+        result = ZeroCoTProbe(config).run(load_model(model, no_cache, api_key_env), pairs, checkpoint=ck)
         if ck is not None and out is not None:
             keep = {p[0].id for p in pairs}
             _write_csv(out / "table.csv", [table_row(ZeroCoTPair.from_dict(r)) for r in ck.records if r.get("key") in keep])
@@ -166,6 +170,7 @@ def run_minkprob(
     no_cache: bool = False,
     on_item: OnItem | None = None,
     say: Say | None = None,
+    api_key_env: str | None = None,
 ) -> dict[str, Any]:
     """The Min-K% family of ``model`` on ``benchmark`` against ``control``: a variant set (each
     item's first variant), a clean benchmark, or with None a variant set built now (``seed``)."""
@@ -194,8 +199,8 @@ def run_minkprob(
     }
 
     def work(ck: Any) -> dict[str, Any]:
-        ref = load_model(ref_model, no_cache) if ref_model else None
-        result = LogProbProbe(config).run(load_model(model, no_cache), items, ctrl, ref_model=ref, checkpoint=ck)
+        ref = load_model(ref_model, no_cache, api_key_env) if ref_model else None
+        result = LogProbProbe(config).run(load_model(model, no_cache, api_key_env), items, ctrl, ref_model=ref, checkpoint=ck)
         return {"command": "minkprob", "benchmark": benchmark, "control": control or "built", **result.to_dict()}
 
     return run_in_folder(out, settings, work, fresh=fresh, on_item=on_item)
@@ -213,6 +218,7 @@ def run_cliff(
     no_cache: bool = False,
     on_item: OnItem | None = None,
     say: Say | None = None,
+    api_key_env: str | None = None,
 ) -> dict[str, Any]:
     """The performance cliff of ``model`` on ``benchmark``: originals against their ``config.k`` variants."""
     from contam.probe.cliff import CliffProbe
@@ -230,7 +236,7 @@ def run_cliff(
     }
 
     def work(ck: Any) -> dict[str, Any]:
-        result = CliffProbe(config).run(load_model(model, no_cache), items, ref, checkpoint=ck)
+        result = CliffProbe(config).run(load_model(model, no_cache, api_key_env), items, ref, checkpoint=ck)
         return {"command": "cliff", "benchmark": benchmark, "reference": str(variant_path) if variant_path else "built", **result.to_dict()}
 
     return run_in_folder(out, settings, work, fresh=fresh, on_item=on_item)
