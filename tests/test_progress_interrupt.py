@@ -122,7 +122,7 @@ def test_the_cli_on_ctrl_c_prints_the_resume_line(tmp_path: Path) -> None:
     out = tmp_path / "mink"
     env = {k: v for k, v in os.environ.items() if k != "CONTAM_PROGRESS"}
     env |= {"CONTAM_PROGRESS_INTERVAL": "0.5", "CONTAM_CACHE": str(tmp_path / "cache.sqlite"), "COLUMNS": "300"}
-    cmd = ["probe", "minkprob", "--model", "smollm2", "-b", "gsm8k", "--control", "gsm8k-train", "--limit", "3", "--out", str(out)]
+    cmd = ["probe", "minkprob", "--model", "smollm2", "-b", "gsm8k", "--control", "gsm8k-train", "--limit", "12", "--out", str(out)]
     p = subprocess.Popen([CONTAM, *cmd], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
     assert p.stderr is not None
     seen = []
@@ -131,7 +131,7 @@ def test_the_cli_on_ctrl_c_prints_the_resume_line(tmp_path: Path) -> None:
             seen.append(ln)
             if ln.startswith("log-prob scores: "):
                 break
-        assert seen and re.match(r"^log-prob scores: \d+/6 items, \d+s elapsed, ETA \S+", seen[-1]), seen
+        assert seen and re.match(r"^log-prob scores: \d+/24 items, \d+s elapsed, ETA \S+", seen[-1]), seen
         p.send_signal(signal.SIGINT)
         rest = p.stderr.read()
         code = p.wait(timeout=180)
@@ -141,7 +141,7 @@ def test_the_cli_on_ctrl_c_prints_the_resume_line(tmp_path: Path) -> None:
     assert code == 130, (seen, rest)
     last = [ln for ln in rest.splitlines() if ln.strip()][-1]
     assert re.fullmatch(
-        rf"interrupted: \d of 6 items kept in {re.escape(str(out))}/ \(log-prob scores\); "
+        rf"interrupted: \d+ of 24 items kept in {re.escape(str(out))}/ \(log-prob scores\); "
         rf"run the same command again to resume: contam {re.escape(' '.join(cmd))}",
         last,
     ), last
