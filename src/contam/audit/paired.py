@@ -34,13 +34,13 @@ def run_paired(
     """Score every (item, variant) pair under both models into ``out/items.jsonl``; ``out/summary.json``."""
     from contam.data import load_benchmark
     from contam.probe.evalprobes import PairScore, pair_scores, paired_verdict
-    from contam.probe.reference import load_reference, pair_items
     from contam.probe.runs import load_model
+    from contam.probe.variantset import load_variants, pair_items
     from contam.textsafe import redact_url
 
     items = load_benchmark(benchmark)
     items = items[:n] if n > 0 else items
-    pairs = pair_items(items, load_reference(reference))
+    pairs = pair_items(items, load_variants(reference))
     if not pairs:
         raise ConfigError(f"paired verdict: none of the {len(items)} items of {benchmark} has a reference variant")
 

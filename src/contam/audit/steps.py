@@ -67,9 +67,9 @@ def decontaminate_dataset(cfg: AuditConfig, scan: Path, out: Path, on_item: OnIt
 
 def variant_set(cfg: AuditConfig, benchmark: str, n: int, out: Path, on_item: OnItem | None = None) -> dict[str, Any]:
     """``cfg.per_item`` isomorphic variants of each of the benchmark's first ``n`` items (seed ``cfg.seed``)."""
-    from contam.perturb.folder import build_reference_folder
+    from contam.perturb.folder import build_variant_folder
 
-    return build_reference_folder(benchmark, out, variants=cfg.per_item, seed=cfg.seed, limit=n, on_item=on_item)
+    return build_variant_folder(benchmark, out, variants=cfg.per_item, seed=cfg.seed, limit=n, on_item=on_item)
 
 
 def zerocot(cfg: AuditConfig, benchmark: str, n: int, variants: str, out: Path, on_item: OnItem | None = None) -> dict[str, Any]:
