@@ -123,27 +123,17 @@ def evaluate(model_dir: Path, res_dir: Path, cot_tokens: int, cliff_tokens: int)
     """Every probe on one snapshot; the results as one JSON-ready dict."""
     from contam.models import load
     from contam.outputs import JsonlCheckpoint
-    from contam.perturb import make_reference_set
     from contam.probe.cliff import CliffConfig, CliffProbe
-    from contam.probe.contaminate import read_manifest
-    from contam.probe.evalprobes import EvalProbes, EvalProbesConfig, unseen_items
-    from contam.probe.reference import variants_as_reference
+    from contam.probe.evalprobes import EvalProbes, EvalProbesConfig, eval_sets
 
     res_dir.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     cfg = EvalProbesConfig(probes=("logprob", "zerocot", "reconstruct"), zerocot_cot_tokens=cot_tokens, cache=False)
     ev = EvalProbes(cfg).run(model_dir, res_dir / "evalprobes").to_dict()
-    man = read_manifest(model_dir)
-    from contam.data import load_benchmark
-
-    items = load_benchmark(man.benchmark)
-    by_id = {it.id: it for it in items}
-    seen = [by_id[i] for i in man.seen_ids if i in by_id]
-    unseen = unseen_items(items, set(man.seen_ids), man.subset, len(seen))
-    variants = variants_as_reference(make_reference_set(seen + unseen, variants=1, seed=0))
-    lm = load(f"hf:{Path(model_dir).resolve()}", cache=False)
+    seen, unseen, variants = eval_sets(model_dir)
     cliff = {}
     for name, its in (("seen", seen), ("unseen", unseen)) if cliff_tokens else ():
+        lm = load(f"hf:{Path(model_dir).resolve()}", cache=False)  # once: the registry keeps it
         with JsonlCheckpoint(res_dir / f"cliff-{name}.jsonl", key="key") as ck:
             r = CliffProbe(CliffConfig(k=1, max_new_tokens=cliff_tokens)).run(lm, its, variants, ck)
         cliff[name] = {
@@ -157,8 +147,10 @@ def evaluate(model_dir: Path, res_dir: Path, cot_tokens: int, cliff_tokens: int)
         }
     out = {
         "model": str(model_dir),
-        "mode": man.mode,
-        "epochs": man.epochs,
+        # The arm from the folder name (both arms train in contaminate's paraphrase mode).
+        "mode": (model_dir.parent if model_dir.name.startswith("epoch-") else model_dir).name.split("-x")[0],
+        "n_seen": len(seen),
+        "epochs": ev["epochs"],
         "evalprobes": ev,
         "cliff": cliff,
         "wall_s": round(time.perf_counter() - t0, 1),

@@ -31,6 +31,11 @@ _OTHER_POOLING = (
 )
 
 
+def _is_bert(config: dict[str, Any]) -> bool:
+    """A BERT encoder with absolute positions: the arithmetic :class:`_Bert` implements."""
+    return config.get("model_type") == "bert" and config.get("position_embedding_type", "absolute") == "absolute"
+
+
 def plain_mean_pool_length(folder: str | Path) -> int | None:
     """``max_seq_length`` when ``folder`` is transformer -> mean pooling (-> normalise), else None.
 
@@ -51,8 +56,7 @@ def plain_mean_pool_length(folder: str | Path) -> int | None:
         config = json.loads((p / "sentence_bert_config.json").read_text(encoding="utf-8"))
         if config.get("do_lower_case"):
             return None
-        model = json.loads((p / "config.json").read_text(encoding="utf-8"))
-        if model.get("model_type") != "bert" or model.get("position_embedding_type", "absolute") != "absolute":
+        if not _is_bert(json.loads((p / "config.json").read_text(encoding="utf-8"))):
             return None
         return int(config.get("max_seq_length") or 512)
     except (OSError, ValueError, KeyError, TypeError, IndexError):
@@ -69,7 +73,6 @@ class _Bert:
     """
 
     def __init__(self, folder: Path, config: dict[str, Any], device: str) -> None:
-        import torch
         from safetensors.torch import load_file
 
         w = load_file(str(folder / "model.safetensors"), device=device)
@@ -77,7 +80,6 @@ class _Bert:
         self.heads = int(config["num_attention_heads"])
         self.layers = int(config["num_hidden_layers"])
         self.eps = float(config.get("layer_norm_eps", 1e-12))
-        self.dtype = torch.float32
 
     def _ln(self, x: Any, name: str) -> Any:
         import torch.nn.functional as F
@@ -90,7 +92,6 @@ class _Bert:
         return F.linear(x, self.w[f"{name}.weight"], self.w[f"{name}.bias"])
 
     def __call__(self, ids: Any, mask: Any) -> Any:
-        import torch
         import torch.nn.functional as F
 
         w, (b, n) = self.w, ids.shape
@@ -106,7 +107,7 @@ class _Bert:
             x = self._ln(self._lin(ctx, f"{p}.attention.output.dense") + x, f"{p}.attention.output.LayerNorm")
             h = F.gelu(self._lin(x, f"{p}.intermediate.dense"))
             x = self._ln(self._lin(h, f"{p}.output.dense") + x, f"{p}.output.LayerNorm")
-        return torch.as_tensor(x)
+        return x
 
 
 class MeanPoolEncoder:
@@ -117,7 +118,7 @@ class MeanPoolEncoder:
 
         folder = Path(folder)
         config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
-        if config.get("model_type") != "bert" or config.get("position_embedding_type", "absolute") != "absolute":
+        if not _is_bert(config):
             raise ValueError(f"{folder} is not a BERT encoder with absolute positions")
         self.tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
         # tokenizer.json carries its own fixed truncation/padding (128 for MiniLM); use
@@ -127,7 +128,6 @@ class MeanPoolEncoder:
         self.tokenizer.enable_padding(pad_id=pad_id, pad_token=self.tokenizer.id_to_token(pad_id) or "[PAD]")
         self.model = _Bert(folder, config, device)
         self.dim = int(config["hidden_size"])
-        self.max_length = max_length
         self.device = device
 
     def get_embedding_dimension(self) -> int:

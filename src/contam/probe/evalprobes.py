@@ -120,6 +120,20 @@ def unseen_items(items: Sequence[Item], seen_ids: set[str], subset: tuple[int, i
     return out
 
 
+def eval_sets(model_dir: str | Path, n_unseen: int = 0, seed: int = 0) -> tuple[list[Item], list[Item], dict[str, list[Item]]]:
+    """The seen items of the contaminated model in ``model_dir`` (its manifest), ``n_unseen`` unseen
+    ones (0: as many as seen) and one audited isomorphic variant of each (seed ``seed``), by id."""
+    from contam.perturb import make_variant_set
+    from contam.probe.variantset import variants_by_item
+
+    manifest = read_manifest(model_dir)
+    items = load_benchmark(manifest.benchmark)
+    by_id = {it.id: it for it in items}
+    seen = [by_id[i] for i in manifest.seen_ids if i in by_id]
+    unseen = unseen_items(items, set(manifest.seen_ids), manifest.subset, n_unseen or len(seen))
+    return seen, unseen, variants_by_item(make_variant_set(seen + unseen, variants=1, seed=seed))
+
+
 class EvalProbes:
     """Runs every model-side probe on seen vs unseen items of a contaminated model."""
 
@@ -131,17 +145,11 @@ class EvalProbes:
     def run(self, model_dir: str | Path, out: str | Path | None = None) -> EvalProbesResult:
         """Evaluate ``model_dir``; with ``out``, per-item JSONL per probe (resumable) and ``summary.json``."""
         from contam.models import load
-        from contam.perturb import make_variant_set
-        from contam.probe.variantset import variants_by_item
 
         cfg = self.config
         t0 = time.perf_counter()
         manifest = read_manifest(model_dir)
-        items = load_benchmark(manifest.benchmark)
-        by_id = {it.id: it for it in items}
-        seen = [by_id[i] for i in manifest.seen_ids if i in by_id]
-        unseen = unseen_items(items, set(manifest.seen_ids), manifest.subset, cfg.n_unseen or len(seen))
-        variants = variants_by_item(make_variant_set(seen + unseen, variants=1, seed=cfg.reference_seed))
+        seen, unseen, variants = eval_sets(model_dir, cfg.n_unseen, cfg.reference_seed)
         sets = {"seen": seen, "unseen": unseen}
         refs = {name: [variants[it.id][0] for it in its if it.id in variants] for name, its in sets.items()}
         model = load(f"hf:{Path(model_dir).resolve()}", cache=cfg.cache)
