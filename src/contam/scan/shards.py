@@ -176,7 +176,8 @@ def _finalize(
     opts: ScanOptions,
     fingerprint: str,
 ) -> dict[str, Any]:
-    """Hash the input, write the clean copy and ``shard.json``, and rename the work folder into place."""
+    """Write the shard's ``summary.json``, hash the input, write the clean copy and ``shard.json``, and
+    rename the work folder into place."""
     # Where a report reads a flagged record back from, from any folder (as a one-file scan stores it;
     # no `format`: a shard is read as JSONL of `text_field`, the report's and decontaminate's default).
     summary = {**summary, "corpus_path": local_path(shard.path), "text_field": opts.text_field, "id_field": opts.id_field}
@@ -251,7 +252,6 @@ def _run_ray(
             cpu = counts.pop("worker_cpu_ms", 0) / 1000
             summary = build_summary(local if not fetched else shard.path, items, opts, state, seconds, cpu)
             summary["engine"] = "ray"
-            write_json(work / "summary.json", summary)
             records[i] = _finalize(shard, local, fetched, work, root / shard.folder, summary, opts, fingerprint)
     return [records[i] for i in sorted(records)]
 
