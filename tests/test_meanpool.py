@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -32,16 +35,13 @@ def test_vectors_agree_with_sentence_transformers() -> None:
     assert float((ours * ref).sum(1).min()) > 0.99999
 
 
-def test_the_embedder_uses_it_without_importing_sentence_transformers(tmp_path) -> None:
-    import subprocess
-    import sys
-
+def test_the_embedder_uses_it_without_importing_sentence_transformers() -> None:
     code = (
         "import sys; from contam.models.embed import load_embedder; "
         "e = load_embedder('minilm'); v = e.embed(['Janet has 3 ducks.']); "
         "print(type(e._model).__name__, 'sentence_transformers' in sys.modules, 'transformers' in sys.modules, v.shape)"
     )
-    env = {**__import__("os").environ, "CONTAM_EMBED_CACHE": "0"}
+    env = {**os.environ, "CONTAM_EMBED_CACHE": "0"}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout.split()
     assert out == ["MeanPoolEncoder", "False", "False", "(1,", "384)"]
 
