@@ -228,9 +228,9 @@ def choose_threshold(
 
 
 def fit(calib: list[Task], feats: list[dict[str, np.ndarray]], max_corpus_fpr: float) -> dict:
-    """One logistic model per route on the calib halves, its threshold by :func:`choose_threshold`."""
+    """One monotone boosted model per route on the calib halves, its threshold by :func:`choose_threshold`."""
+    from boosted_fit import fit_boosted
     from contam.scan.combiner import FEATURES
-    from logistic_fit import fit_logistic
 
     out = {}
     for route, spec in ((False, "minilm"), (True, "e5-multilingual")):
@@ -248,9 +248,9 @@ def fit(calib: list[Task], feats: list[dict[str, np.ndarray]], max_corpus_fpr: f
         x, y, g, c = np.array(xs), np.array(ys), np.array(gs), np.array(cs, dtype=bool)
         if len(set(ys)) < 2:
             continue
-        lf = fit_logistic(x, y)
-        f1, th = choose_threshold(lf.logit, y, g, c, max_corpus_fpr)
-        out[spec] = lf.record(
+        bf = fit_boosted(x, y)
+        f1, th = choose_threshold(bf.logit, y, g, c, max_corpus_fpr)
+        out[spec] = bf.record(
             FEATURES, th, y, calib_mean_group_f1=round(f1, 4), max_corpus_fpr=max_corpus_fpr, sets=sorted({t.name for t in calib})
         )
         print(f"fitted {spec}: {len(y)} rows ({int(y.sum())} positive), calib mean F1 over groups {f1:.3f}", file=sys.stderr)

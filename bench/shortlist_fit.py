@@ -13,7 +13,7 @@ import sys
 import numpy as np
 
 from contam.data.language import detect_languages
-from contam.scan.combiner import LinearCombiner
+from contam.scan.combiner import combiner_from_record
 from contam.scan.dcq import Task
 from contam.scan.shortlist import SHORTLIST_FEATURES, StaticShortlist
 from logistic_fit import fit_logistic
@@ -22,8 +22,7 @@ from logistic_fit import fit_logistic
 def fit_shortlist(calib: list[Task], full: list[dict[str, np.ndarray]], new_minilm: dict, keep: float = 0.002) -> dict:
     """``full``: each calib task's rows scored without the shortlist; ``new_minilm``: the MiniLM
     combiner just fitted (its decisions are the target)."""
-    c = new_minilm
-    minilm = LinearCombiner("minilm", tuple(c["coef"]), float(c["intercept"]), tuple(c["mean"]), tuple(c["scale"]))
+    minilm = combiner_from_record("minilm", new_minilm)
     xs, ys = [], []
     for t, r in zip(calib, full, strict=True):
         rows = np.flatnonzero([lang == "en" for lang in detect_languages(t.texts)])

@@ -21,8 +21,13 @@ item. So each candidate is described relative to its own neighbourhood in the be
 One model per embedder (MiniLM for English, multilingual-e5-small for the rest), fitted by
 ``python bench/semantic_independent.py --fit`` on the calibration halves of independently made
 rephrasings, translations and code ports, its data and date recorded in ``combiner.json`` next to
-this file. The intercept is set so that probability 0.5 is the chosen operating point, so one
-threshold serves every embedder.
+this file. The shipped models are small gradient-boosted trees (:class:`TreeCombiner`) held
+*monotone*: more of any feature never lowers the probability, so a fit cannot learn a quirk of its
+calibration sets that reverses the evidence elsewhere, yet it can weigh features jointly (all of a
+math problem's numbers kept *and* a nearest item far ahead of the second is strong evidence even when
+the wording moved away, which a linear model cannot express). :class:`LinearCombiner` reads the
+older logistic records (and the shortlist's). The offset is set so that probability 0.5 is the chosen
+operating point, so one threshold serves every embedder.
 
 >>> c = load_combiners()["minilm"]
 >>> round(float(c.probability(np.array([[0.99, 12.0, 0.4, 0.5, 0.5, 0.9]]))[0]), 2)
@@ -71,28 +76,80 @@ class LinearCombiner(Record):
         logit = self.intercept + z @ np.asarray(self.coef)
         return 1.0 / (1.0 + np.exp(-np.clip(logit, -50, 50)))
 
-    def contributions(self, x: np.ndarray) -> dict[str, float]:
-        """Each feature's share of one row's logit (what a flag's evidence shows)."""
-        z = (np.nan_to_num(np.asarray(x, dtype=np.float64), nan=0.0) - np.asarray(self.mean)) / np.asarray(self.scale)
-        return {f: round(float(c * v), 3) for f, c, v in zip(self.features, self.coef, z, strict=True)}
+
+@dataclass(frozen=True)
+class TreeCombiner(Record):
+    """``P(contaminated) = sigmoid(offset + sum of the trees' leaf values)`` over :data:`FEATURES`.
+
+    Each tree is a list of nodes ``[feature, threshold, left, right, value]`` (node 0 the root; a
+    leaf has feature -1); a row goes left when its feature is ``<= threshold``. This is the plain
+    form of a fitted scikit-learn ``HistGradientBoostingClassifier`` (no missing values: NaN is read
+    as 0, "too few to tell", as for :class:`LinearCombiner`).
+
+    >>> leaf = lambda v: [-1, 0.0, 0, 0, v]
+    >>> c = TreeCombiner("demo", trees=(((0, 0.5, 1, 2, 0.0), leaf(-2.0), leaf(2.0)),), offset=0.0)
+    >>> [round(float(p), 3) for p in c.probability(np.array([[0.2], [0.9]]))]
+    [0.119, 0.881]
+    """
+
+    embedder: str
+    trees: tuple[tuple[tuple[float, ...], ...], ...]
+    offset: float
+    features: tuple[str, ...] = FEATURES
+    fitted_on: dict[str, Any] = field(default_factory=dict)
+
+    def logit(self, x: np.ndarray) -> np.ndarray:
+        """The raw score (log-odds) of each row of the ``(n, len(features))`` matrix ``x``."""
+        x = np.nan_to_num(np.asarray(x, dtype=np.float64), nan=0.0)
+        rows = np.arange(len(x))
+        out = np.full(len(x), float(self.offset))
+        for tree in self.trees:
+            t = np.asarray(tree, dtype=np.float64)
+            feat, thr, left, right, value = t[:, 0].astype(int), t[:, 1], t[:, 2].astype(int), t[:, 3].astype(int), t[:, 4]
+            node = np.zeros(len(x), dtype=int)
+            for _ in range(len(t)):  # at most one step per node: a path never revisits one
+                inner = feat[node] >= 0
+                if not inner.any():
+                    break
+                f = np.where(inner, feat[node], 0)
+                go_left = x[rows, f] <= thr[node]
+                node = np.where(inner, np.where(go_left, left[node], right[node]), node)
+            out += value[node]
+        return out
+
+    def probability(self, x: np.ndarray) -> np.ndarray:
+        """Probability of contamination for each row of the ``(n, len(features))`` matrix ``x``."""
+        if len(x) == 0:
+            return np.zeros(0)
+        return 1.0 / (1.0 + np.exp(-np.clip(self.logit(x), -50, 50)))
+
+
+Combiner = LinearCombiner | TreeCombiner
+
+
+def combiner_from_record(spec: str, d: dict[str, Any]) -> Combiner:
+    """The combiner a ``combiner.json`` entry describes (trees when it holds ``trees``, else logistic)."""
+    features = tuple(d.get("features", FEATURES))
+    fitted_on = dict(d.get("fitted_on", {}))
+    if "trees" in d:
+        trees = tuple(tuple(tuple(float(v) for v in node) for node in tree) for tree in d["trees"])
+        return TreeCombiner(embedder=spec, trees=trees, offset=float(d["offset"]), features=features, fitted_on=fitted_on)
+    return LinearCombiner(
+        embedder=spec,
+        coef=tuple(d["coef"]),
+        intercept=float(d["intercept"]),
+        mean=tuple(d["mean"]),
+        scale=tuple(d["scale"]),
+        features=features,
+        fitted_on=fitted_on,
+    )
 
 
 @lru_cache(maxsize=1)
-def load_combiners() -> dict[str, LinearCombiner]:
+def load_combiners() -> dict[str, Combiner]:
     """The shipped combiners by embedder spec (``combiner.json`` in this package)."""
     raw = json.loads(resources.files("contam.scan").joinpath("combiner.json").read_text(encoding="utf-8"))
-    out = {}
-    for spec, d in raw.get("combiners", {}).items():
-        out[spec] = LinearCombiner(
-            embedder=spec,
-            coef=tuple(d["coef"]),
-            intercept=float(d["intercept"]),
-            mean=tuple(d["mean"]),
-            scale=tuple(d["scale"]),
-            features=tuple(d.get("features", FEATURES)),
-            fitted_on=dict(d.get("fitted_on", {})),
-        )
-    return out
+    return {spec: combiner_from_record(spec, d) for spec, d in raw.get("combiners", {}).items()}
 
 
 def background_sample(n_views: int, seed: int = 0) -> np.ndarray:

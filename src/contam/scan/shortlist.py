@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from contam.data import Item
-from contam.scan.combiner import LinearCombiner, load_combiners, neighbourhood_features
+from contam.scan.combiner import Combiner, load_combiners, neighbourhood_features
 from contam.scan.space import EmbeddingSpace
 from contam.scan.textmatch import number_recall, pieces, specifics_overlap
 
@@ -102,7 +102,7 @@ class StaticShortlist:
     """``StaticShortlist(combiner).fit(items)``, then :meth:`score` (probability per text; >= 0.5: embed
     it); without a combiner only :meth:`features` (what the shortlist's model is fitted on)."""
 
-    def __init__(self, combiner: LinearCombiner | None = None, max_chars: int = 512, search_batch: int = 4096, seed: int = 0) -> None:
+    def __init__(self, combiner: Combiner | None = None, max_chars: int = 512, search_batch: int = 4096, seed: int = 0) -> None:
         self.combiner = combiner
         self.max_chars = max_chars
         self.search_batch = search_batch
