@@ -321,12 +321,14 @@ class Hierarchy:
         for d in docs:
             chunk.append(d)
             if len(chunk) >= self.config.chunk_size:
-                yield from self._scan_chunk(chunk)
+                yield from self.scan_chunk(chunk)
                 chunk = []
         if chunk:
-            yield from self._scan_chunk(chunk)
+            yield from self.scan_chunk(chunk)
 
-    def _scan_chunk(self, docs: list[Document]) -> list[DocResult]:
+    def scan_chunk(self, docs: list[Document]) -> list[DocResult]:
+        """Verdicts for one chunk of documents (what :meth:`scan` runs on each chunk; the cascade's
+        worker processes call it on their batches, :mod:`contam.scan.cascade_pool`)."""
         cfg = self.config
         th = cfg.thresholds
         n = len(docs)

@@ -56,6 +56,9 @@ __all__ = ["PARALLEL_MIN_BYTES", "ScanState", "WorkerDied", "run_scan"]
 
 #: Corpora smaller than this are scanned in-process (starting workers would cost more).
 PARALLEL_MIN_BYTES = 16 << 20
+#: The same for the cascade's levels, ~100 times costlier per byte than the token level: from ~2,000
+#: documents of a few hundred characters (a worker is a fork of the fitted cascade: it costs no setup).
+CASCADE_PARALLEL_MIN_BYTES = 1 << 20
 
 
 @dataclass
@@ -395,10 +398,21 @@ def _hierarchy_scan(
         for doc in read_documents(corpus, text_field=text_field, id_field=id_field, skip_bad=skip_bad, stats=stats):
             yield from check_documents(parse, [doc], stats, counts)
 
-    counts["workers"] = 1
+    src = str(corpus)
+    size = os.path.getsize(src) if os.path.isfile(src) else 0
+    n_workers = opts.workers or os.cpu_count() or 1
+    if size < CASCADE_PARALLEL_MIN_BYTES and not opts.workers:
+        n_workers = 1
+    counts["workers"] = n_workers
+    if n_workers > 1:
+        from contam.scan.cascade_pool import scan_parallel
+
+        results = scan_parallel(hierarchy, docs(), n_workers, counts)
+    else:
+        results = hierarchy.scan(docs())
     with make_progress() as prog:
         bar = prog.add_task("scanning (" + ", ".join(levels) + ")", total=None)
-        for raw in hierarchy.scan(docs()):
+        for raw in results:
             prog.advance(bar)
             res = counted(raw)  # one rule for what a flag is: its score reached its own threshold
             counts["flags_below_threshold"] += len(raw.flags) - len(res.flags)
