@@ -182,8 +182,9 @@ def neighbourhood_features(x: np.ndarray, background: np.ndarray, top: np.ndarra
     return out
 
 
-def text_features(candidate: str, views: Sequence[str]) -> tuple[float, float, float]:
-    """``specifics``, ``numbers`` and ``pieces`` of ``candidate`` against one item's ``views``.
+def text_features(candidate: str, views: Sequence[str], names: bool = True) -> tuple[float, float, float]:
+    """``specifics``, ``numbers`` and ``pieces`` of ``candidate`` against one item's ``views``
+    (``names=False``: specifics without names, for text in another language than the item's).
 
     The first two are centred, so that "too few to tell" (0) sits between a match (up to +0.5) and a
     mismatch (down to -0.5): a code prompt without numbers is no evidence either way, while a math
@@ -194,6 +195,6 @@ def text_features(candidate: str, views: Sequence[str]) -> tuple[float, float, f
     >>> text_features("def add(a, b): return a + b", ["def add(x, y):"])
     (0.0, 0.0, 0.285714)
     """
-    sp = specifics_overlap(candidate, views)
+    sp = specifics_overlap(candidate, views, names=names)
     nr = number_recall(candidate, views)
     return (sp - 0.5 if sp == sp else 0.0, nr - 0.5 if nr == nr else 0.0, piece_overlap(candidate, views))

@@ -442,7 +442,8 @@ class SemanticScanner:
         feats[judged, :3] = hood[judged]
         for r in np.flatnonzero(judged):
             it = self.items[int(ids[r, 0])]
-            feats[r, 3:] = text_features(texts[r], (it.question, it.text))
+            # A translation's names are translated too (and German capitalises every noun): numbers only.
+            feats[r, 3:] = text_features(texts[r], (it.question, it.text), names=not multi[r])
         prob = np.full(len(texts), np.nan)
         for spec, rows in ((self.primary.spec, ~multi & judged), (self.config.multilingual, multi)):
             c = combiners.get(spec) or combiners.get("minilm")
