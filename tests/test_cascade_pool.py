@@ -37,9 +37,11 @@ def docs(items: list) -> list[Document]:
 
 def test_workers_give_the_serial_verdicts_in_order(items: list, docs: list[Document]) -> None:
     h = Hierarchy(HierarchyConfig.for_embedder(None, levels="all"), embedder=load_embedder("minilm")).fit(items)
+    sem = h.semantic
+    assert sem is not None
     serial = list(h.scan(docs))
-    serial_langs = dict(h.semantic.language_counts)
-    h.semantic.language_counts.clear()
+    serial_langs = dict(sem.language_counts)
+    sem.language_counts.clear()
     parallel = list(scan_parallel(h, docs, 2, batch=16))
     assert [r.doc_id for r in parallel] == [d.id for d in docs]
     for a, b in zip(serial, parallel, strict=True):
@@ -50,7 +52,7 @@ def test_workers_give_the_serial_verdicts_in_order(items: list, docs: list[Docum
                 assert b.scores[k] == pytest.approx(v, abs=1e-4), (a.doc_id, k)
     flagged = {r.doc_id for r in parallel if r.contaminated}
     assert {f"exact{i}" for i in range(5)} | {f"q{i}" for i in range(5)} <= flagged
-    assert dict(h.semantic.language_counts) == serial_langs  # the workers' tallies come back to the parent
+    assert dict(sem.language_counts) == serial_langs  # the workers' tallies come back to the parent
 
 
 def test_scan_job_runs_the_cascade_on_workers(items: list, docs: list[Document], tmp_path) -> None:
@@ -62,3 +64,25 @@ def test_scan_job_runs_the_cascade_on_workers(items: list, docs: list[Document],
     rows = [[json.loads(line)["doc_id"] for line in (tmp_path / d / "flags.jsonl").read_text().splitlines()] for d in ("one", "two")]
     assert rows[0] == rows[1] and len(rows[0]) >= 10
     assert one["flagged"] == two["flagged"] and two["cpu_seconds"] >= 0
+
+
+def _stamp(_: None, task: tuple[int, float, bytes]) -> tuple[int, float, float]:
+    import time
+
+    k, nap, _payload = task
+    t0 = time.monotonic()
+    time.sleep(nap)
+    return k, t0, time.monotonic()
+
+
+def test_a_large_task_never_waits_behind_a_busy_worker() -> None:
+    from contam.pool import OrderedPool
+
+    # Tasks larger than a pipe's buffer: sent inline, the third would wait for worker 0 (busy on the
+    # slow first task) to read it, and worker 1 would sit idle with the fourth not yet sent.
+    big = b"x" * (4 << 20)
+    naps = [3.0, 0.1, 0.1, 0.1]
+    with OrderedPool(2, lambda: None, _stamp, large_tasks=True) as pool:
+        replies = [pool.submit((k, nap, big)) for k, nap in enumerate(naps)]
+        got = {k: (t0, t1) for k, t0, t1 in (r.get() for r in replies)}
+    assert got[3][0] < got[0][1]  # worker 1 started its second task while worker 0 was still on its first

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import queue
 import sys
 import threading
 import time
@@ -44,9 +45,16 @@ R = TypeVar("R")
 class OrderedPool(Generic[T, R]):
     """``n`` worker processes (forked where the platform can, so a large fitted index is shared
     copy-on-write and ``init`` may be any function; spawned elsewhere, where ``init``, ``work``
-    and ``init_args`` must pickle)."""
+    and ``init_args`` must pickle).
 
-    def __init__(self, n: int, init: Callable[..., C], work: Callable[[C, T], R], init_args: tuple[Any, ...] = ()) -> None:
+    ``large_tasks``: tasks larger than a pipe's buffer (a batch of documents, not a byte range)
+    are sent by one thread per worker, so :meth:`submit` never waits for a busy worker to read
+    while another sits idle.
+    """
+
+    def __init__(
+        self, n: int, init: Callable[..., C], work: Callable[[C, T], R], init_args: tuple[Any, ...] = (), large_tasks: bool = False
+    ) -> None:
         method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
         ctx = mp.get_context("fork") if method == "fork" else mp.get_context("spawn")  # literal names: typed contexts
         self.conns: list[Any] = []
@@ -62,19 +70,30 @@ class OrderedPool(Generic[T, R]):
             theirs.close()
             self.conns.append(mine)
             self.procs.append(proc)
+        # Started after the forks: a forked child copies no thread.
+        self.outboxes: list[queue.SimpleQueue[Any]] = []
+        for conn in self.conns if large_tasks else ():
+            box: queue.SimpleQueue[Any] = queue.SimpleQueue()
+            threading.Thread(target=_send_all, args=(conn, box), name="pool-send", daemon=True).start()
+            self.outboxes.append(box)
 
     def submit(self, task: T) -> Reply[R]:
         """Send ``task`` to the next worker in turn; its result is the returned reply's."""
-        conn = self.conns[self.sent % len(self.conns)]
+        k = self.sent % len(self.conns)
         self.sent += 1
+        if self.outboxes:  # a worker that died is EOF on its reply, which raises WorkerDied there
+            self.outboxes[k].put(task)
+            return Reply(self.conns[k])
         try:
-            conn.send(task)
+            self.conns[k].send(task)
         except OSError:
             raise WorkerDied() from None
-        return Reply(conn)
+        return Reply(self.conns[k])
 
     def close(self) -> None:
         """Stop every worker (tasks in flight are dropped)."""
+        for box in self.outboxes:
+            box.put(_STOP)
         for proc in self.procs:
             proc.terminate()
         for proc, conn in zip(self.procs, self.conns, strict=True):
@@ -102,6 +121,18 @@ class Reply(Generic[R]):
         if not ok:
             raise value
         return value
+
+
+_STOP = object()
+
+
+def _send_all(conn: Any, box: queue.SimpleQueue[Any]) -> None:
+    """A sender thread: the tasks put in ``box``, in order, down ``conn``, until :data:`_STOP`."""
+    while (task := box.get()) is not _STOP:
+        try:
+            conn.send(task)
+        except OSError:  # the worker is gone: its reply reports it
+            return
 
 
 def die_with_parent(parent: int) -> None:

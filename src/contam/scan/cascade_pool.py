@@ -74,7 +74,7 @@ def scan_parallel(
     thread, and a lock one held would stay held in the child); the results are read by iterating.
     """
     hierarchy.cluster_summary = []
-    pool: OrderedPool[list[Document], BatchResult] = OrderedPool(workers, _init, _scan_batch, (hierarchy,))
+    pool: OrderedPool[list[Document], BatchResult] = OrderedPool(workers, _init, _scan_batch, (hierarchy,), large_tasks=True)
     return _results(pool, hierarchy, docs, workers, counts, batch)
 
 
