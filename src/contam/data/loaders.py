@@ -444,6 +444,9 @@ def sniff_format(path: str | os.PathLike[str], text_field: str = "text", limit: 
             break
     if first is None:
         return "text"  # nothing parses: the reader reports the bad lines as it always did
+    for lineno, _ in iter_records(path, skip_bad=False):  # a bad line before that record is the first fault: it raises
+        if lineno >= first[0]:
+            break
     FormatReader("auto", text_field=text_field, path=str(path)).read(first[1], first[0])  # raises, naming the record
     return "text"  # pragma: no cover - read() raised
 
