@@ -12,6 +12,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -161,3 +162,34 @@ def test_the_readme_says_how_long_the_model_side_takes_on_2_cores() -> None:
     assert re.search(r"model side takes on 2 CPU cores.*?--limit 5` ran \d+ min", one_command, re.S), one_command
     tour_step = next(b for b in readme.split("\n# ")[1:] if "contam probe minkprob --model" in b)
     assert re.search(r"\d+ min wall, .*2 shared cores", tour_step), tour_step
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")  # the dropped exception, as in the bug
+def test_a_ctrl_c_swallowed_by_a_c_callback_still_stops_the_loop() -> None:
+    """Python runs a signal handler at the next bytecode; inside a C library's callback into Python
+    (llama.cpp's log hook) the KeyboardInterrupt it raises is printed and dropped. The handler
+    ``contam`` installs also remembers it, and the loop's next progress step raises it again."""
+    import ctypes
+    import ctypes.util
+
+    from contam import interrupt
+    from contam.progress import make_progress
+
+    libc = ctypes.CDLL(ctypes.util.find_library("c"))
+    compare = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int))
+
+    def cmp(a: Any, b: Any) -> int:
+        os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C lands while C code is calling back into Python
+        return a[0] - b[0]
+
+    previous = signal.getsignal(signal.SIGINT)
+    interrupt.reset()
+    interrupt.install()
+    try:
+        arr = (ctypes.c_int * 3)(3, 1, 2)
+        libc.qsort(arr, 3, ctypes.sizeof(ctypes.c_int), compare(cmp))  # the KeyboardInterrupt is dropped here
+        with make_progress() as prog, pytest.raises(KeyboardInterrupt):
+            prog.advance(prog.add_task("items", total=3))
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        interrupt.reset()

@@ -14,7 +14,10 @@ from __future__ import annotations
 
 import contextlib
 import shlex
+import signal
+import threading
 from collections.abc import Iterator, Sequence
+from types import FrameType
 
 #: What the interrupted loops kept, innermost first (reset by :func:`reset` at each command).
 _kept: list[str] = []
@@ -25,10 +28,35 @@ _resumable: list[bool] = []
 _START_OVER = ("--fresh",)
 
 
+#: Set by the Ctrl-C handler :func:`install` puts in place; :func:`check` raises on it.
+_requested: list[bool] = [False]
+
+
 def reset() -> None:
     """Forget what an earlier command in this process noted."""
     _kept.clear()
     _resumable.clear()
+    _requested[0] = False
+
+
+def _on_sigint(signum: int, frame: FrameType | None) -> None:
+    _requested[0] = True
+    raise KeyboardInterrupt
+
+
+def install() -> None:
+    """Remember a Ctrl-C as well as raising it. Python runs the handler at the next bytecode, which
+    may be inside a C library's callback into Python (llama.cpp's log hook): an exception raised there
+    is printed and dropped, and the run went on to exit 0. :func:`check`, called as a loop advances,
+    raises it again."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, _on_sigint)
+
+
+def check() -> None:
+    """Raise ``KeyboardInterrupt`` if a Ctrl-C came and was swallowed (main thread only)."""
+    if _requested[0] and threading.current_thread() is threading.main_thread():
+        raise KeyboardInterrupt
 
 
 def note_kept(what: str, resumable: bool = True) -> None:

@@ -38,6 +38,8 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from contam import interrupt
+
 T = TypeVar("T")
 
 stderr_console = Console(stderr=True)
@@ -131,6 +133,7 @@ class PlainProgress(Progress):
     def advance(self, task_id: TaskID, advance: float = 1) -> None:
         super().advance(task_id, advance)
         self._moved[task_id] = time.monotonic()
+        interrupt.check()  # a Ctrl-C a C library's callback swallowed stops the loop here
 
     def update(
         self,
@@ -148,6 +151,7 @@ class PlainProgress(Progress):
         super().update(task_id, refresh=refresh, **kw, **fields)
         if completed is not None or advance:
             self._moved[task_id] = time.monotonic()
+            interrupt.check()
 
     def start(self) -> None:
         super().start()

@@ -83,6 +83,7 @@ def main(argv: list[str] | None = None) -> int:
 
     args = list(sys.argv[1:] if argv is None else argv)
     interrupt.reset()
+    interrupt.install()
     try:
         with warnings.catch_warnings():
             warnings.showwarning = _note  # a deprecation a user can act on: one line, no source excerpt
