@@ -66,7 +66,7 @@ _LONG_FILES = (
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if _worker_threads() is None:
+    if _threads is None:
         return  # a plain run keeps pytest's own order
     rank = {name: k for k, name in enumerate(_LONG_FILES)}
     root = config.rootpath

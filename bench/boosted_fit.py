@@ -71,14 +71,14 @@ def _plain_trees(model: Any) -> list[list[list[float]]]:
 def fit_boosted(x: np.ndarray, y: np.ndarray, seed: int = 0) -> BoostedFit:
     from sklearn.ensemble import HistGradientBoostingClassifier
 
-    from contam.scan.combiner import TreeCombiner
+    from contam.scan.combiner import combiner_from_record
 
     x = np.nan_to_num(np.asarray(x, dtype=np.float64), nan=0.0)
     settings = {**SETTINGS, "monotonic_cst": [1] * x.shape[1], "random_state": seed}
     model = HistGradientBoostingClassifier(**settings).fit(x, y)
     trees = _plain_trees(model)
     baseline = float(np.ravel(model._baseline_prediction)[0])
-    ours = TreeCombiner("check", trees=tuple(tuple(tuple(n) for n in t) for t in trees), offset=baseline).logit(x)
+    ours = combiner_from_record("check", {"trees": trees, "offset": baseline}).logit(x)
     theirs = model.decision_function(x)
     if not np.allclose(ours, theirs, atol=1e-6):
         raise RuntimeError(f"plain trees disagree with sklearn's decision function (max {np.abs(ours - theirs).max():.2e})")

@@ -29,18 +29,18 @@ _START_OVER = ("--fresh",)
 
 
 #: Set by the Ctrl-C handler :func:`install` puts in place; :func:`check` raises on it.
-_requested: list[bool] = [False]
+_requested = threading.Event()
 
 
 def reset() -> None:
     """Forget what an earlier command in this process noted."""
     _kept.clear()
     _resumable.clear()
-    _requested[0] = False
+    _requested.clear()
 
 
 def _on_sigint(signum: int, frame: FrameType | None) -> None:
-    _requested[0] = True
+    _requested.set()
     raise KeyboardInterrupt
 
 
@@ -55,7 +55,7 @@ def install() -> None:
 
 def check() -> None:
     """Raise ``KeyboardInterrupt`` if a Ctrl-C came and was swallowed (main thread only)."""
-    if _requested[0] and threading.current_thread() is threading.main_thread():
+    if _requested.is_set() and threading.current_thread() is threading.main_thread():
         raise KeyboardInterrupt
 
 

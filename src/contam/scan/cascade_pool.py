@@ -16,7 +16,7 @@ batch and merged; the flags do not depend on it.
 from __future__ import annotations
 
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -86,10 +86,10 @@ def _results(
     counts: Counter[str] | None,
     size: int,
 ) -> Iterator[DocResult]:
-    pending: list[Reply[BatchResult]] = []
+    pending: deque[Reply[BatchResult]] = deque()
 
     def collect() -> Iterator[DocResult]:
-        got = pending.pop(0).get()
+        got = pending.popleft().get()
         hierarchy.cluster_summary.extend(got.clusters)
         if hierarchy.semantic is not None:
             hierarchy.semantic.language_counts.update(got.languages)

@@ -41,7 +41,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from importlib import resources
 from typing import Any
 
@@ -54,6 +54,10 @@ FEATURES = ("cosine", "z", "gap", "specifics", "numbers", "pieces")
 
 #: Size of the fixed background sample of benchmark views each candidate is compared with.
 BACKGROUND = 512
+
+
+def _sigmoid(logit: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-np.clip(logit, -50, 50)))
 
 
 @dataclass(frozen=True)
@@ -73,8 +77,7 @@ class LinearCombiner(Record):
         if len(x) == 0:
             return np.zeros(0)
         z = (np.nan_to_num(np.asarray(x, dtype=np.float64), nan=0.0) - np.asarray(self.mean)) / np.asarray(self.scale)
-        logit = self.intercept + z @ np.asarray(self.coef)
-        return 1.0 / (1.0 + np.exp(-np.clip(logit, -50, 50)))
+        return _sigmoid(self.intercept + z @ np.asarray(self.coef))
 
 
 @dataclass(frozen=True)
@@ -98,30 +101,35 @@ class TreeCombiner(Record):
     features: tuple[str, ...] = FEATURES
     fitted_on: dict[str, Any] = field(default_factory=dict)
 
+    @cached_property
+    def _nodes(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        # Every tree's nodes in one (trees, nodes) array per column, padded with leaves of value 0 and
+        # built once per combiner: a call walks all trees at once, one level per pass (a scan's batch
+        # judges tens of rows, where a Python loop over 100 trees cost 15x more).
+        width = max(len(t) for t in self.trees)
+        grid = np.zeros((len(self.trees), width, 5))
+        grid[:, :, 0] = -1
+        for k, tree in enumerate(self.trees):
+            grid[k, : len(tree)] = tree
+        feat, left, right = (grid[:, :, c].astype(np.intp) for c in (0, 2, 3))
+        return feat, grid[:, :, 1], left, right, grid[:, :, 4]
+
     def logit(self, x: np.ndarray) -> np.ndarray:
         """The raw score (log-odds) of each row of the ``(n, len(features))`` matrix ``x``."""
         x = np.nan_to_num(np.asarray(x, dtype=np.float64), nan=0.0)
-        rows = np.arange(len(x))
-        out = np.full(len(x), float(self.offset))
-        for tree in self.trees:
-            t = np.asarray(tree, dtype=np.float64)
-            feat, thr, left, right, value = t[:, 0].astype(int), t[:, 1], t[:, 2].astype(int), t[:, 3].astype(int), t[:, 4]
-            node = np.zeros(len(x), dtype=int)
-            for _ in range(len(t)):  # at most one step per node: a path never revisits one
-                inner = feat[node] >= 0
-                if not inner.any():
-                    break
-                f = np.where(inner, feat[node], 0)
-                go_left = x[rows, f] <= thr[node]
-                node = np.where(inner, np.where(go_left, left[node], right[node]), node)
-            out += value[node]
-        return out
+        feat, thr, left, right, value = self._nodes
+        trees = np.arange(len(feat))[None, :]
+        rows = np.arange(len(x))[:, None]
+        node = np.zeros((len(x), len(feat)), dtype=np.intp)  # each row's current node in every tree
+        while (inner := feat[trees, node] >= 0).any():
+            f = np.where(inner, feat[trees, node], 0)
+            step = np.where(x[rows, f] <= thr[trees, node], left[trees, node], right[trees, node])
+            node = np.where(inner, step, node)
+        return self.offset + value[trees, node].sum(axis=1)
 
     def probability(self, x: np.ndarray) -> np.ndarray:
         """Probability of contamination for each row of the ``(n, len(features))`` matrix ``x``."""
-        if len(x) == 0:
-            return np.zeros(0)
-        return 1.0 / (1.0 + np.exp(-np.clip(self.logit(x), -50, 50)))
+        return _sigmoid(self.logit(x)) if len(x) else np.zeros(0)
 
 
 Combiner = LinearCombiner | TreeCombiner

@@ -260,6 +260,14 @@ def _load_state(state_path: Path, partial: Path, key: dict[str, Any]) -> ScanSta
 # -- the token level on every core ----------------------------------------------------------
 
 
+def _worker_count(src: str, workers: int, min_bytes: int) -> int:
+    """``workers`` when set, else every core, or 1 for a corpus under ``min_bytes`` (or not one file)."""
+    if workers:
+        return workers
+    size = os.path.getsize(src) if os.path.isfile(src) else 0
+    return (os.cpu_count() or 1) if size >= min_bytes else 1
+
+
 def _token_scan(
     corpus: str | os.PathLike[str],
     items: list[Item],
@@ -280,10 +288,8 @@ def _token_scan(
     keep_freed_memory()  # the reader's 2 MB blocks too
     src = str(corpus)
     size = os.path.getsize(src) if os.path.isfile(src) else 0
-    n_workers = workers or os.cpu_count() or 1
+    n_workers = _worker_count(src, workers, PARALLEL_MIN_BYTES)
     plain = size and not src.lower().endswith(COMPRESSED)
-    if size < PARALLEL_MIN_BYTES and not workers:
-        n_workers = 1
     args = (scanner, text_field, id_field, skip_bad, keep_all, src)
     if config.prefilter and not keep_all:
         # Load the compiled kernels once here, so the forked workers inherit them instead of
@@ -398,11 +404,7 @@ def _hierarchy_scan(
         for doc in read_documents(corpus, text_field=text_field, id_field=id_field, skip_bad=skip_bad, stats=stats):
             yield from check_documents(parse, [doc], stats, counts)
 
-    src = str(corpus)
-    size = os.path.getsize(src) if os.path.isfile(src) else 0
-    n_workers = opts.workers or os.cpu_count() or 1
-    if size < CASCADE_PARALLEL_MIN_BYTES and not opts.workers:
-        n_workers = 1
+    n_workers = _worker_count(str(corpus), opts.workers, CASCADE_PARALLEL_MIN_BYTES)
     counts["workers"] = n_workers
     if n_workers > 1:
         from contam.scan.cascade_pool import scan_parallel
