@@ -33,6 +33,16 @@ def test_safe_console_shows_hostile_text_as_text() -> None:
     assert "\\u001b[2J" in out and "\\u202e" in out and "\\ud800" in out and "[/][red]" in out
 
 
+def test_a_long_warning_on_stderr_stays_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    # CI's deep temporary paths were folded at 80 columns, cutting "notes.json" in two.
+    from contam.cli.common import err_console
+
+    path = "/tmp/" + "d" * 90 + "/notes.json"
+    err_console.print(f"warning: skipped {path}: not a contam result", markup=False)
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and path in err
+
+
 def test_json_output_escapes_but_keeps_values(capsys: pytest.CaptureFixture[str]) -> None:
     emit_json({"id": HOSTILE})
     out = capsys.readouterr().out

@@ -30,7 +30,7 @@ def main(argv: list[str] | None = None) -> int:
     from contam.errors import ContamError, as_contam_error
     from contam.outputs import atomic_write, ensure_dir
 
-    console, err_console = Console(highlight=False), Console(stderr=True, highlight=False)
+    console, err_console = Console(highlight=False), Console(stderr=True, highlight=False, soft_wrap=True)
     ap = argparse.ArgumentParser(prog="python -m contam.audit.demo", description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("--out", default="demo-out", help="folder for everything the demo writes")
     # 24: the variant builder gives 21 of the sample's first 24 items an audited variant, and a

@@ -48,7 +48,9 @@ class SafeConsole(Console):
 
 
 console = SafeConsole(highlight=False)
-err_console = SafeConsole(stderr=True, highlight=False)
+# soft_wrap: a warning or error on stderr stays one line (greppable, and a long path is not cut
+# in two at the terminal width).
+err_console = SafeConsole(stderr=True, highlight=False, soft_wrap=True)
 
 #: ``contam probe ...``: model-side detectors register their commands here.
 probe_app = typer.Typer(
