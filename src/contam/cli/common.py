@@ -47,9 +47,9 @@ class SafeConsole(Console):
         return super()._render_buffer([s if s.control else Segment(clean(s.text), s.style, s.control) for s in buffer])
 
 
-console = SafeConsole(highlight=False)
-# soft_wrap: a warning or error on stderr stays one line (greppable, and a long path is not cut
-# in two at the terminal width).
+# soft_wrap: a message line (a warning, "wrote PATH") stays one line, greppable, and a long path is
+# never cut in two at the terminal width; tables still fit the terminal.
+console = SafeConsole(highlight=False, soft_wrap=True)
 err_console = SafeConsole(stderr=True, highlight=False, soft_wrap=True)
 
 #: ``contam probe ...``: model-side detectors register their commands here.
