@@ -55,6 +55,19 @@ def test_workers_give_the_serial_verdicts_in_order(items: list, docs: list[Docum
     assert dict(sem.language_counts) == serial_langs  # the workers' tallies come back to the parent
 
 
+def test_the_multilingual_space_is_fitted_once_before_the_fork(items: list, docs: list[Document]) -> None:
+    # Each forked worker fitting the benchmark's multilingual vectors itself cost minutes of CPU per
+    # worker on a corpus with one non-English document (issue 31's 100k run).
+    h = Hierarchy(HierarchyConfig.for_embedder(None, levels="all"), embedder=load_embedder("minilm")).fit(items[:20])
+    sem = h.semantic
+    assert sem is not None
+    assert not sem.prepare_routes([d.text for d in docs[:16]])  # English only: nothing to fit
+    german = Document(id="de", text="Janets Enten legen 16 Eier pro Tag. Sie isst jeden Morgen 3 davon zum Frühstück.")
+    out = list(scan_parallel(h, [german, *docs[:20]], 2, batch=16))
+    assert sem._multi is not None  # fitted in the parent, so the workers inherit it
+    assert [r.doc_id for r in out] == ["de", *(d.id for d in docs[:20])]
+
+
 def test_scan_job_runs_the_cascade_on_workers(items: list, docs: list[Document], tmp_path) -> None:
     corpus = tmp_path / "c.jsonl"
     corpus.write_text("".join(json.dumps({"id": d.id, "text": d.text}) + "\n" for d in docs), encoding="utf-8")

@@ -19,6 +19,7 @@ import time
 from collections import Counter, deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import chain, islice
 from typing import Any
 
 from contam.data.items import Document
@@ -80,8 +81,14 @@ def scan_parallel(
     thread, and a lock one held would stay held in the child); the results are read by iterating.
     """
     hierarchy.cluster_summary = []
+    docs = iter(docs)
+    head = list(islice(docs, batch))
+    if hierarchy.semantic is not None:
+        # The first batch holds a non-English document: fit the multilingual space here, once,
+        # rather than in every worker. (One that first appears later is fitted by each worker.)
+        hierarchy.semantic.prepare_routes([d.text for d in head])
     pool: OrderedPool[list[Document], BatchResult] = OrderedPool(workers, _init, _scan_batch, (hierarchy,), large_tasks=True)
-    return _results(pool, hierarchy, docs, workers, counts, batch)
+    return _results(pool, hierarchy, chain(head, docs), workers, counts, batch)
 
 
 def _results(

@@ -284,6 +284,15 @@ class SemanticScanner:
         self._fit_anomaly(profiles)
         return self
 
+    def prepare_routes(self, texts: Sequence[str]) -> bool:
+        """Fit the multilingual space now if any of ``texts`` would be routed to it; whether it is
+        ready. The scan's worker processes call this on the corpus's first batch before they are
+        forked, so they share one fit of the benchmark's multilingual vectors instead of each
+        making its own (minutes of CPU per worker on the first run of a benchmark)."""
+        if self.routing and any(lang != "en" for lang in detect_languages(list(texts))):
+            self._multilingual()
+        return self._multi is not None
+
     def _multilingual(self) -> EmbeddingSpace:
         if self._multi is None:
             from contam.models.embed import load_embedder
