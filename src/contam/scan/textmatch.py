@@ -26,6 +26,7 @@ from contam.data.language import fold_digits
 _NUMBER = re.compile(r"(?<![0-9A-Za-z_.])\d+(?:[.,]\d+)*")
 _QUOTED = re.compile(r"'([^'\n]{1,40})'|\"([^\"\n]{1,40})\"")
 _NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]{2,}\b")
+_SPACES = re.compile(r"\s+")
 _PIECE = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_]+", re.UNICODE)
 
 
@@ -35,8 +36,8 @@ def specifics(text: str, names: bool = True) -> frozenset[str]:
     numbers written in ``text`` (any script's digits, thousands separators dropped), its quoted
     literals and the capitalised names inside sentences (people, places, brands).
 
-    >>> sorted(specifics("Natalia sold 48 clips in April and 1,200 in 'May'."))  # a sentence's first word is not taken as a name
-    ['1200', '48', 'April', 'May', 'may']
+    >>> sorted(specifics("Natalia sold 48 clips in April and 1,200 in 'May'.  She kept 2."))  # a sentence's first word is not a name
+    ['1200', '2', '48', 'April', 'May', 'may']
     >>> sorted(specifics("নাটালিয়া এপ্রিলে ৪৮ টি ক্লিপ বিক্রি করেছিল")), sorted(specifics("杰克有5个苹果，又买了12个。"))
     (['48'], ['12', '5'])
     """
@@ -44,7 +45,9 @@ def specifics(text: str, names: bool = True) -> frozenset[str]:
     out = {m.group().replace(",", "").rstrip(".") for m in _NUMBER.finditer(text)}
     out.update((m.group(1) or m.group(2)).strip().lower() for m in _QUOTED.finditer(text))
     if names:
-        out.update(m.group() for m in _NAME.finditer(text))
+        # One space between words first: GSM8K puts two after a full stop, and the look-behind
+        # that skips a sentence's first word sees one character only ("She", "How" were names).
+        out.update(m.group() for m in _NAME.finditer(_SPACES.sub(" ", text)))
     out.discard("")
     return frozenset(out)
 
