@@ -9,6 +9,8 @@ import tempfile
 
 import pytest
 
+from contam.pool import usable_cores  # light: no torch, no numpy
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -24,11 +26,7 @@ def _worker_threads() -> int | None:
     count = os.environ.get("PYTEST_XDIST_WORKER_COUNT", "")
     if not os.environ.get("PYTEST_XDIST_WORKER") or not count.isdigit() or int(count) < 1:
         return None
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        cores = os.cpu_count() or 1
-    return max(1, cores // int(count))
+    return max(1, usable_cores() // int(count))
 
 
 # Two workers on two cores, each running torch's or llama.cpp's default of one thread per core,

@@ -38,6 +38,21 @@ from typing import Any, Generic, TypeVar
 from contam.errors import WorkerDied
 
 C = TypeVar("C")
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity where the OS reports one, which a
+    container or ``taskset`` narrows; else every core), at least 1.
+
+    >>> usable_cores() >= 1
+    True
+    """
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
 T = TypeVar("T")
 R = TypeVar("R")
 

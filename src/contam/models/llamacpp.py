@@ -34,6 +34,7 @@ from contam.models.llamakv import PrefixKV, completion_from_response
 from contam.models.logits import ROW_CHUNK as ROW_CHUNK
 from contam.models.logits import char_offsets, token_logprobs
 from contam.models.logits import vocab_moments as vocab_moments
+from contam.pool import usable_cores
 
 # ggml's OpenMP threads spin while idle; on a shared or oversubscribed CPU that made a 2-thread
 # decode 10x slower than 1 thread here. Passive waiting must be set before llama_cpp (and its
@@ -50,10 +51,7 @@ def _cpu_threads() -> int:
     env = os.environ.get("CONTAM_THREADS")
     if env and env.isdigit() and int(env) > 0:
         return int(env)
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
+    return usable_cores()
 
 
 class LlamaCppModel(Backend):

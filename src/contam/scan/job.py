@@ -43,7 +43,7 @@ from contam.data.items import Document
 from contam.data.loaders import check_corpus_path
 from contam.errors import ConfigError, ContamError, InputError, WorkerDied
 from contam.outputs import dumps_line, ensure_dir, write_json
-from contam.pool import OrderedPool, Reply
+from contam.pool import OrderedPool, Reply, usable_cores
 from contam.progress import make_progress
 from contam.scan.chunks import COMPRESSED, Chunk, Work, corpus_chunks
 from contam.scan.flags import DocResult, counted
@@ -260,12 +260,16 @@ def _load_state(state_path: Path, partial: Path, key: dict[str, Any]) -> ScanSta
 # -- the token level on every core ----------------------------------------------------------
 
 
-def _worker_count(src: str, workers: int, min_bytes: int) -> int:
+def _file_size(src: str) -> int:
+    """The corpus's size in bytes when it is one file, else 0 (a folder of shards, a stream)."""
+    return os.path.getsize(src) if os.path.isfile(src) else 0
+
+
+def _worker_count(size: int, workers: int, min_bytes: int) -> int:
     """``workers`` when set, else every core, or 1 for a corpus under ``min_bytes`` (or not one file)."""
     if workers:
         return workers
-    size = os.path.getsize(src) if os.path.isfile(src) else 0
-    return (os.cpu_count() or 1) if size >= min_bytes else 1
+    return usable_cores() if size >= min_bytes else 1
 
 
 def _token_scan(
@@ -287,8 +291,8 @@ def _token_scan(
         scanner = NGramScanner(config).fit(items, corpus_sample=_corpus_sample(corpus, text_field, config))
     keep_freed_memory()  # the reader's 2 MB blocks too
     src = str(corpus)
-    size = os.path.getsize(src) if os.path.isfile(src) else 0
-    n_workers = _worker_count(src, workers, PARALLEL_MIN_BYTES)
+    size = _file_size(src)
+    n_workers = _worker_count(size, workers, PARALLEL_MIN_BYTES)
     plain = size and not src.lower().endswith(COMPRESSED)
     args = (scanner, text_field, id_field, skip_bad, keep_all, src)
     if config.prefilter and not keep_all:
@@ -404,7 +408,7 @@ def _hierarchy_scan(
         for doc in read_documents(corpus, text_field=text_field, id_field=id_field, skip_bad=skip_bad, stats=stats):
             yield from check_documents(parse, [doc], stats, counts)
 
-    n_workers = _worker_count(str(corpus), opts.workers, CASCADE_PARALLEL_MIN_BYTES)
+    n_workers = _worker_count(_file_size(str(corpus)), opts.workers, CASCADE_PARALLEL_MIN_BYTES)
     counts["workers"] = n_workers
     if n_workers > 1:
         from contam.scan.cascade_pool import scan_parallel

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from contam.pool import usable_cores
 from contam.records import Record
 from contam.scan.reasoning.scorer import Features, ReasoningConfig, ReasoningScorer, ReasoningSim, features_and_tokens
 from contam.scan.reasoning.steps import extract_steps
@@ -297,14 +298,12 @@ class ReasoningMatcher:
         return self
 
     def _n_workers(self, n_texts: int, batch: int) -> int:
-        import os
-
         n_chunks = -(-n_texts // batch)
         jobs = self.config.n_jobs
         if jobs is None:
             if n_texts < _AUTO_PARALLEL_MIN:
                 return 1
-            jobs = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+            jobs = usable_cores()
         return max(1, min(jobs, n_chunks))
 
     def match(
