@@ -8,7 +8,8 @@ The record is read back from the corpus the scan read: ``corpus_path`` in the sc
 land in the same joined turns the scan matched. A sharded run keeps one ``flags.jsonl`` and
 ``summary.json`` per input shard (``shards/<folder>/``, each with its shard's ``corpus_path``;
 the run's own summary maps every folder to its input in ``corpus_paths``): its records are read
-back shard by shard (:func:`flag_sources`). Without the corpus, only text that quotes the
+back shard by shard (:func:`flag_sources`). A ``contam merge`` folder holds no shard itself: its
+summary names each shard's folder in the runs it merged (``shard_dirs``) beside its input. Without the corpus, only text that quotes the
 record is shown (an n-gram match), never the item's text standing in for it.
 
 >>> ev = [{"kind": "ngram", "text": "sold clips", "doc_span": [8, 18]}]
@@ -79,7 +80,7 @@ def flag_sources(summary: dict[str, Any], folder: str | None) -> list[FlagSource
         return [FlagSource(root / "flags.jsonl", summary, folder)]
     paths = summary.get("corpus_paths")
     if isinstance(paths, dict):
-        dirs = [root / "shards" / str(k) for k in paths]
+        dirs = [_shard_dir(root, str(k), summary.get("shard_dirs")) for k in paths]
     else:
         dirs = sorted(d for d in (root / "shards").glob("*") if not d.name.startswith(".")) if (root / "shards").is_dir() else []
     out: list[FlagSource] = []
@@ -91,6 +92,17 @@ def flag_sources(summary: dict[str, Any], folder: str | None) -> list[FlagSource
             shard_summary = {**shard_summary, "corpus_path": paths[d.name]}
         out.append(FlagSource(d / "flags.jsonl", shard_summary, str(d), str(name)))
     return out
+
+
+def _shard_dir(root: Path, folder: str, merged: Any) -> Path:
+    """The folder of shard ``folder`` of the run in ``root``: ``root/shards/<folder>``, or for a
+    merged run (``shard_dirs``) the shard's folder in the run it came from: relative to the merged
+    folder (the runs moved together with it), else its absolute path."""
+    where = merged.get(folder) if isinstance(merged, dict) else None
+    if not isinstance(where, dict):
+        return root / "shards" / folder
+    rel = root / str(where.get("relative") or "")
+    return rel if where.get("relative") and (rel / "flags.jsonl").is_file() else Path(str(where.get("path") or rel))
 
 
 def _json(path: Path) -> dict[str, Any]:

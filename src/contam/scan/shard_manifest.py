@@ -203,6 +203,8 @@ def merge_runs(run_dirs: Sequence[str | os.PathLike[str]], out: str | os.PathLik
     records: dict[str, dict[str, Any]] = {}
     manifests: list[dict[str, Any]] = []
     bad: list[dict[str, Any]] = []
+    run_corpus_paths: dict[str, Any] = {}
+    corpus: list[str] = []  # the --corpus each task was given
     for d in run_dirs:
         root = Path(d)
         try:
@@ -220,17 +222,22 @@ def merge_runs(run_dirs: Sequence[str | os.PathLike[str]], out: str | os.PathLik
         bad.extend(x for x in m.get("inputs", []) if x.get("status") == "bad")
         for shard_json in sorted((root / "shards").glob("*/shard.json")):
             rec = json.loads(shard_json.read_text(encoding="utf-8"))
-            rec["dir"] = str(shard_json.parent)
+            rec["dir"] = str(shard_json.parent.resolve())
             prev = records.get(rec["name"])
             if prev is not None and prev["sha256"] != rec["sha256"]:
                 raise ConfigError(f"shard {rec['name']!r} was scanned from different inputs in {prev['dir']} and {rec['dir']}")
             records[rec["name"]] = rec
         if not (root / "shards").is_dir() and (root / "flags.jsonl").is_file():
             raise InputError("a single-file scan: merge the --out folders of sharded runs (--corpus DIR/GLOB or --num-shards)", path=d)
+        run_summary = _read_dict(root / "summary.json")
+        paths, specs = run_summary.get("corpus_paths"), run_summary.get("corpus")
+        run_corpus_paths.update(paths if isinstance(paths, dict) else {})
+        corpus += [str(c) for c in (specs if isinstance(specs, list) else [specs] if specs else []) if str(c) not in corpus]
     out_dir = ensure_dir(out)
     recs = sorted(records.values(), key=lambda r: r["name"])
     summary = reduce_summaries(recs)
     summary.update(merged_from=[str(d) for d in run_dirs], bad_shards=[{"name": b["name"], "error": b.get("error")} for b in bad])
+    summary.update(corpus=corpus, **_merged_sources(recs, run_corpus_paths, out_dir, manifests[0]))
     write_json(out_dir / "summary.json", summary)
     first = manifests[0]
     manifest = {
@@ -254,6 +261,30 @@ def merge_runs(run_dirs: Sequence[str | os.PathLike[str]], out: str | os.PathLik
     manifest["outputs"].append({"path": "summary.json", "size": p.stat().st_size, "sha256": file_digest(p)[1]})
     write_json(out_dir / "manifest.json", manifest)
     return summary
+
+
+def _read_dict(path: Path) -> dict[str, Any]:
+    try:
+        d = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return d if isinstance(d, dict) else {}
+
+
+def _merged_sources(recs: Sequence[dict[str, Any]], corpus_paths: dict[str, Any], out_dir: Path, first: dict[str, Any]) -> dict[str, Any]:
+    """Where a merged run's flags and records lie, for a report rebuilt from any folder: each
+    shard's folder (``shard_dirs``: absolute, and relative to the merged folder for runs moved
+    together with it) and the absolute path of the input it scanned (``corpus_paths``, as a
+    sharded run stores them), keyed by shard folder; and what the runs scanned against."""
+    dirs: dict[str, dict[str, str]] = {}
+    paths: dict[str, str | None] = {}
+    for r in recs:
+        folder = str(r.get("folder") or Path(r["dir"]).name)
+        dirs[folder] = {"path": r["dir"], "relative": os.path.relpath(r["dir"], out_dir.resolve()).replace(os.sep, "/")}
+        paths[folder] = (r.get("summary") or {}).get("corpus_path") or corpus_paths.get(folder)
+    one = (recs[0].get("summary") or {}) if recs else {}
+    said = {k: one[k] for k in ("levels", "config") if one.get(k)}
+    return {"shard_dirs": dirs, "corpus_paths": paths, "benchmarks": (first.get("benchmarks") or {}).get("names", []), **said}
 
 
 def write_single_manifest(
