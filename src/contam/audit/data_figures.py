@@ -150,5 +150,6 @@ def data_figures(
     )
 
 
-def scan_source(run: Path, dataset: object) -> str:
-    return f"{run / 'data' / 'scan' / 'flags.jsonl'} (the dataset {dataset})"
+def scan_source(run: Path, dataset: object, sharded: bool = False) -> str:
+    flags = run / "data" / "scan" / ("shards/*/flags.jsonl" if sharded else "flags.jsonl")
+    return f"{flags} (the dataset {dataset}{', every shard' if sharded else ''})"

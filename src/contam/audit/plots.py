@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from contam.audit.claims import scan_records
 from contam.audit.verdict import read_json_or_none, read_jsonl_lenient
 from contam.outputs import atomic_write, ensure_dir
 
@@ -124,9 +125,9 @@ def figures(run: Path, cfg: dict[str, Any], out: Path) -> tuple[list[Figure], li
         scan = run / "data" / "scan"
         summary = read_json_or_none(scan / "summary.json")
         data_figures(
-            read_jsonl_lenient(scan / "flags.jsonl"),
+            scan_records(run),
             summary if isinstance(summary, dict) else {},
-            scan_source(run, cfg.get("dataset")),
+            scan_source(run, cfg.get("dataset"), sharded=(scan / "shards").is_dir() and not (scan / "flags.jsonl").is_file()),
             plt,
             add,
             notes,

@@ -15,6 +15,7 @@ Layout of a run folder::
     RUN/logs/STEP.log         what each step logged (``logging``, logger ``contam``)
     RUN/data/scan/            scan of the dataset, every level, every document (flags.jsonl)
     RUN/data/decontaminated.jsonl (+ .log.jsonl)
+                              (a sharded dataset: RUN/data/scan/shards/*/clean.jsonl, each shard's)
     RUN/BENCH/reference/      the variant set (contam perturb), unless --reference was given
     RUN/BENCH/{zerocot,cliff,minkprob,paired}/   per-item records + summary.json
     RUN/verdict.json, report.html, summary.md, figures/
@@ -179,6 +180,8 @@ def _count_lines(path: Path) -> int:
 
 def plan(cfg: AuditConfig, out: Path) -> list[Step]:
     """Every step of the audit, in order (data side first: it is quick and needs no model)."""
+    from contam.scan.shard_inputs import is_sharded
+
     steps: list[Step] = []
     n_by_bench = {b: _n_items(b, cfg.limit) for b in cfg.benchmarks}  # also validates every benchmark up front
     if cfg.dataset:
@@ -190,17 +193,20 @@ def plan(cfg: AuditConfig, out: Path) -> list[Step]:
         docs = _count_lines(ds) if ds.is_file() and ds.suffix in (".jsonl", ".txt") else 1000
         scan_dir = out / "data" / "scan"
         units = max(1.0, docs * 0.5 * len(cfg.levels.split(",")) if cfg.levels != "all" else docs * 1.5)
-        steps.append(Step("scan", "data side: scan cascade, every level", scan_dir, units, partial(do.scan_dataset, cfg, scan_dir)))
+        sharded = is_sharded([str(cfg.dataset)])  # a folder of files: each shard's decontaminated copy is the scan's
+        title = "data side: scan cascade, every level" + (", and each shard's decontaminated copy" if sharded else "")
+        steps.append(Step("scan", title, scan_dir, units, partial(do.scan_dataset, cfg, scan_dir)))
         clean = out / "data" / ("decontaminated" + (".jsonl.gz" if ds.name.endswith(".gz") else ".jsonl"))
-        steps.append(
-            Step(
-                "decontaminate",
-                "data side: decontaminated copy",
-                clean.parent,
-                max(1.0, docs * 0.05),
-                partial(do.decontaminate_dataset, cfg, scan_dir, clean),
+        if not sharded:
+            steps.append(
+                Step(
+                    "decontaminate",
+                    "data side: decontaminated copy",
+                    clean.parent,
+                    max(1.0, docs * 0.05),
+                    partial(do.decontaminate_dataset, cfg, scan_dir, clean),
+                )
             )
-        )
     if not cfg.model:
         return steps
     for name in ("model", "ref_model"):

@@ -22,19 +22,24 @@ log = logging.getLogger(__name__)
 
 def scan_dataset(cfg: AuditConfig, out: Path, on_item: OnItem | None = None) -> dict[str, Any]:
     """Scan ``cfg.dataset`` against every benchmark at ``cfg.levels``, every document's result
-    kept (``flags.jsonl``, ``summary.json``, ``manifest.json`` in ``out``)."""
+    kept (``flags.jsonl``, ``summary.json``, ``manifest.json`` in ``out``); a sharded dataset (a
+    folder of files) per shard in ``out/shards/``, each with its decontaminated copy."""
     from contam.scan.ngram import NGramConfig
     from contam.scan.options import ScanOptions, load_thresholds, parse_levels
     from contam.scan.shard_inputs import is_sharded
 
     benchmarks = list(cfg.benchmarks)
     corpus = str(cfg.dataset)
+    sharded = is_sharded([corpus])
     # `contam scan --all` with the audit's settings; every other option at the command's default.
+    # Sharded data is `contam decontaminate --corpus DIR -b ... --mode MODE`: each shard scanned,
+    # then its decontaminated copy written beside its flags (shards/<folder>/clean.jsonl).
     opts = ScanOptions(
         config=NGramConfig.gpt3(), text_field=cfg.text_field, keep_all=True, levels=parse_levels(cfg.levels),
         thresholds=load_thresholds(cfg.thresholds, benchmarks), embedder=cfg.embedder,
+        clean=cfg.decontaminate_mode if sharded else None,
     )  # fmt: skip
-    if is_sharded([corpus]):
+    if sharded:
         from contam.scan.shards import run_sharded
 
         summary = run_sharded([corpus], benchmarks, out, opts)

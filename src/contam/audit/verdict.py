@@ -35,6 +35,7 @@ from contam.audit.claims import (
     paired_claim,
     read_json_or_none,
     read_jsonl_lenient,
+    scan_records,
     to_float,
     zerocot_claim,
 )
@@ -273,10 +274,6 @@ def model_verdict(run: Path, benchmark: str, bslug: str, cfg: dict[str, Any]) ->
 
 
 # ---- data side ------------------------------------------------------------------------------------------
-def scan_records(run: Path) -> list[dict[str, Any]]:
-    return read_jsonl_lenient(run / "data" / "scan" / "flags.jsonl")
-
-
 def data_verdict(
     run: Path, benchmark: str, bench_names: Sequence[str], cfg: dict[str, Any], records: list[dict[str, Any]] | None = None
 ) -> SideVerdict:
@@ -315,7 +312,7 @@ def data_verdict(
             if f.get("benchmark") and f["benchmark"] not in names:
                 continue
             lv = f.get("level", "token")
-            by_level[lv].add(r["doc_id"])
+            by_level[lv].add(f"{r.get('shard', '')}\x00{r['doc_id']}")  # one document per shard and id
             items[lv].add(f["item_id"])
             parts[f.get("part", "item")] += 1
             best[lv] = max(best.get(lv, 0.0), to_float(f.get("score")))

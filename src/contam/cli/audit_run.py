@@ -20,7 +20,9 @@ def audit(
     dataset: Annotated[
         str | None,
         typer.Option(
-            "--dataset", "-d", help="Dataset to scan (JSONL, CSV, Parquet, ...): data side, every level, plus a decontaminated copy."
+            "--dataset",
+            "-d",
+            help="Dataset to scan (JSONL, CSV, Parquet, ..., or a folder of shards): data side, every level, plus a decontaminated copy.",
         ),
     ] = None,
     model: Annotated[
