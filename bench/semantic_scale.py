@@ -9,7 +9,7 @@ CPU (user + system, imports included):
 * baseline: ``SentenceTransformer(all-MiniLM-L6-v2).encode(texts)`` of every document (the
   embedded copy of the model, batch 32);
 * contam: ``contam scan -b gsm8k --corpus C --levels all --all`` with the defaults, the benchmark's
-  vectors (MiniLM's and multilingual-e5's) already in the embedding cache (a warm-up scan of an
+  vectors (MiniLM's and multilingual-e5's) and its anomaly fit already in the embedding cache (a warm-up scan of an
   English and a German note fills a private cache once, kept as
   ``$CONTAM_HOME/bench-scale-benchmark-vectors-minilm-e5.sqlite``), nothing cached for the corpus.
 
@@ -94,14 +94,16 @@ def main() -> None:
         # corpus vector: a large corpus holds a few documents that go to the multilingual route (a
         # docstring langid calls Latin), and each would otherwise make the scan fit e5 on the
         # benchmark's views (~300 CPU-s for GSM8K on this machine; once per machine, then cached).
+        # The warm-up scan runs every time (seconds once the vectors are saved): it also stores what
+        # else the scan fits on the benchmark alone (the anomaly model's parameters), under this code.
         saved = real_home / "bench-scale-benchmark-vectors-minilm-e5.sqlite"
-        if not saved.is_file():
-            warm = tmp / "warm.jsonl"
-            write_jsonl(warm, ["A short note to fill the cache.", "Eine kurze Notiz, die den Zwischenspeicher füllt."])
-            cmd = [*CONTAM, "scan", "-b", "gsm8k", "-c", str(warm), "--levels", "all", "-o", str(tmp / "warm")]
-            subprocess.run(cmd, env=env, check=True, capture_output=True)
-            shutil.copyfile(home / "embeddings.sqlite", saved)
-        shutil.copyfile(saved, home / "embeddings.sqlite")
+        if saved.is_file():
+            shutil.copyfile(saved, home / "embeddings.sqlite")
+        warm = tmp / "warm.jsonl"
+        write_jsonl(warm, ["A short note to fill the cache.", "Eine kurze Notiz, die den Zwischenspeicher füllt."])
+        cmd = [*CONTAM, "scan", "-b", "gsm8k", "-c", str(warm), "--levels", "all", "-o", str(tmp / "warm")]
+        subprocess.run(cmd, env=env, check=True, capture_output=True)
+        shutil.copyfile(home / "embeddings.sqlite", saved)
         script = tmp / "baseline.py"
         script.write_text(BASELINE, encoding="utf-8")
         base = float("nan") if args.no_baseline else child_cpu([sys.executable, str(script), str(corpus)], env)

@@ -52,11 +52,12 @@ from contam.data.language import covered_by_multilingual, detect_languages
 from contam.errors import ConfigError
 from contam.models.base import Embedder
 from contam.models.embed import STATIC_SEMANTIC_THRESHOLD
+from contam.scan.anomaly import ProfileOutlier
 from contam.scan.combiner import FEATURES, load_combiners, neighbourhood_features, text_features
 from contam.scan.dbscan import radius_dbscan
 from contam.scan.embedding import embed_texts, embedder_identity
 from contam.scan.flags import DocResult, Evidence, Flag
-from contam.scan.semantic_scores import SemanticScores, _profile_features, semantic_score_dict
+from contam.scan.semantic_scores import SemanticScores, semantic_score_dict
 from contam.scan.shortlist import StaticShortlist
 from contam.scan.space import EmbeddingSpace
 from contam.scan.textmatch import specifics, specifics_overlap, word_overlap
@@ -327,22 +328,11 @@ class SemanticScanner:
         return self.primary.search(x, k, exclude_self)
 
     def _fit_anomaly(self, profiles: np.ndarray) -> None:
-        from scipy.stats import chi2
-        from sklearn.covariance import MinCovDet
-        from sklearn.decomposition import PCA
-
         cfg = self.config
         self._profile_k = profiles.shape[1]
         self._clean_median = float(np.median(profiles[:, 0])) if profiles.size else -1.0
-        self._mcd = None
-        self._cutoff = float("inf")
-        if len(profiles) < max(10, cfg.pca_components + 2) or self._profile_k == 0:
-            return  # too little data for a covariance: the anomaly part does not restrict
-        feats = _profile_features(profiles)
-        ncomp = max(1, min(cfg.pca_components, feats.shape[1], len(feats) - 1))
-        self._pca = PCA(n_components=ncomp, random_state=cfg.seed).fit(feats)
-        self._mcd = MinCovDet(random_state=cfg.seed).fit(self._pca.transform(feats))
-        self._cutoff = float(chi2.ppf(cfg.anomaly_quantile, df=ncomp))
+        self._outlier = ProfileOutlier(cfg.pca_components, cfg.anomaly_quantile, cfg.seed).fit(profiles)
+        self._cutoff = self._outlier.cutoff
 
     def _languages(self, texts: list[str]) -> list[str]:
         if not self.routing:
@@ -436,8 +426,8 @@ class SemanticScanner:
         if prof.shape[1] < self._profile_k:
             prof = np.pad(prof, ((0, 0), (0, self._profile_k - prof.shape[1])))
         top = d[:, 0] if d.shape[1] else np.zeros(n, dtype=np.float32)
-        if self._mcd is not None and n:
-            maha = self._mcd.mahalanobis(self._pca.transform(_profile_features(prof)))
+        if self._outlier.fitted and n:
+            maha = self._outlier.distance(prof)
             return maha, (maha > self._cutoff) & (top > self._clean_median)
         return np.zeros(n), top > self._clean_median
 
