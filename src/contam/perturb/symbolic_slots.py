@@ -1,64 +1,17 @@
-"""Slots of the GSM8K templater (:mod:`contam.perturb.symbolic`): resolving, settling and constraining typed slots."""
+"""Slots of the GSM8K templater (:mod:`contam.perturb.symbolic`): choosing which question numbers move, resolving and settling typed slots."""
 
 from __future__ import annotations
 
 import dataclasses
 import itertools
-import re
 from fractions import Fraction
 
-from contam.perturb import arith, guards
-from contam.perturb.records import CalcStep, Mention, Slot, TemplateConstraint
-from contam.perturb.symbolic_bounds import _PARTITIVE
-from contam.perturb.symbolic_prose import _RESTATED
-
-
-def _bare_from_prose(solution: str, parsed: list) -> list:
-    """Bare annotations whose computation the prose writes right before them ("3 + 2 = <<5=5>>5",
-    "2*36 = <<72=72>>72"): the annotation takes the prose's expression when that expression,
-    words dropped, is plain arithmetic (no percent) whose exact value is the annotation's. The step
-    then computes what the text says it computes, and every literal is traced as any annotation's
-    is; a restatement that computes something else, or none, leaves the step bare (rejected)."""
-    out = []
-    for k, p in enumerate(parsed):
-        if p.prose or not isinstance(p.tree, arith.Num):
-            out.append(p)
-            continue
-        line_start = solution.rfind("\n", 0, p.start) + 1
-        prev_end = max([q.end for q in parsed[:k] if q.end <= p.start] + [line_start])
-        em = _RESTATED.search(solution[prev_end : p.start])
-        if em is None or "%" in em.group(1):
-            out.append(p)
-            continue
-        core = re.sub(r"(?<=[\d\s)])[xX](?=[\s\d$(.])", "*", em.group(1))
-        core = re.sub(r"[A-Za-z'$]+", " ", core).replace("×", "*").replace("÷", "/").replace(",", "")
-        core = re.sub(r"\s+", " ", core.replace("−", "-").replace("–", "-")).strip()
-        try:
-            tree = arith.parse(arith.normalize_expression(core))
-            value = arith.eval_node(tree)
-        except (arith.ArithError, ValueError, ZeroDivisionError):
-            out.append(p)
-            continue
-        if value != p.value or isinstance(tree, arith.Num):
-            out.append(p)
-            continue
-        out.append(dataclasses.replace(p, expr=arith.normalize_expression(core), tree=tree))
-    return out
-
-
-def _restates_given(solution: str, p: object, given: set[Fraction]) -> bool:
-    """A bare annotation that only restates a number of the question ("Chair = <<3=3>>3 feet",
-    "Amber ran <<8=8>>8 miles."): its value is a number the question states, and its line before it
-    holds no digit and no arithmetic, so nothing was computed in the head. The step then reads that
-    question number (it moves with it), which is what the line says."""
-    line_start = solution.rfind("\n", 0, p.start) + 1  # type: ignore[attr-defined]
-    before = solution[line_start : p.start]  # type: ignore[attr-defined]
-    return p.value in given and p.value > 1 and not re.search(r"[\d+*/×÷−–]|\s[-x]\s", before)  # type: ignore[attr-defined]
-
-
-def seen_before(parsed: list, i: int) -> set[Fraction]:
-    """Results of the steps before step ``i`` (a bare annotation may restate one of them)."""
-    return {q.value for q in parsed[:i]}
+from contam.perturb import guards
+from contam.perturb.chain import Rejected
+from contam.perturb.records import CalcStep, Mention, Slot
+from contam.perturb.symbolic_bounds import _PARTITIVE, _same_unit
+from contam.perturb.symbolic_guards import _guards
+from contam.perturb.symbolic_state import LiftProblem, LiftTrace, SlotChoice
 
 
 def _unused_total_parts(question: str, mentions: list[Mention], slots: list[Slot]) -> set[int]:
@@ -94,23 +47,7 @@ def _unused_total_parts(question: str, mentions: list[Mention], slots: list[Slot
     return found
 
 
-#: Units per period that :func:`guards.constant_values` multiplies a stated period by ("two weeks": 14).
-_PERIOD_FACTORS = frozenset({7, 12, 52, 365, 60, 24})
-
 _NUMERIC = ("int", "decimal", "money", "percent", "word", "cents")
-
-
-def _percent_affine(
-    v: Fraction, group_values: list[Fraction], groups: dict[Fraction, list[int]], mentions: list[Mention]
-) -> list[tuple[Fraction, Fraction]]:
-    out: list[tuple[Fraction, Fraction]] = []
-    for g in group_values:
-        if any(mentions[i].kind == "percent" for i in groups[g]):
-            if v == 1 + g / 100:
-                out.append((g, Fraction(1, 100)))
-            elif v == 1 - g / 100:
-                out.append((g, Fraction(-1, 100)))
-    return out
 
 
 def _slot_deps(sid: str, by_id: dict[str, Slot], deps: list[set[str]]) -> set[str]:
@@ -196,85 +133,92 @@ def _decimals(text: str) -> int:
     return len(t.split(".", 1)[1]) if "." in t else 0
 
 
-#: A question that says one quantity became another ("slowed down to", "rose to", "cut to"): a
-#: reader checks the direction, so same-kind numbers keep their order (see :func:`_constraints`).
-_CHANGE_WORD = re.compile(
-    r"\b(?:slow(?:s|ed)?\s+down|sp(?:ed|eeds?)\s+up|(?:dropp?(?:s|ed)?|fell|falls?|rose|rises?|went\s+(?:up|down)|"
-    r"increased|decreased|reduced|cut|raised|lowered|climbed|grew|shrank)\s+to)\b",
-    re.IGNORECASE,
-)
+def choose_slots(pb: LiftProblem, tr: LiftTrace, pin_values: frozenset[Fraction] = frozenset()) -> SlotChoice:
+    """Which question numbers move: the traced ties resolved into free, derived and frozen slots,
+    after the guards, the unit checks and every pin have frozen what must stay (``pin_values``:
+    numbers of the prose that may be labels, see :func:`contam.perturb.symbolic.lift`); rejects an
+    answer that no moving number reaches. Goes on freezing into ``tr.freeze`` and pinning into ``tr.pinned``."""
+    guard_freeze, guard_constraints = _guards(
+        pb.question,
+        pb.solution,
+        pb.mentions,
+        pb.groups,
+        pb.gid,
+        pb.reads,
+        tr.steps,
+        tr.freeze,
+        pb.frozen_values,
+        tr.split,
+        consts=pb.world,
+        worded=pb.worded,
+    )
+    tr.freeze |= set(guard_freeze)
+    slots = _resolve_slots(pb.mentions, pb.groups, pb.gid, tr.bound, tr.slot_links, tr.step_ties, tr.freeze)
+    # A question number derived from a step result must count what that result counts ("four packs"
+    # is not the $4 a subtraction left); otherwise it is frozen, and the tie becomes a constraint.
+    unit_clash = {
+        s.id: "result_unit"
+        for s in slots
+        if s.role == "derived"
+        and s.source.startswith("step:")
+        and not _same_unit(pb.question, pb.mentions, s, tr.step_units[int(s.source[5:])])
+    }
+    if unit_clash:
+        guard_freeze.update(unit_clash)
+        tr.freeze |= set(unit_clash)
+    # A result the solution computes and never uses ("30 - 12 - 8 = 10 neutral days", before the
+    # story names "eight neutral days") checks the story; a draw that changes it may contradict
+    # what the story says next (15 good days left 7 neutral days for eight: gsm8k/test/672). It
+    # stays, as a pinned result does.
+    read_steps = {int(leaf.ref) for st in tr.steps for leaf in st.leaves if leaf.kind == "step"}
+    tr.pinned.update(j for j in range(len(tr.steps)) if j not in read_steps and j != tr.answer_step)
+    for v in pin_values:  # numbers of the prose that may be labels (see lift)
+        if v in pb.gid:
+            tr.pin_slots.add(pb.gid[v])
+        tr.pinned.update(j for j, r in enumerate(tr.results) if r == v)
+    _freeze_more(tr, guard_freeze, tr.pin_slots - tr.freeze, "pinned")
+    slots, deps = _rebuild(pb, tr, guard_freeze)
+    while tr.pinned and (more := set().union(*(deps[j] for j in tr.pinned)) - tr.freeze):
+        _freeze_more(tr, guard_freeze, more, "pinned")  # the free numbers a pinned result depends on
+        slots, deps = _rebuild(pb, tr, guard_freeze)
+    slots, deps = _freeze_unused_total_parts(pb, tr, guard_freeze)
+    if not deps[tr.answer_step]:
+        raise Rejected("answer_independent", "the answer does not depend on any number that can change")
+    return SlotChoice(slots, deps, guard_constraints)
 
 
-def _constraints(
-    slots: list[Slot],
-    mentions: list[Mention],
-    results: list[Fraction],
-    step_ties: list[tuple[str, int, Fraction]],
-    by_id: dict[str, Slot],
-    question: str = "",
-    money: set[int] | None = None,
-) -> list[TemplateConstraint]:
-    out: list[TemplateConstraint] = []
-    for i, r in enumerate(results):
-        if r.denominator == 1:
-            # A whole amount of money is marked: a fallback may let it have cents (see
-            # contam.perturb.variantset.cents_template).
-            out.append(TemplateConstraint("int", str(i), "$" if money and i in money else ""))
-        else:
-            places = _places(r)
-            out.append(TemplateConstraint("decimals", str(i), str(max(2, places if places is not None else 2))))
-        if r > 0:
-            out.append(TemplateConstraint("pos", str(i)))
-        elif r == 0:
-            out.append(TemplateConstraint("nonneg", str(i)))
-        if 0 < r < 1:
-            out.append(TemplateConstraint("lt1", str(i)))
-    for sid, j, ratio in step_ties:
-        s = by_id[sid]
-        if s.role != "derived" or s.source != f"step:{j}":
-            out.append(TemplateConstraint("tie", str(j), f"{sid}*{ratio}"))
-    moving = [s for s in slots if s.role != "frozen"]
-    for s in moving:
-        if s.kind == "percent" and Fraction(s.value) <= 100:
-            out.append(TemplateConstraint("le100", s.id))
-    # Order among the numbers a reader compares: moving slots of the same family, and moving
-    # slots against frozen numbers of that family ("the $5 one or the $7 one" stays decided).
-    family = {"money": "money", "cents": "money", "percent": "percent"}
-    for a in range(len(moving)):
-        for b in range(len(moving)):
-            sa, sb = moving[a], moving[b]
-            if family.get(sa.kind, "n") == family.get(sb.kind, "n") and Fraction(sa.value) < Fraction(sb.value):
-                out.append(TemplateConstraint("order", sa.id, sb.id))
-    if question and _CHANGE_WORD.search(question):
-        # A frozen number counts the same thing as a moving one ("300 taps per minute" frozen,
-        # "250" and "200 taps per minute" moving, and "slowed down to 200"): they keep their order,
-        # or "slowed down" becomes a speed-up (graded ill-posed, gsm8k/test/721).
-        def nouns(sl: Slot) -> set[str]:
-            return {guards.head_noun(question, mentions[i]) for i in sl.mentions} - {""}
-
-        frozen = [s for s in slots if s.role == "frozen" and s.mentions]
-        for sa in moving:
-            na = nouns(sa)
-            for sb in frozen:
-                if family.get(sa.kind, "n") != family.get(sb.kind, "n") or not (na & nouns(sb)):
-                    continue
-                # Bounds, not "order": the sampler clamps a free slot's range to them; no moving
-                # value may equal an original one, so the order stays strict.
-                va, vb = Fraction(sa.value), Fraction(sb.value)
-                if va < vb:
-                    out.append(TemplateConstraint("le", sa.id, str(vb)))
-                elif va > vb:
-                    out.append(TemplateConstraint("ge", sa.id, str(vb)))
-    return out
+def _rebuild(pb: LiftProblem, tr: LiftTrace, guard_freeze: dict[str, str]) -> tuple[list[Slot], list[set[str]]]:
+    """The slots under the freezes so far (a slot a guard froze says which guard) and what each step depends on."""
+    out = _resolve_slots(pb.mentions, pb.groups, pb.gid, tr.bound, tr.slot_links, tr.step_ties, tr.freeze)
+    out = [
+        dataclasses.replace(s, source=f"guard:{guard_freeze[s.id]}")
+        if s.id in guard_freeze and s.role == "frozen" and s.source == "constant"
+        else s
+        for s in out
+    ]
+    return _settle(out, tr.steps)
 
 
-def _places(x: Fraction) -> int | None:
-    d = x.denominator
-    places = 0
-    while d % 10 == 0 or d % 2 == 0 or d % 5 == 0:
-        if places > 12:
-            return None
-        x *= 10
-        d = x.denominator
-        places += 1
-    return places if x.denominator == 1 else None
+def _freeze_more(tr: LiftTrace, guard_freeze: dict[str, str], ids: set[str], why: str) -> None:
+    """Freeze ``ids``, recording ``why`` for those no guard froze before."""
+    for sid in ids:
+        guard_freeze.setdefault(sid, why)
+    tr.freeze.update(ids)
+
+
+def _freeze_unused_total_parts(pb: LiftProblem, tr: LiftTrace, guard_freeze: dict[str, str]) -> tuple[list[Slot], list[set[str]]]:
+    """A number the program never reads that is a sum or product of numbers that move ("8
+    customers: the first 3 ..., the next 2 ..., the last 3 ..."): the parts are frozen (a part
+    derived from a result freezes what that result depends on), so the stated total stays right."""
+    slots, deps = _rebuild(pb, tr, guard_freeze)
+    while parts := _unused_total_parts(pb.question, pb.mentions, slots):
+        by_id = {s.id: s for s in slots}
+        more = set()
+        for s in slots:
+            if s.role in ("free", "derived") and any(i in parts for i in s.mentions):
+                more |= {s.id} | _slot_deps(s.id, by_id, deps)
+        if not more - tr.freeze:  # nothing left to freeze, yet a part still moves: reject as before
+            raise Rejected("unused_number_is_a_total", "a number never read is a sum or product of numbers that change")
+        _freeze_more(tr, guard_freeze, more - tr.freeze, "unused_total_part")
+        slots, deps = _rebuild(pb, tr, guard_freeze)
+    return slots, deps
