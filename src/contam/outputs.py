@@ -81,6 +81,16 @@ def write_json(path: str | os.PathLike[str], data: Any) -> None:
         fh.write(text + "\n")
 
 
+def read_json_dict(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The JSON object in ``path``, or ``{}`` when it is missing, unreadable or not an object: for
+    the summaries a run folder may or may not hold (an older run, one cut short), never for input."""
+    try:
+        d = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return d if isinstance(d, dict) else {}
+
+
 def json_default(obj: Any) -> Any:
     """``default=`` of :func:`json.dump` for contam's outputs: records via ``to_dict()``, and the
     other non-JSON types our results hold."""

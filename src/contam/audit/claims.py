@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from contam.outputs import read_json_dict
 from contam.records import Record
 
 #: What each probe's positive claim evidences and a negative claim rules out.
@@ -75,16 +76,15 @@ def read_jsonl_lenient(path: Path) -> list[dict[str, Any]]:
     return out
 
 
-def scan_records(run: Path) -> list[dict[str, Any]]:
-    """Every record the dataset scan wrote: its ``flags.jsonl``, or for a sharded dataset each
-    shard's (:func:`contam.report.scan_evidence.flag_sources`), tagged with its shard's name
+def dataset_flags(run: Path) -> list[dict[str, Any]]:
+    """Every record the audit's dataset scan wrote: its ``flags.jsonl``, or for a sharded dataset
+    each shard's (:func:`contam.report.scan_evidence.flag_sources`), tagged with its shard's name
     (``shard``: an id-less record's ``doc_id`` is its line, the same in every shard)."""
     from contam.report.scan_evidence import flag_sources
 
     scan = run / "data" / "scan"
-    summary = read_json_or_none(scan / "summary.json")
     out: list[dict[str, Any]] = []
-    for src in flag_sources(summary if isinstance(summary, dict) else {}, str(scan)):
+    for src in flag_sources(read_json_dict(scan / "summary.json"), str(scan)):
         out += [{**r, "shard": src.shard} if src.shard else r for r in read_jsonl_lenient(src.flags)]
     return out
 

@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from contam.audit.claims import scan_records
+from contam.audit.claims import dataset_flags
 from contam.audit.verdict import read_json_or_none, read_jsonl_lenient
-from contam.outputs import atomic_write, ensure_dir
+from contam.outputs import atomic_write, ensure_dir, read_json_dict
 
 #: Figure size (inches) and PNG resolution: readable on a slide and in a PR comment.
 SIZE = (6.4, 3.6)
@@ -123,10 +123,9 @@ def figures(run: Path, cfg: dict[str, Any], out: Path) -> tuple[list[Figure], li
         from contam.audit.data_figures import data_figures, scan_source
 
         scan = run / "data" / "scan"
-        summary = read_json_or_none(scan / "summary.json")
         data_figures(
-            scan_records(run),
-            summary if isinstance(summary, dict) else {},
+            dataset_flags(run),
+            read_json_dict(scan / "summary.json"),
             scan_source(run, cfg.get("dataset"), sharded=(scan / "shards").is_dir() and not (scan / "flags.jsonl").is_file()),
             plt,
             add,

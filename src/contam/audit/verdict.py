@@ -31,11 +31,11 @@ from contam.audit.claims import (
     HOLDS_AGAINST,
     Claim,
     cliff_claim,
+    dataset_flags,
     minkprob_claim,
     paired_claim,
     read_json_or_none,
     read_jsonl_lenient,
-    scan_records,
     to_float,
     zerocot_claim,
 )
@@ -299,7 +299,7 @@ def data_verdict(
             ("a finished dataset scan (run with --dataset)",),
             "no dataset scan finished",
         )
-    records = scan_records(run) if records is None else records
+    records = dataset_flags(run) if records is None else records
     names = set(bench_names)
     by_level: dict[str, set[str]] = defaultdict(set)
     items: dict[str, set[str]] = defaultdict(set)
@@ -403,7 +403,7 @@ def build_verdict(run: Path, cfg: dict[str, Any], fingerprint: str = "", seconds
     from contam.audit.runner import slug
 
     out: list[SideVerdict] = []
-    records = scan_records(run) if cfg.get("dataset") else []
+    records = dataset_flags(run) if cfg.get("dataset") else []
     for b in cfg["benchmarks"]:
         if cfg.get("dataset"):
             out.append(data_verdict(run, b, _bench_aliases(b), cfg, records))

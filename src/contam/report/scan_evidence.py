@@ -19,12 +19,12 @@ record is shown (an n-gram match), never the item's text standing in for it.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from contam.outputs import read_json_dict
 from contam.report.model import Run, SectionBuilder, code, mark, num, text
 
 #: Evidence kinds whose text quotes the record itself (the rest say what the record was compared with).
@@ -87,7 +87,7 @@ def flag_sources(summary: dict[str, Any], folder: str | None) -> list[FlagSource
     for d in dirs:
         if not (d / "flags.jsonl").is_file():
             continue
-        shard_summary, name = _json(d / "summary.json"), _json(d / "shard.json").get("name") or d.name
+        shard_summary, name = read_json_dict(d / "summary.json"), read_json_dict(d / "shard.json").get("name") or d.name
         if not shard_summary.get("corpus_path") and isinstance(paths, dict) and paths.get(d.name):
             shard_summary = {**shard_summary, "corpus_path": paths[d.name]}
         out.append(FlagSource(d / "flags.jsonl", shard_summary, str(d), str(name)))
@@ -103,14 +103,6 @@ def _shard_dir(root: Path, folder: str, merged: Any) -> Path:
         return root / "shards" / folder
     rel = root / str(where.get("relative") or "")
     return rel if where.get("relative") and (rel / "flags.jsonl").is_file() else Path(str(where.get("path") or rel))
-
-
-def _json(path: Path) -> dict[str, Any]:
-    try:
-        d = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return d if isinstance(d, dict) else {}
 
 
 def find_corpus(summary: dict[str, Any], folder: str | None) -> tuple[Path | None, list[str]]:

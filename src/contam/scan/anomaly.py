@@ -20,19 +20,16 @@ read back, so a cached fit gives the same numbers as a fresh one.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import io
-import sqlite3
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
-from contam.scan.embcache import default_path
+from contam.scan.embcache import EmbeddingCache, default_path
 from contam.scan.semantic_scores import _profile_features
 
 _FORMAT = "profile-outlier-v1"
+_PARAMS = ("pca_mean", "pca_components", "location", "precision", "cutoff")
 
 
 @dataclass
@@ -58,12 +55,13 @@ class ProfileOutlier:
         feats = _profile_features(profiles)
         if len(profiles) < max(10, self.pca_components + 2) or profiles.shape[1] == 0:
             return self  # too little data for a covariance: the anomaly part does not restrict
-        key = self._key(feats)
-        params = _read(key) if cache else None
+        key, path = self._key(feats), default_path() if cache else None
+        store = EmbeddingCache(path) if path is not None else None
+        params = store.get_arrays(key, _PARAMS) if store is not None else None
         if params is None:
             params = self._fit(feats)
-            if cache:
-                _write(key, params)
+            if store is not None:
+                store.put_arrays(key, params)
         self._params = params
         self.cutoff = float(params["cutoff"][0])
         return self
@@ -96,48 +94,3 @@ class ProfileOutlier:
             "precision": np.asarray(mcd.get_precision(), dtype=np.float64),
             "cutoff": np.array([chi2.ppf(self.quantile, df=ncomp)], dtype=np.float64),
         }
-
-
-def _connect() -> sqlite3.Connection | None:
-    path = default_path()
-    if path is None:
-        return None
-    with contextlib.suppress(OSError, sqlite3.Error):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        db = sqlite3.connect(str(path), timeout=30)
-        db.execute("CREATE TABLE IF NOT EXISTS fitted (k TEXT PRIMARY KEY, v BLOB)")
-        return db
-    return None
-
-
-def _read(key: str) -> dict[str, np.ndarray] | None:
-    """The cached parameters, or ``None`` (absent, unreadable or of another shape: refit)."""
-    db = _connect()
-    if db is None:
-        return None
-    try:
-        row = db.execute("SELECT v FROM fitted WHERE k = ?", (key,)).fetchone()
-        if row is None:
-            return None
-        with np.load(io.BytesIO(row[0]), allow_pickle=False) as z:
-            params = {k: np.asarray(z[k], dtype=np.float64) for k in ("pca_mean", "pca_components", "location", "precision", "cutoff")}
-        return params
-    except (sqlite3.Error, OSError, ValueError, KeyError):
-        return None
-    finally:
-        db.close()
-
-
-def _write(key: str, params: dict[str, np.ndarray]) -> None:
-    """Store the parameters; a cache that cannot be written is skipped (it only saves time)."""
-    db = _connect()
-    if db is None:
-        return
-    buf = io.BytesIO()
-    np.savez(buf, allow_pickle=False, **dict[str, Any](params))
-    try:
-        with contextlib.suppress(sqlite3.Error):
-            db.execute("INSERT OR REPLACE INTO fitted (k, v) VALUES (?, ?)", (key, buf.getvalue()))
-            db.commit()
-    finally:
-        db.close()

@@ -3,7 +3,8 @@
 Vectors are stored in SQLite under ``$CONTAM_HOME/embeddings.sqlite`` (default
 ``~/.cache/contam``), keyed by the embedder's identity (model name and config hash), the cut
 length and the text's SHA-256, so a different model or cut never reuses a vector.
-``CONTAM_EMBED_CACHE=0`` turns it off.
+``CONTAM_EMBED_CACHE=0`` turns it off. The same database keeps what is fitted on a benchmark's
+vectors alone (:meth:`EmbeddingCache.put_arrays`: the anomaly model's parameters).
 
 >>> import numpy as np, tempfile, os
 >>> c = EmbeddingCache(os.path.join(tempfile.mkdtemp(), "e.sqlite"))
@@ -16,10 +17,12 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import io
 import os
 import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -47,6 +50,7 @@ class EmbeddingCache:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             db = sqlite3.connect(str(self.path), timeout=30)
             db.execute("CREATE TABLE IF NOT EXISTS emb (k TEXT PRIMARY KEY, v BLOB)")
+            db.execute("CREATE TABLE IF NOT EXISTS fitted (k TEXT PRIMARY KEY, v BLOB)")
             db.commit()
             self._db = db
 
@@ -76,4 +80,27 @@ class EmbeddingCache:
         ]
         with contextlib.suppress(sqlite3.Error):
             self._db.executemany("INSERT OR REPLACE INTO emb (k, v) VALUES (?, ?)", rows)
+            self._db.commit()
+
+    def get_arrays(self, key: str, names: Sequence[str]) -> dict[str, np.ndarray] | None:
+        """The float64 arrays ``names`` stored under ``key`` by :meth:`put_arrays` (something fitted
+        on a benchmark alone), or ``None``: absent, unreadable or without one of ``names``."""
+        if self._db is None:
+            return None
+        try:
+            row = self._db.execute("SELECT v FROM fitted WHERE k = ?", (key,)).fetchone()
+            if row is None:
+                return None
+            with np.load(io.BytesIO(row[0]), allow_pickle=False) as z:
+                return {k: np.asarray(z[k], dtype=np.float64) for k in names}
+        except (sqlite3.Error, OSError, ValueError, KeyError):
+            return None
+
+    def put_arrays(self, key: str, arrays: dict[str, np.ndarray]) -> None:
+        if self._db is None:
+            return
+        buf = io.BytesIO()
+        np.savez(buf, allow_pickle=False, **dict[str, Any](arrays))
+        with contextlib.suppress(sqlite3.Error):
+            self._db.execute("INSERT OR REPLACE INTO fitted (k, v) VALUES (?, ?)", (key, buf.getvalue()))
             self._db.commit()

@@ -332,7 +332,6 @@ class SemanticScanner:
         self._profile_k = profiles.shape[1]
         self._clean_median = float(np.median(profiles[:, 0])) if profiles.size else -1.0
         self._outlier = ProfileOutlier(cfg.pca_components, cfg.anomaly_quantile, cfg.seed).fit(profiles)
-        self._cutoff = self._outlier.cutoff
 
     def _languages(self, texts: list[str]) -> list[str]:
         if not self.routing:
@@ -428,7 +427,7 @@ class SemanticScanner:
         top = d[:, 0] if d.shape[1] else np.zeros(n, dtype=np.float32)
         if self._outlier.fitted and n:
             maha = self._outlier.distance(prof)
-            return maha, (maha > self._cutoff) & (top > self._clean_median)
+            return maha, (maha > self._outlier.cutoff) & (top > self._clean_median)
         return np.zeros(n), top > self._clean_median
 
     def _learned(
@@ -492,7 +491,7 @@ class SemanticScanner:
         ev.append(
             Evidence(
                 kind="anomaly",
-                text=f"robust Mahalanobis² {float(s.anomaly[i]):.2f} (cutoff {self._cutoff:.2f})",
+                text=f"robust Mahalanobis² {float(s.anomaly[i]):.2f} (cutoff {self._outlier.cutoff:.2f})",
                 weight=float(s.anomalous[i]),
             )
         )

@@ -16,7 +16,7 @@ from typing import Any
 
 from contam.data import Item
 from contam.errors import ConfigError, ContamError, InputError
-from contam.outputs import ensure_dir, write_json
+from contam.outputs import ensure_dir, read_json_dict, write_json
 from contam.scan.ngram import NGramConfig
 from contam.scan.options import ScanOptions
 from contam.scan.runpaths import output_allowed
@@ -229,7 +229,7 @@ def merge_runs(run_dirs: Sequence[str | os.PathLike[str]], out: str | os.PathLik
             records[rec["name"]] = rec
         if not (root / "shards").is_dir() and (root / "flags.jsonl").is_file():
             raise InputError("a single-file scan: merge the --out folders of sharded runs (--corpus DIR/GLOB or --num-shards)", path=d)
-        run_summary = _read_dict(root / "summary.json")
+        run_summary = read_json_dict(root / "summary.json")
         paths, specs = run_summary.get("corpus_paths"), run_summary.get("corpus")
         run_corpus_paths.update(paths if isinstance(paths, dict) else {})
         corpus += [str(c) for c in (specs if isinstance(specs, list) else [specs] if specs else []) if str(c) not in corpus]
@@ -261,14 +261,6 @@ def merge_runs(run_dirs: Sequence[str | os.PathLike[str]], out: str | os.PathLik
     manifest["outputs"].append({"path": "summary.json", "size": p.stat().st_size, "sha256": file_digest(p)[1]})
     write_json(out_dir / "manifest.json", manifest)
     return summary
-
-
-def _read_dict(path: Path) -> dict[str, Any]:
-    try:
-        d = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return d if isinstance(d, dict) else {}
 
 
 def _merged_sources(recs: Sequence[dict[str, Any]], corpus_paths: dict[str, Any], out_dir: Path, first: dict[str, Any]) -> dict[str, Any]:
