@@ -22,10 +22,10 @@ from contam.pool import usable_cores
 from contam.records import Record
 from contam.scan.reasoning.scorer import Features, ReasoningConfig, ReasoningScorer, ReasoningSim, features_and_tokens
 from contam.scan.reasoning.steps import extract_steps
+from contam.scan.reasoning.tfidf import StepTfidf
 
 if TYPE_CHECKING:
     import numpy as np
-    from sklearn.feature_extraction.text import TfidfVectorizer
 
 #: Key → column id for struct n-grams, step word n-grams and arguments.
 _Vocabs = tuple[dict[str, int], dict[str, int], dict[str, int]]
@@ -44,14 +44,9 @@ _NO_SIM = ReasoningSim(0.0, 0.0, 0.0, 0.0)
 #: Candidates scored exactly at once: bounds the step-pair matrices (~16 step pairs × ~30 items each).
 _EXACT_BATCH = 256
 #: With ``n_jobs=None``, inputs at least this long are spread over all cores: below it the pool's
-#: start-up (a fresh interpreter per worker importing scikit-learn, ~2 s CPU) costs about what it saves
+#: start-up (a fresh interpreter per worker, ~2 s CPU when it imported scikit-learn) costs about what it saves
 #: (measured on 2 busy cores: 10k texts 4 s alone vs 5.5 s pooled; 50k 22-29 s vs 16.5 s).
 _AUTO_PARALLEL_MIN = 25_000
-
-
-def _identity(toks: list[str]) -> list[str]:
-    # A module-level analyzer (not a lambda) so the fitted vectorizer pickles into worker processes.
-    return toks
 
 
 class _Sparse:
@@ -179,10 +174,8 @@ def _pair_sims(
 class _State:
     """What matching needs from a fit, and all a worker process receives."""
 
-    def __init__(
-        self, config: ReasoningConfig, vec: TfidfVectorizer, matrix: Any, items: _Traces, n_steps: np.ndarray, vocabs: _Vocabs
-    ) -> None:
-        # ``matrix``: the benchmark traces' scipy CSR TF-IDF rows (Any: sklearn's fit_transform is unannotated).
+    def __init__(self, config: ReasoningConfig, vec: StepTfidf, matrix: Any, items: _Traces, n_steps: np.ndarray, vocabs: _Vocabs) -> None:
+        # ``matrix``: the benchmark traces' scipy CSR TF-IDF rows.
         self.config = config
         self.vec = vec
         self.matrix = matrix
@@ -283,14 +276,12 @@ class ReasoningMatcher:
 
     def fit(self, traces: Sequence[str]) -> ReasoningMatcher:
         import numpy as np
-        from sklearn.feature_extraction.text import TfidfVectorizer
 
         steps = [extract_steps(t) for t in traces]
         ft = [features_and_tokens(s, self.config) for s in steps]
         self._features = [f for f, _ in ft]
         self._n_steps = [len(s) for s in steps]
-        # sklearn is unannotated: pyright infers ``analyzer: str`` from its default, but a callable is documented.
-        self._vec = TfidfVectorizer(analyzer=_identity, sublinear_tf=True, norm="l2")  # pyright: ignore[reportArgumentType]
+        self._vec = StepTfidf()
         self._matrix = self._vec.fit_transform([t for _, t in ft])
         vocabs: _Vocabs = ({}, {}, {})
         items = _Traces(self._features, vocabs, grow=True)
