@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from typing import Any
 
 import numpy as np
 
@@ -31,11 +32,14 @@ def test_equals_scikit_learn_on_gsm8k_traces() -> None:
     # Candidates: train traces (unknown tokens to drop), one empty list, one of unknown tokens only.
     cands = [*_tokens([it.text for it in load_benchmark("gsm8k-train")[:300]]), [], ["no-such-token"]]
     ours, ref = StepTfidf(), TfidfVectorizer(analyzer=_identity, sublinear_tf=True, norm="l2")  # pyright: ignore[reportArgumentType]
-    m_ours, m_ref = ours.fit_transform(bench), ref.fit_transform(bench)
+    # scikit-learn's returns are unannotated.
+    m_ref: Any = ref.fit_transform(bench)
+    m_ours = ours.fit_transform(bench)
     assert list(ours.vocabulary) == list(ref.get_feature_names_out())
     np.testing.assert_allclose(ours.idf, ref.idf_, rtol=1e-15)
     np.testing.assert_allclose(m_ours.toarray(), m_ref.toarray(), rtol=0, atol=1e-15)
-    q_ours, q_ref = ours.transform(cands), ref.transform(cands)
+    q_ref: Any = ref.transform(cands)
+    q_ours = ours.transform(cands)
     np.testing.assert_allclose(q_ours.toarray(), q_ref.toarray(), rtol=0, atol=1e-15)
     assert not q_ours.toarray()[-2:].any()
     # What the shortlist reads: each candidate's similarities to every benchmark trace and their order.
