@@ -26,7 +26,7 @@ def ray_cluster():
     # (55 s for the test below against 10 s with the cache warm, on 2 cores).
     from contam.scan.ngram import NGramScanner
 
-    NGramScanner(NGramConfig()).fit(load_benchmark("gsm8k")[:5]).prefilter.candidates_jsonl(b'{"text": "warm up"}\n', field="text")
+    NGramScanner(NGramConfig()).fit(load_benchmark("gsm8k")[:5]).prefilter.warm_up()
     if not ray.is_initialized():
         ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield ray

@@ -296,9 +296,7 @@ def _token_scan(
     plain = size and not src.lower().endswith(COMPRESSED)
     args = (scanner, text_field, id_field, skip_bad, keep_all, src)
     if config.prefilter and not keep_all:
-        # Load the compiled kernels once here, so the forked workers inherit them instead of
-        # each loading them from numba's cache again.
-        scanner.prefilter.candidates_jsonl(b'{"text": "warm up"}\n', field="text")
+        scanner.prefilter.warm_up()  # once here: the forked workers inherit the loaded kernels
     counts["setup_cpu_ms"] += int((time.process_time() - cpu0) * 1000)  # the index and the kernels, once a run
     chunks = corpus_chunks(src, text_field, id_field, skip_bad, stats, config.batch_bytes, start_line, start_offset)
     # Forked before the progress thread starts; in-process, this process's own context.

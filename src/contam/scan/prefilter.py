@@ -321,6 +321,11 @@ class Prefilter:
         folded = [fold(t) for t in texts]
         return self._marked(folded, len(folded), fold_changers=True)[0][: len(folded)]
 
+    def warm_up(self) -> None:
+        """Compile (or load from numba's on-disk cache) the kernels a scan runs, once, in this
+        process: forked workers then inherit them, and later processes find them cached."""
+        self.candidates_jsonl(b'{"text": "warm up"}\n', field="text")
+
     def candidates_jsonl(self, block: bytes, field: str | None = None, max_line_bytes: int = 1 << 62) -> JsonlCandidates:
         """Candidates among the lines of a block of raw JSON lines (each line's text taken to
         be one of its JSON strings), cut from the raw bytes so the texts need not be decoded

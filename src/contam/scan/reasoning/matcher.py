@@ -22,7 +22,7 @@ from contam.pool import usable_cores
 from contam.records import Record
 from contam.scan.reasoning.scorer import Features, ReasoningConfig, ReasoningScorer, ReasoningSim, features_and_tokens
 from contam.scan.reasoning.steps import extract_steps
-from contam.scan.reasoning.tfidf import StepTfidf
+from contam.scan.reasoning.tfidf import StepTfidf, counts_csr
 
 if TYPE_CHECKING:
     import numpy as np
@@ -54,30 +54,7 @@ class _Sparse:
     (keys outside a fixed vocabulary still count in the total; they can never meet the other side)."""
 
     def __init__(self, counters: Sequence[Counter[str]], vocab: dict[str, int], grow: bool) -> None:
-        import numpy as np
-        from scipy.sparse import csr_matrix
-
-        indptr = [0]
-        indices: list[int] = []
-        data: list[int] = []
-        tot: list[int] = []
-        for c in counters:
-            t = 0
-            for key, v in c.items():
-                t += v
-                j = vocab.setdefault(key, len(vocab)) if grow else vocab.get(key)
-                if j is not None:
-                    indices.append(j)
-                    data.append(v)
-            tot.append(t)
-            indptr.append(len(indices))
-        self.tot = np.asarray(tot, dtype=np.int64)
-        # Built after the loop: when growing, the vocabulary (the column count) is complete only now.
-        self.matrix = csr_matrix(
-            (np.asarray(data, dtype=np.int64), np.asarray(indices, dtype=np.int64), np.asarray(indptr, dtype=np.int64)),
-            shape=(len(counters), len(vocab)),
-        )
-        self.matrix.sort_indices()  # canonical form: scipy's fast element-wise minimum
+        self.matrix, self.tot = counts_csr(counters, vocab, grow)
 
 
 def _min_sums(a: _Sparse, ai: np.ndarray, b: _Sparse, bi: np.ndarray) -> np.ndarray:
@@ -279,13 +256,11 @@ class ReasoningMatcher:
 
         steps = [extract_steps(t) for t in traces]
         ft = [features_and_tokens(s, self.config) for s in steps]
-        self._features = [f for f, _ in ft]
-        self._n_steps = [len(s) for s in steps]
-        self._vec = StepTfidf()
-        self._matrix = self._vec.fit_transform([t for _, t in ft])
+        vec = StepTfidf()
+        matrix = vec.fit_transform([t for _, t in ft])
         vocabs: _Vocabs = ({}, {}, {})
-        items = _Traces(self._features, vocabs, grow=True)
-        self._state = _State(self.config, self._vec, self._matrix, items, np.asarray(self._n_steps, dtype=np.int64), vocabs)
+        items = _Traces([f for f, _ in ft], vocabs, grow=True)
+        self._state = _State(self.config, vec, matrix, items, np.asarray([len(s) for s in steps], dtype=np.int64), vocabs)
         return self
 
     def _n_workers(self, n_texts: int, batch: int) -> int:

@@ -1,4 +1,4 @@
-"""Sublinear TF-IDF over token lists, the level-3 shortlist's index.
+"""Token counts as sparse matrices, and sublinear TF-IDF over them: the level-3 shortlist's index.
 
 The formula is scikit-learn's ``TfidfVectorizer(analyzer=identity, sublinear_tf=True)`` --
 ``tf = 1 + log(count)``, ``idf = log((1 + n) / (1 + df)) + 1``, rows scaled to unit l2 norm, the
@@ -24,6 +24,34 @@ from typing import Any
 import numpy as np
 
 
+def counts_csr(counters: Sequence[Counter[str]], vocab: dict[str, int], grow: bool = False) -> tuple[Any, np.ndarray]:
+    """``counters`` as one int64 CSR matrix over ``vocab`` (column ids; new keys added when ``grow``,
+    dropped otherwise), indices sorted, and each row's total count (dropped keys included)."""
+    from scipy.sparse import csr_matrix
+
+    indptr = [0]
+    indices: list[int] = []
+    data: list[int] = []
+    tot: list[int] = []
+    for c in counters:
+        t = 0
+        for key, v in c.items():
+            t += v
+            j = vocab.setdefault(key, len(vocab)) if grow else vocab.get(key)
+            if j is not None:
+                indices.append(j)
+                data.append(v)
+        tot.append(t)
+        indptr.append(len(indices))
+    # Built after the loop: when growing, the vocabulary (the column count) is complete only now.
+    m = csr_matrix(
+        (np.asarray(data, dtype=np.int64), np.asarray(indices, dtype=np.int64), np.asarray(indptr, dtype=np.int64)),
+        shape=(len(counters), len(vocab)),
+    )
+    m.sort_indices()  # canonical form: scipy's fast element-wise minimum, scikit-learn's summation order
+    return m, np.asarray(tot, dtype=np.int64)
+
+
 class StepTfidf:
     """``fit_transform`` learns the vocabulary and idf of the benchmark's token lists; ``transform``
     weighs other lists with them (tokens outside the vocabulary are dropped). Both return a CSR
@@ -45,21 +73,7 @@ class StepTfidf:
         return self._weigh(self._counts(docs))
 
     def _counts(self, docs: Sequence[Sequence[str]]) -> Any:
-        from scipy.sparse import csr_matrix
-
-        vocab = self.vocabulary
-        indptr = [0]
-        indices: list[int] = []
-        data: list[int] = []
-        for d in docs:
-            row = sorted((j, c) for t, c in Counter(d).items() if (j := vocab.get(t)) is not None)
-            indices.extend(j for j, _ in row)
-            data.extend(c for _, c in row)
-            indptr.append(len(indices))
-        return csr_matrix(
-            (np.asarray(data, dtype=np.float64), np.asarray(indices, dtype=np.int32), np.asarray(indptr, dtype=np.int32)),
-            shape=(len(docs), len(vocab)),
-        )
+        return counts_csr([Counter(d) for d in docs], self.vocabulary)[0].astype(np.float64)
 
     def _weigh(self, x: Any) -> Any:
         data = x.data
