@@ -204,30 +204,41 @@ def dump(path: Path, tasks_: list[Task], results: list[dict[str, np.ndarray]]) -
 
 
 def choose_threshold(
-    logit: np.ndarray, y: np.ndarray, groups: np.ndarray, corpus: np.ndarray, max_corpus_fpr: float
+    logit: np.ndarray, y: np.ndarray, groups: np.ndarray, corpus: np.ndarray, max_corpus_fpr: float, max_negative_fpr: float = 1.0
 ) -> tuple[float, float]:
     """The logit threshold with the best mean F1 over the groups (each set, kind and language
     weighs the same, so no one large set decides), among those flagging at most
-    ``max_corpus_fpr`` of the clean corpus rows."""
-    best = (-1.0, 0.0)
+    ``max_corpus_fpr`` of the clean corpus rows and at most ``max_negative_fpr`` of every
+    negatives-only group (MMLU items of the other half, MBPP against HumanEval); without such a
+    threshold, the corpus bound alone. The shipped fit leaves the second bound off (1.0): at 0.01
+    the MMLU false flags fall from 8 to 2 of 299 on the test halves, but the mean group F1 drops
+    from .969 to .911 and 18 groups fall under .85 (bench/RESULTS.md, 2026-11-29)."""
     names = [g for g in np.unique(groups[~corpus]) if (y[groups == g] == 1).any()]
+    negatives_only = [g for g in np.unique(groups[~corpus]) if not (y[groups == g] == 1).any()]
     ncorp = max(1, int(corpus.sum()))
-    for th in np.arange(-8.0, 6.01, 0.25):
-        f = logit >= th
-        if corpus.any() and (f & corpus).sum() > max_corpus_fpr * ncorp:
-            continue
-        f1s = []
-        for g in names:
-            m = groups == g
-            tp, fp, pos = int((f & m & (y == 1)).sum()), int((f & m & (y == 0)).sum()), int((m & (y == 1)).sum())
-            p, r = tp / max(1, tp + fp), tp / pos
-            f1s.append(2 * p * r / (p + r) if tp else 0.0)
-        if np.mean(f1s) > best[0]:
-            best = (float(np.mean(f1s)), float(th))
+    for bound in (max_negative_fpr, 1.0):
+        best = (-1.0, 0.0)
+        for th in np.arange(-8.0, 6.01, 0.25):
+            f = logit >= th
+            if corpus.any() and (f & corpus).sum() > max_corpus_fpr * ncorp:
+                continue
+            if any((f & (groups == g)).sum() > bound * (groups == g).sum() for g in negatives_only):
+                continue
+            f1s = []
+            for g in names:
+                m = groups == g
+                tp, fp, pos = int((f & m & (y == 1)).sum()), int((f & m & (y == 0)).sum()), int((m & (y == 1)).sum())
+                p, r = tp / max(1, tp + fp), tp / pos
+                f1s.append(2 * p * r / (p + r) if tp else 0.0)
+            if np.mean(f1s) > best[0]:
+                best = (float(np.mean(f1s)), float(th))
+        if best[0] >= 0:
+            return best
+        print(f"no threshold keeps every negatives-only group under {bound:.0%}: that bound dropped", file=sys.stderr)
     return best
 
 
-def fit(calib: list[Task], feats: list[dict[str, np.ndarray]], max_corpus_fpr: float) -> dict:
+def fit(calib: list[Task], feats: list[dict[str, np.ndarray]], max_corpus_fpr: float, max_negative_fpr: float = 1.0) -> dict:
     """One monotone boosted model per route on the calib halves, its threshold by :func:`choose_threshold`."""
     from boosted_fit import fit_boosted
     from contam.scan.combiner import FEATURES
@@ -249,9 +260,15 @@ def fit(calib: list[Task], feats: list[dict[str, np.ndarray]], max_corpus_fpr: f
         if len(set(ys)) < 2:
             continue
         bf = fit_boosted(x, y)
-        f1, th = choose_threshold(bf.logit, y, g, c, max_corpus_fpr)
+        f1, th = choose_threshold(bf.logit, y, g, c, max_corpus_fpr, max_negative_fpr)
         out[spec] = bf.record(
-            FEATURES, th, y, calib_mean_group_f1=round(f1, 4), max_corpus_fpr=max_corpus_fpr, sets=sorted({t.name for t in calib})
+            FEATURES,
+            th,
+            y,
+            calib_mean_group_f1=round(f1, 4),
+            max_corpus_fpr=max_corpus_fpr,
+            max_negative_fpr=max_negative_fpr,
+            sets=sorted({t.name for t in calib}),
         )
         print(f"fitted {spec}: {len(y)} rows ({int(y.sum())} positive), calib mean F1 over groups {f1:.3f}", file=sys.stderr)
     return out
@@ -262,6 +279,9 @@ def main() -> None:
     ap.add_argument("--fit", action="store_true", help="refit the combiners on the calib halves first")
     ap.add_argument(
         "--max-corpus-fpr", type=float, default=0.0005, help="share of the clean GSM8K train corpus (calib half) the threshold may flag"
+    )
+    ap.add_argument(
+        "--max-negative-fpr", type=float, default=1.0, help="share of any negatives-only calib group the threshold may flag (1.0: no bound)"
     )
     ap.add_argument("--no-baseline", action="store_true")
     ap.add_argument("--no-corpus", action="store_true", help="skip the 7,473-question GSM8K train corpus")
@@ -278,7 +298,7 @@ def main() -> None:
         calib = [*tasks("calib"), gsm8k_train_corpus("calib")]
         feats = [score(t, SemanticConfig(shortlist=False)) for t in calib]
         dump(Path(args.out).with_name("semantic_independent_calib.npz"), calib, feats)
-        fitted = fit(calib, feats, args.max_corpus_fpr)
+        fitted = fit(calib, feats, args.max_corpus_fpr, args.max_negative_fpr)
         fitted["static-shortlist"] = fit_shortlist(calib, feats, fitted["minilm"])
         path = Path(combiner.__file__).with_name("combiner.json")
         path.write_text(json.dumps({"combiners": fitted}, indent=1) + "\n", encoding="utf-8")
@@ -294,8 +314,10 @@ def main() -> None:
         res["baseline_nn"] = table(test, [score(t, SemanticConfig(rule="nn")) for t in test])
     if not args.no_corpus:
         corpus = gsm8k_train_corpus("test")
+        on_corpus = score(corpus, SemanticConfig())
+        dump(Path(args.out).with_name("semantic_independent_corpus.npz"), [corpus], [on_corpus])
         res["gsm8k_train_corpus"] = {
-            "defaults": table([corpus], [score(corpus, SemanticConfig())]),
+            "defaults": table([corpus], [on_corpus]),
             **({} if args.no_baseline else {"baseline_nn": table([corpus], [score(corpus, SemanticConfig(rule="nn"))])}),
         }
     res["cpu_s"] = round(time.process_time() - t0, 1)
