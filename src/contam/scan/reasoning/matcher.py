@@ -44,8 +44,9 @@ _NO_SIM = ReasoningSim(0.0, 0.0, 0.0, 0.0)
 #: Candidates scored exactly at once: bounds the step-pair matrices (~16 step pairs × ~30 items each).
 _EXACT_BATCH = 256
 #: With ``n_jobs=None``, inputs at least this long are spread over all cores: below it the pool's
-#: start-up (a fresh interpreter per worker, ~2 s CPU when it imported scikit-learn) costs about what it saves
-#: (measured on 2 busy cores: 10k texts 4 s alone vs 5.5 s pooled; 50k 22-29 s vs 16.5 s).
+#: start-up (a fresh interpreter per worker) costs about what it saves. Measured on 2 busy cores while
+#: each worker still imported scikit-learn (~2 s CPU; the TF-IDF no longer does, so the break-even is
+#: now somewhat lower, not re-measured): 10k texts 4 s alone vs 5.5 s pooled; 50k 22-29 s vs 16.5 s.
 _AUTO_PARALLEL_MIN = 25_000
 
 
