@@ -1,6 +1,7 @@
 """Issue 34 target 2: evasive (paraphrased) contamination, reproduced in kind (paper 004, Table 2).
 
-SmolLM2-135M is fine-tuned (``contam contaminate``, chat template: user question, assistant
+SmolLM2-135M (``--base gemma3-270m``: Gemma 3 270M, the ``gemma`` extra's GGUF dequantized by
+transformers into a trainable model) is fine-tuned (``contam contaminate``, chat template: user question, assistant
 chain-of-thought solution, as in SFT data) on GSM8K test items either **verbatim** or
 **paraphrased**, at several exposure counts (snapshots of one run). Every snapshot is then audited
 on the *original* items, seen vs unseen (the items after the trained slice), by every model-side
@@ -85,7 +86,20 @@ def prepare(out: Path) -> None:
     print(f"[prepare] {len(kept)} of {len(rows)} paraphrases pass the pipeline's audit -> {out / 'paraphrases.jsonl'}")
 
 
-def train(out: Path, arm: str, n: int, epochs: int, saves: tuple[int, ...], paraphrases: Path, filler: float) -> list[Path]:
+def base_spec(base: str) -> tuple[str, str]:
+    """(the model spec ``contam contaminate`` trains from, the prefix of its snapshot folders) for ``--base``."""
+    if base == "smollm2":
+        return "smollm2", ""
+    if base == "gemma3-270m":  # the `gemma` extra's GGUF, dequantized by transformers into a trainable model
+        from contam.models.embedded import gemma3_path
+
+        return f"hf:{gemma3_path()}", "gemma3-270m-"
+    raise SystemExit(f"--base {base!r}: choose smollm2 or gemma3-270m")
+
+
+def train(
+    out: Path, arm: str, n: int, epochs: int, saves: tuple[int, ...], paraphrases: Path, filler: float, base: str = "smollm2"
+) -> list[Path]:
     from contam.data import load_benchmark
     from contam.probe.contaminate import ContaminateConfig, Contaminator
 
@@ -111,10 +125,11 @@ def train(out: Path, arm: str, n: int, epochs: int, saves: tuple[int, ...], para
         seed=0,
         save_epochs=saves,
     )
-    folder = out / f"{arm}-x{epochs}"
+    spec, prefix = base_spec(base)
+    folder = out / f"{prefix}{arm}-x{epochs}"
     if not (folder / "manifest.json").is_file():
         t = time.perf_counter()
-        m = Contaminator(cfg).run("smollm2", folder)
+        m = Contaminator(cfg).run(spec, folder)
         print(f"[train] {arm}: {len(m.seen)} items x {epochs} epochs, {m.train_tokens} tokens, {time.perf_counter() - t:.0f} s", flush=True)
     return [folder / f"epoch-{e}" for e in saves if e != epochs] + [folder]
 
@@ -166,7 +181,7 @@ def run(args: argparse.Namespace) -> None:
     para = args.out / "paraphrases.jsonl"
     snaps: list[Path] = []
     for arm in args.arms.split(","):
-        snaps += train(args.out, arm, args.n, args.epochs, saves, para, args.filler)
+        snaps += train(args.out, arm, args.n, args.epochs, saves, para, args.filler, args.base)
     print(f"[run] {len(snaps)} snapshots; device {'cuda' if torch.cuda.is_available() else 'cpu'}", flush=True)
     procs = []
     for s in snaps:
@@ -232,6 +247,7 @@ def main() -> int:
     r = sub.add_parser("run")
     r.add_argument("--out", type=Path, default=ROOT / "out" / "evasive")
     r.add_argument("--arms", default="paraphrase,verbatim")
+    r.add_argument("--base", default="smollm2", help="smollm2 or gemma3-270m (the `gemma` extra: make .venv/.gemma)")
     r.add_argument("--n", type=int, default=128, help="GSM8K test items [0, n) are the trained slice")
     r.add_argument("--epochs", type=int, default=10)
     r.add_argument("--save-epochs", default="1,3")
