@@ -31,6 +31,7 @@ import json
 import sys
 import time
 from collections import defaultdict
+from collections.abc import Sequence
 from datetime import date
 from pathlib import Path
 
@@ -175,13 +176,25 @@ def prf(rows: list[tuple[int, bool, bool, str]]) -> dict[str, float]:
     return {"P": p, "R": rec, "F1": f1, "pos": tp + fn, "neg": neg, "FP": fp}
 
 
-def table(tasks_: list[Task], results: list[dict[str, np.ndarray]]) -> dict[str, dict[str, float]]:
+def group_table(
+    sets: Sequence[str], kinds: Sequence[str], labels: Sequence[int], flags: Sequence[bool], right: Sequence[bool], twins: Sequence[object]
+) -> dict[str, dict[str, float]]:
+    """:func:`prf` per ``"<set> <kind>:<language>"`` group of rows given column by column (a kind
+    without a language is English); twins (any truthy ``twins`` entry) set apart."""
     groups: dict[str, list[tuple[int, bool, bool, str]]] = defaultdict(list)
-    for t, r in zip(tasks_, results, strict=True):
-        for i, y in enumerate(t.labels):
-            kind = t.kinds[i] if ":" in t.kinds[i] else f"{t.kinds[i]}:en"
-            groups[f"{t.name} {kind}"].append((y, bool(r["flag"][i]), bool(r["right"][i]), t.cross_split[i]))
+    for name, kind, y, f, r, tw in zip(sets, kinds, labels, flags, right, twins, strict=True):
+        kind = kind if ":" in kind else f"{kind}:en"
+        groups[f"{name} {kind}"].append((int(y), bool(f), bool(r), "twin" if tw else ""))
     return {g: prf(rows) for g, rows in sorted(groups.items())}
+
+
+def table(tasks_: list[Task], results: list[dict[str, np.ndarray]]) -> dict[str, dict[str, float]]:
+    cols = [
+        (t.name, t.kinds[i], y, r["flag"][i], r["right"][i], t.cross_split[i])
+        for t, r in zip(tasks_, results, strict=True)
+        for i, y in enumerate(t.labels)
+    ]
+    return group_table(*zip(*cols, strict=True)) if cols else {}
 
 
 def dump(path: Path, tasks_: list[Task], results: list[dict[str, np.ndarray]]) -> None:
@@ -213,29 +226,28 @@ def choose_threshold(
     threshold, the corpus bound alone. The shipped fit leaves the second bound off (1.0): at 0.01
     the MMLU false flags fall from 8 to 2 of 299 on the test halves, but the mean group F1 drops
     from .969 to .911 and 18 groups fall under .85 (bench/RESULTS.md, 2026-11-29)."""
-    names = [g for g in np.unique(groups[~corpus]) if (y[groups == g] == 1).any()]
-    negatives_only = [g for g in np.unique(groups[~corpus]) if not (y[groups == g] == 1).any()]
+    labelled = np.unique(groups[~corpus])
+    scored = [groups == g for g in labelled if (y[groups == g] == 1).any()]
+    negatives_only = [groups == g for g in labelled if not (y[groups == g] == 1).any()]
     ncorp = max(1, int(corpus.sum()))
-    for bound in (max_negative_fpr, 1.0):
-        best = (-1.0, 0.0)
-        for th in np.arange(-8.0, 6.01, 0.25):
-            f = logit >= th
-            if corpus.any() and (f & corpus).sum() > max_corpus_fpr * ncorp:
-                continue
-            if any((f & (groups == g)).sum() > bound * (groups == g).sum() for g in negatives_only):
-                continue
-            f1s = []
-            for g in names:
-                m = groups == g
-                tp, fp, pos = int((f & m & (y == 1)).sum()), int((f & m & (y == 0)).sum()), int((m & (y == 1)).sum())
-                p, r = tp / max(1, tp + fp), tp / pos
-                f1s.append(2 * p * r / (p + r) if tp else 0.0)
-            if np.mean(f1s) > best[0]:
-                best = (float(np.mean(f1s)), float(th))
-        if best[0] >= 0:
-            return best
-        print(f"no threshold keeps every negatives-only group under {bound:.0%}: that bound dropped", file=sys.stderr)
-    return best
+    candidates = []  # (negatives-only bound kept, mean group F1, threshold), thresholds ascending
+    for th in np.arange(-8.0, 6.01, 0.25):
+        f = logit >= th
+        if corpus.any() and (f & corpus).sum() > max_corpus_fpr * ncorp:
+            continue
+        f1s = []
+        for m in scored:
+            tp, fp, pos = int((f & m & (y == 1)).sum()), int((f & m & (y == 0)).sum()), int((m & (y == 1)).sum())
+            p, r = tp / max(1, tp + fp), tp / pos
+            f1s.append(2 * p * r / (p + r) if tp else 0.0)
+        bounded = all((f & m).sum() <= max_negative_fpr * m.sum() for m in negatives_only)
+        candidates.append((bounded, float(np.mean(f1s)), float(th)))
+    kept = [c for c in candidates if c[0]]
+    if candidates and not kept:
+        print(f"no threshold keeps every negatives-only group under {max_negative_fpr:.0%}: that bound dropped", file=sys.stderr)
+    # max() keeps the first of equal F1s: the lowest such threshold, as the scan in order did.
+    _, f1, th = max(kept or candidates, key=lambda c: c[1], default=(True, -1.0, 0.0))
+    return f1, th
 
 
 def fit(calib: list[Task], feats: list[dict[str, np.ndarray]], max_corpus_fpr: float, max_negative_fpr: float = 1.0) -> dict:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +21,7 @@ ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT.parent / "src"))
 
 from contam.scan.combiner import FEATURES, load_combiners  # noqa: E402
-from semantic_independent import prf  # noqa: E402
+from semantic_independent import group_table  # noqa: E402
 
 WATCH = (
     "mathcheck_gsm rephrase:mathcheck_distractor_insertion",
@@ -58,13 +57,7 @@ def main() -> None:
     )
     print(head)
     for th in (float(t) for t in args.thresholds.split(",")):
-        groups: dict[str, list[tuple[int, bool, bool, str]]] = defaultdict(list)
-        for i in range(len(p)):
-            kind = test["kind"][i] if ":" in test["kind"][i] else f"{test['kind'][i]}:en"
-            groups[f"{test['set'][i]} {kind}"].append(
-                (int(test["label"][i]), bool(p[i] >= th), bool(test["right"][i]), "twin" if test["twin"][i] else "")
-            )
-        res = {g: prf(rows) for g, rows in groups.items()}
+        res = group_table(test["set"], test["kind"], test["label"], p >= th, test["right"], test["twin"])
         f1 = [r["F1"] for r in res.values() if r["pos"]]
         mmlu = res.get("mmlu mmlu-other:en", {"FP": 0, "neg": 0})
         cfp = "-" if pc is None or corpus is None else str(int(((pc >= th) & ~corpus["twin"]).sum()))
