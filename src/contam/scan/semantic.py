@@ -55,12 +55,13 @@ from contam.models.embed import STATIC_SEMANTIC_THRESHOLD
 from contam.scan.anomaly import ProfileOutlier
 from contam.scan.combiner import FEATURES, load_combiners, neighbourhood_features, text_features
 from contam.scan.dbscan import radius_dbscan
+from contam.scan.definitions import strip_definitions
 from contam.scan.embedding import embed_texts, embedder_identity
 from contam.scan.flags import DocResult, Evidence, Flag
 from contam.scan.semantic_scores import SemanticScores, semantic_score_dict
 from contam.scan.shortlist import StaticShortlist
 from contam.scan.space import EmbeddingSpace
-from contam.scan.textmatch import specifics, specifics_overlap, word_overlap
+from contam.scan.textmatch import piece_overlap, specifics, specifics_overlap, word_overlap
 
 __all__ = [
     "EMBEDDER_DEFAULTS",
@@ -344,7 +345,14 @@ class SemanticScanner:
     def score(self, texts: Sequence[str], embeddings: np.ndarray | None = None) -> SemanticScores:
         """All signals for each text (``embeddings``: the primary embedder's vectors, if already made)."""
         cfg = self.config
-        texts = list(texts)
+        # A symbol-replaced rewrite is compared without the term definitions it added (contam.scan.definitions).
+        views = [strip_definitions(t) for t in texts]
+        texts = [v for v, _ in views]
+        removed = np.array([g for _, g in views], dtype=np.int64)
+        if embeddings is not None and removed.any():
+            embeddings = embeddings.copy()
+            changed = np.flatnonzero(removed)
+            embeddings[changed] = self.primary.embed([texts[r] for r in changed])
         n = len(texts) if embeddings is None else len(embeddings)
         langs = self._languages(texts) if texts else ["en"] * n
         multi = np.array([lang != "en" for lang in langs], dtype=bool)
@@ -388,6 +396,7 @@ class SemanticScanner:
                 clusters[int(labels[j]) + offset][0].append(int(j))
             if offset == 0:  # the anomaly model lives in the primary space
                 maha[rows], anomalous[rows] = self._anomaly(ds)
+        self._break_ties(texts, d, ids)
         top = d[:, 0].astype(np.float64) if n else np.zeros(0)
         overlap, wover = np.full(n, np.nan), np.full(n, np.nan)
         feats = prob = None
@@ -417,7 +426,22 @@ class SemanticScanner:
             languages=langs,
             multilingual=multi,
             shortlist=short,
+            definitions=removed if removed.any() else None,
         )
+
+    def _break_ties(self, texts: list[str], d: np.ndarray, ids: np.ndarray) -> None:
+        """Reorder tied nearest items (in place) by their word pieces shared with the whole text.
+
+        Items that agree on their first ``max_chars`` characters (MMLU's passages, each followed by
+        several questions) embed to the same vector, so cosine cannot tell which one a document
+        copies; the rest of the text can."""
+        if not texts or d.shape[1] < 2:
+            return
+        for r in np.flatnonzero(d[:, 1] >= d[:, 0] - 1e-6):
+            tied = np.flatnonzero(d[r] >= d[r, 0] - 1e-6)
+            its = [self.items[int(ids[r, j])] for j in tied]
+            share = np.array([piece_overlap(texts[r], (it.question, it.text)) for it in its])
+            ids[r, tied] = ids[r, tied[np.argsort(-share, kind="stable")]]
 
     def _anomaly(self, d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         n = len(d)
@@ -495,6 +519,9 @@ class SemanticScanner:
                 weight=float(s.anomalous[i]),
             )
         )
+        if s.definitions is not None and s.definitions[i]:
+            g = int(s.definitions[i])
+            ev.append(Evidence(kind="definitions", text=f"compared without the {g} quoted term definition(s) it adds", weight=float(g)))
         cross = item.metadata.get("near_duplicate_in") if item.metadata else None
         if cross:
             ev.append(

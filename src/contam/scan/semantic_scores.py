@@ -40,6 +40,8 @@ class SemanticScores:
     #: (n,) probability from the shortlist (:mod:`contam.scan.shortlist`), NaN where it did not judge;
     #: below 0.5 the row was not embedded and its cosine, features and probability are NaN
     shortlist: np.ndarray | None = None
+    #: (n,) quoted term definitions removed before comparing (:mod:`contam.scan.definitions`); None: none anywhere
+    definitions: np.ndarray | None = None
 
     def subset(self, idx: np.ndarray) -> SemanticScores:
         """The scores of rows ``idx`` (cluster summary dropped: it belongs to the whole call)."""
@@ -55,6 +57,7 @@ class SemanticScores:
             languages=[self.languages[int(i)] for i in np.arange(len(self.sim))[idx]] if self.languages else [],
             multilingual=self.multilingual[idx] if len(self.multilingual) else self.multilingual,
             shortlist=self.shortlist[idx] if self.shortlist is not None else None,
+            definitions=self.definitions[idx] if self.definitions is not None else None,
             rescue_threshold=self.rescue_threshold,
             rescue_overlap=self.rescue_overlap,
             rescue_words=self.rescue_words,
@@ -123,6 +126,8 @@ def semantic_score_dict(s: SemanticScores, i: int) -> dict[str, float]:
         out["multilingual"] = float(bool(s.multilingual[i])) if len(s.multilingual) else 0.0
     if s.shortlist is not None and s.shortlist[i] == s.shortlist[i]:
         out["shortlist_probability"] = round(float(s.shortlist[i]), 6)
+    if s.definitions is not None and s.definitions[i]:
+        out["definitions_removed"] = float(s.definitions[i])
     # A row the shortlist dropped was never embedded: no cosine, features or probability to show.
     return {k: v for k, v in out.items() if v == v}
 
