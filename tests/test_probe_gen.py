@@ -225,3 +225,16 @@ def test_cdd_with_the_paper_defaults(model) -> None:  # type: ignore[no-untyped-
         assert len(r.distances) == 50 and 0 < r.max_length <= 100
         assert all(0 <= d <= r.max_length for d in r.distances)
     assert 0.0 <= res.flagged["original"] <= 1.0
+
+
+def test_reconstruct_against_variants_says_a_clean_control_is_stronger(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    # A numbers-changed variant keeps its item's opening words: a memorised item reconstructs it too
+    # (bench/evasive.py, 10 verbatim exposures: seen vs unseen AUROC .91, seen vs variants p .45).
+    from contam.cli.main import main
+
+    assert main(["perturb", "-b", "gsm8k", "--limit", "1", "--out", str(tmp_path / "v")]) == 0
+    capsys.readouterr()
+    assert main(["probe", "reconstruct", "-b", "gsm8k", "--variants", str(tmp_path / "v"), "--limit", "1", "--samples", "1"]) == 0
+    assert "a clean --control set is the stronger comparison" in capsys.readouterr().err
+    assert main(["probe", "reconstruct", "-b", "gsm8k", "--control", "gsm8k-train", "--limit", "1", "--samples", "1"]) == 0
+    assert "--control set is the stronger" not in capsys.readouterr().err
