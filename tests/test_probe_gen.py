@@ -82,6 +82,7 @@ def test_reconstruct_flags_a_planted_positive(model) -> None:  # type: ignore[no
     assert seen.max_rouge_l > 0.8 > 0.2 > unseen.max_rouge_l
     assert res.mean_rouge_l["original"] > res.mean_rouge_l["reference"]
     assert res.rouge_test is not None and res.rouge_test.effect == 1.0  # AUC: original above reference
+    assert res.note == ""  # a clean control set: no caveat
 
 
 def test_tsguess_keyword_is_a_tagged_content_word() -> None:

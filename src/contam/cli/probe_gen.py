@@ -55,6 +55,8 @@ def _finish(out: Path | None, summary: dict[str, Any], json_out: bool, show: Cal
         emit_json(summary)
     else:
         show(summary)
+        if summary.get("note"):  # a caveat the probe's result carries
+            err_console.print(f"note: {summary['note']}", markup=False, highlight=False)
         if out is not None:
             console.print(f"results: {escape(str(out / 'items.jsonl'))}, {escape(str(out / 'summary.json'))}")
 
@@ -76,22 +78,22 @@ def _test_rows(name: str, test: dict[str, Any] | None) -> list[tuple[str, str]]:
     return [(name, f"effect {_fmt(test['effect'])}, p = {test['p_value']:.4g} ({test['method']}, {test['alternative']})")]
 
 
-def _comparison(items: list[Any], variants: Path | None, control: str | None, limit: int, sample_seed: int | None) -> list[Any] | None:
-    """The comparison group of a generation probe: the first variant of each item from a
-    ``contam perturb`` set (``--variants``), or a clean benchmark (``--control``), or none."""
+def _comparison(items: list[Any], variants: Path | None, control: str | None, limit: int, sample_seed: int | None) -> dict[str, Any]:
+    """The comparison group of a generation probe, as keyword arguments of its ``run``: the
+    items' variants from a ``contam perturb`` set (``--variants``; the probe takes each item's
+    first), or a clean benchmark (``--control``), or none."""
     if variants is not None and control is not None:
         raise ConfigError("give one comparison set: --variants or --control")
     if control is not None:
-        return _items(control, limit, sample_seed)
+        return {"control": _items(control, limit, sample_seed)}
     if variants is not None:
         from contam.probe.variantset import load_variants
 
         ref = load_variants(variants)
-        got = [ref[it.id][0] for it in items if ref.get(it.id)]
-        if not got:
+        if not any(ref.get(it.id) for it in items):
             raise ConfigError(f"none of the {len(items)} items has a variant in {variants} (ids must match its original_id)")
-        return got
-    return None
+        return {"variants": ref}
+    return {}
 
 
 def _run_grouped(
@@ -128,9 +130,7 @@ def _run_grouped(
 
     def work(ck: Any) -> dict[str, Any]:
         model = load_model(model_spec, no_cache)
-        result = (
-            probe.run(model, items, control=comparison, checkpoint=ck) if comparison is not None else probe.run(model, items, checkpoint=ck)
-        )
+        result = probe.run(model, items, checkpoint=ck, **comparison)
         summary = result.to_dict()
         summary.pop("items")
         return no_nan(
@@ -226,14 +226,6 @@ def reconstruct(
     limit = limit_of(limit, n_alias)
     control = reference_alias(reference_old, "--control", control)
     cfg = ReconstructConfig(prefix_fraction=prefix, n_samples=samples, part=part, seed=seed)
-    if variants is not None:
-        # Measured in bench/evasive.py: after verbatim training, seen vs unseen AUROC .91, seen vs variants p .45.
-        err_console.print(
-            "note: a numbers-changed variant keeps its item's opening words, so a memorised item reconstructs "
-            "its variants too; a clean --control set is the stronger comparison (docs/model-side.md)",
-            markup=False,
-            highlight=False,
-        )
     s = _run_grouped(
         Reconstruct(cfg), model, benchmark, control, limit, out, no_cache, fresh, "reconstruct", seed if shuffle else None, variants
     )

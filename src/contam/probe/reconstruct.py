@@ -30,6 +30,11 @@ from contam.probe.textsim import exact_match, rouge_l, verbatim_match, word_pref
 from contam.records import Record
 from contam.stats.results import TestResult
 
+#: Why a set of isomorphic variants is a weak comparison group here (``ReconstructResult.note``).
+VARIANTS_NOTE = (
+    "a numbers-changed variant keeps its item's opening words, so a memorised item reconstructs its variants "
+    "too; a clean --control set is the stronger comparison (docs/model-side.md)"
+)
 CHAT_INSTRUCTION = "Continue the following text exactly as it continues in its original source. Output only the continuation.\n\n"
 
 
@@ -89,6 +94,8 @@ class ReconstructResult(Record):
     n: dict[str, int] = field(default_factory=dict)
     rouge_test: TestResult | None = None
     verbatim_test: TestResult | None = None
+    #: a caveat on the comparison group (:data:`VARIANTS_NOTE` when it is the items' variants), else empty
+    note: str = ""
 
 
 def item_part(item: Item, part: str) -> str:
@@ -176,6 +183,8 @@ class Reconstruct:
             n={g: len(rs) for g, rs in by.items()},
             rouge_test=rouge_test,
             verbatim_test=verbatim_test,
+            # Measured in bench/evasive.py: after verbatim training, seen vs unseen AUROC .91, seen vs variants p .45.
+            note=VARIANTS_NOTE if variants is not None else "",
         )
 
 
