@@ -12,6 +12,12 @@ from contam.scan.definitions import strip_definitions
 from contam.scan.semantic import SemanticConfig, SemanticScanner
 
 
+@pytest.fixture(scope="module")
+def mmlu() -> tuple[list, SemanticScanner]:
+    items = load_benchmark("mmlu")
+    return items, SemanticScanner(SemanticConfig()).fit(items)
+
+
 def test_each_quoted_definition_is_removed_wherever_it_stands() -> None:
     text = (
         "Suppose 'Dragon' means 'The highest power of the variable.'Suppose 'Cat' means 'A larger field.'"
@@ -48,15 +54,14 @@ def test_no_shipped_benchmark_item_reads_as_a_definition() -> None:
         assert not [it.id for it in load_benchmark(name) if strip_definitions(it.text)[1]], name
 
 
-def test_a_symbol_replaced_rewrite_is_found_and_its_flag_says_the_definitions_were_set_aside() -> None:
-    items = load_benchmark("mmlu")
+def test_a_symbol_replaced_rewrite_is_found_and_its_flag_says_the_definitions_were_set_aside(mmlu: tuple[list, SemanticScanner]) -> None:
+    items, sem = mmlu
     by_id = {it.id: it for it in items}
     src = by_id["mmlu/sociology/178"]
     # The recipe of MMLU-SR, written here by hand: the key term swapped for an unrelated word.
     body = src.text.replace("family unit", "Lantern")
     assert body != src.text
     rewrite = "Suppose 'Lantern' means 'a group of people related by blood or marriage living together.' " + body
-    sem = SemanticScanner(SemanticConfig()).fit(items)
     s = sem.score([rewrite])
     assert s.definitions is not None and int(s.definitions[0]) == 1
     assert items[int(s.nearest[0, 0])].id == src.id
@@ -68,13 +73,12 @@ def test_a_symbol_replaced_rewrite_is_found_and_its_flag_says_the_definitions_we
     assert flag.scores["definitions_removed"] == 1.0
 
 
-def test_questions_that_share_a_passage_are_told_apart_by_the_rest_of_the_text() -> None:
+def test_questions_that_share_a_passage_are_told_apart_by_the_rest_of_the_text(mmlu: tuple[list, SemanticScanner]) -> None:
     # 59 groups of MMLU items share their first 512 characters (one history passage, several
     # questions): their embedded views are identical, so the cosine ties and the text decides.
-    items = load_benchmark("mmlu")
+    items, sem = mmlu
     group = [it for it in items if "Great Nation of Futurity" in it.question]
     assert len(group) >= 3 and len({it.question[:512] for it in group}) == 1
-    sem = SemanticScanner(SemanticConfig()).fit(items)
     s = sem.score([it.text for it in group])
     assert np.all(s.nearest_sim[:, 0] - s.nearest_sim[:, 1] < 1e-6)  # the tie is real
     assert [items[int(j)].id for j in s.nearest[:, 0]] == [it.id for it in group]

@@ -477,6 +477,8 @@ class SemanticScanner:
         """The :class:`Flag` record of candidate ``i`` (document text ``text``) against its nearest benchmark item."""
         th = self.config.threshold if threshold is None else threshold
         rule = rule or self.config.rule
+        if s.definitions is not None and s.definitions[i]:
+            text = strip_definitions(text)[0]  # the evidence shows what was compared
         j = int(s.nearest[i, 0])
         item = self.items[j]
         ev = [Evidence(kind="embedding", text=item.question[:200], weight=round(float(s.sim[i]), 6))]
