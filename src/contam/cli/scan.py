@@ -288,6 +288,13 @@ def _print_summary(s: dict, out: Path) -> None:
             "skipped bad input",
             f"{s['bad_input']['skipped']:,} ({escape(', '.join(f'{k}: {v}' for k, v in s['bad_input']['reasons'].items()))})",
         )
+    langs = s.get("semantic_languages") or {}
+    if langs:
+        by = langs.get("documents_by_language", {})
+        table.add_row("languages", escape(", ".join(f"{k} {v:,}" for k, v in list(by.items())[:8]) + (" …" if len(by) > 8 else "")))
+        for key in ("benchmark_note", "warning"):
+            if langs.get(key):
+                table.add_row("", f"[yellow]{escape(langs[key])}[/yellow]")
     table.add_row("speed", f"{s['mb_per_s'] or 0:,.1f} MB/s, {s['workers']} worker(s), {s['seconds']:.1f} s")
     console.print(table)
     shown = 0

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
@@ -83,6 +84,17 @@ def detect_languages(texts: Sequence[str], max_chars: int = 1000) -> list[str]:
     """:func:`detect_language` of each text (ASCII prose that langid calls English skips nothing:
     Swahili and Indonesian are ASCII too, so every text is classified)."""
     return [detect_language(t, max_chars) for t in texts]
+
+
+def sample_languages(texts: Sequence[str], sample: int = 200) -> Counter[str]:
+    """Detected languages of at most ``sample`` evenly spaced ``texts`` (a benchmark's items): what
+    its language is, without classifying every item of a large one.
+
+    >>> sample_languages(["Natalia sold clips to 48 of her friends.", "Natalia verkaufte Haarspangen an 48 Freundinnen."])
+    Counter({'en': 1, 'de': 1})
+    """
+    step = max(1, -(-len(texts) // sample))
+    return Counter(detect_languages(list(texts[::step])))
 
 
 def covered_by_multilingual(lang: str) -> bool:

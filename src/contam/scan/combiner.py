@@ -39,7 +39,7 @@ operating point, so one threshold serves every embedder.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from importlib import resources
@@ -167,11 +167,12 @@ def background_sample(n_views: int, seed: int = 0) -> np.ndarray:
     return np.sort(np.random.default_rng(seed).choice(n_views, BACKGROUND, replace=False))
 
 
-def neighbourhood_features(x: np.ndarray, background: np.ndarray, top: np.ndarray) -> np.ndarray:
+def neighbourhood_features(x: np.ndarray, background: np.ndarray, top: np.ndarray, with_scale: bool = False) -> np.ndarray:
     """``cosine``, ``z`` and ``gap`` for candidate vectors ``x`` given the background views'
-    vectors and each candidate's best cosines to distinct items ``top`` (best first)."""
+    vectors and each candidate's best cosines to distinct items ``top`` (best first); with
+    ``with_scale`` a fourth column, the scale ``z`` divides by (to score the other items alike)."""
     n = len(x)
-    out = np.zeros((n, 3), dtype=np.float64)
+    out = np.zeros((n, 4 if with_scale else 3), dtype=np.float64)
     if n == 0:
         return out
     cos1 = top[:, 0] if top.shape[1] else np.zeros(n)
@@ -187,7 +188,71 @@ def neighbourhood_features(x: np.ndarray, background: np.ndarray, top: np.ndarra
     out[:, 0] = cos1
     out[:, 1] = (cos1 - mu) / np.maximum(sd, 1e-3)
     out[:, 2] = cos1 - cos2
+    if with_scale:
+        out[:, 3] = np.maximum(sd, 1e-3)
     return out
+
+
+#: Items within this cosine of a document's nearest one may be its match instead: siblings of one
+#: template (SVAMP's variations of a story, with other numbers) sit within .015 of each other for a
+#: translation, often in the wrong order.
+TIE_MARGIN = 0.02
+
+#: ... but only when the two items are this much closer to each other than the document is to the
+#: nearest: then the embedding cannot tell them apart, and the document's numbers and words decide.
+#: Items merely alike (HumanEval tasks sharing a docstring example) stay in cosine order.
+SIBLING_MARGIN = 0.03
+
+
+def judge_near_ties(
+    combiner: Combiner,
+    texts: Sequence[str],
+    views: Callable[[int], tuple[str, ...]],
+    item_vecs: np.ndarray,
+    d: np.ndarray,
+    ids: np.ndarray,
+    hood: np.ndarray,
+    rows: np.ndarray,
+    names: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Features and probability of each of ``rows`` against its most probable match among its nearest
+    item and that item's template siblings in the top of ``d``/``ids`` (cosines and items, best
+    first; reordered in place so that the match comes first).
+
+    ``item_vecs``: the items' vectors in the space ``d`` was measured in; ``hood``:
+    :func:`neighbourhood_features` with its scale column; ``views(j)``: item j's texts; ``names``:
+    per row, whether names count as specifics. Items with identical vectors (MMLU questions on one
+    passage) keep the order they arrive in."""
+    xs: list[tuple[float, ...]] = []
+    owner: list[tuple[int, int]] = []  # (position in rows, column of d / ids)
+    for pos, r in enumerate(rows):
+        cos1, z1, gap1, scale = hood[r, :4]
+        cols = [0]
+        for t in np.flatnonzero(d[r, 1:] >= d[r, 0] - TIE_MARGIN) + 1:
+            pair = float(item_vecs[ids[r, 0]] @ item_vecs[ids[r, t]])
+            if d[r, 0] + SIBLING_MARGIN <= pair < 1 - 1e-4:
+                cols.append(int(t))
+        for t in cols:
+            cos = float(d[r, t])
+            # The same background for every item: only the cosine moves; the gap is to the nearest.
+            z, gap = (z1, gap1) if t == 0 else (z1 - (cos1 - cos) / scale, cos - cos1)
+            xs.append((cos, z, gap, *text_features(texts[int(r)], views(int(ids[r, t])), names=bool(names[pos]))))
+            owner.append((pos, t))
+    feats = np.full((len(rows), len(FEATURES)), np.nan)
+    prob = np.full(len(rows), -1.0)
+    if not xs:
+        return feats, prob
+    x = np.array(xs)
+    p = combiner.probability(x)
+    best = np.zeros(len(rows), dtype=np.intp)
+    for k, (pos, t) in enumerate(owner):
+        if p[k] > prob[pos]:  # the first of equals: the nearest
+            prob[pos], feats[pos], best[pos] = p[k], x[k], t
+    for pos in np.flatnonzero(best):
+        r, t = rows[pos], best[pos]
+        order = [t, *(c for c in range(d.shape[1]) if c != t)]
+        d[r], ids[r] = d[r, order], ids[r, order]
+    return feats, prob
 
 
 def text_features(candidate: str, views: Sequence[str], names: bool = True) -> tuple[float, float, float]:

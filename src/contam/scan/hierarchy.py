@@ -262,7 +262,8 @@ class Hierarchy:
     def language_summary(self) -> dict[str, Any]:
         """Documents per detected language at the semantic level, the embedder non-English text went
         to, and the languages that embedder was not trained on (scored, but named: their flags and
-        misses are less certain). Empty when the level did not route by language."""
+        misses are less certain); for a benchmark mostly not in English, its languages. Empty when
+        the level did not route by language."""
         sem = self.semantic
         if sem is None or not sem.language_counts:
             return {}
@@ -270,6 +271,12 @@ class Hierarchy:
             "documents_by_language": dict(sem.language_counts.most_common()),
             "non_english_embedder": sem.config.multilingual,
         }
+        if sem.foreign_benchmark:
+            langs = ", ".join(lang for lang, _ in sem.item_languages.most_common())
+            out["benchmark_languages"] = dict(sem.item_languages.most_common())
+            out["benchmark_note"] = (
+                f"the benchmark is mostly not English ({langs}): every document was compared with {sem.config.multilingual}"
+            )
         if sem.uncovered:
             out["not_covered"] = dict(sem.uncovered.most_common())
             out["warning"] = (

@@ -48,12 +48,12 @@ import numpy as np
 
 from contam.constraints import Constraints, Interval, Options, validate
 from contam.data import Document, Item
-from contam.data.language import covered_by_multilingual, detect_languages
+from contam.data.language import covered_by_multilingual, detect_languages, sample_languages
 from contam.errors import ConfigError
 from contam.models.base import Embedder
 from contam.models.embed import STATIC_SEMANTIC_THRESHOLD
 from contam.scan.anomaly import ProfileOutlier
-from contam.scan.combiner import FEATURES, load_combiners, neighbourhood_features, text_features
+from contam.scan.combiner import FEATURES, judge_near_ties, load_combiners, neighbourhood_features
 from contam.scan.dbscan import radius_dbscan
 from contam.scan.definitions import strip_definitions
 from contam.scan.embedding import embed_texts, embedder_identity
@@ -212,6 +212,8 @@ class SemanticScanner:
     Under the default ``learned`` rule each document's language is detected first: English goes to
     the configured embedder (MiniLM), any other language to the multilingual one
     (``config.multilingual``), whose view of the benchmark is built the first time it is needed.
+    When most of the benchmark itself is not English, every document goes to the multilingual one
+    (an English translation of a Japanese item shares nothing MiniLM can see).
     ``language_counts`` and ``uncovered`` tally what the scanner has seen, for the scan's summary.
 
     >>> SemanticScanner(SemanticConfig(threshold=0.8)).config.threshold
@@ -226,6 +228,8 @@ class SemanticScanner:
         self.language_counts: Counter[str] = Counter()
         #: Documents per detected language that the multilingual embedder was not trained on.
         self.uncovered: Counter[str] = Counter()
+        #: Languages of a sample of the benchmark's items (empty when the level does not route).
+        self.item_languages: Counter[str] = Counter()
 
     @property
     def embedder(self) -> Embedder:
@@ -275,6 +279,7 @@ class SemanticScanner:
         self.items = list(items)
         self._multi = None
         self.primary = self._space(self.embedder).fit(self.items, item_embeddings)
+        self.item_languages = sample_languages([it.question or it.text for it in self.items]) if self.routing else Counter()
         self._short: StaticShortlist | None = None
         k = min(cfg.profile_k, len(self.items) - 1 if clean is None else len(self.items))
         if clean is None:
@@ -286,12 +291,19 @@ class SemanticScanner:
         self._fit_anomaly(profiles)
         return self
 
+    @property
+    def foreign_benchmark(self) -> bool:
+        """Whether most of the benchmark is not English, so that every document is compared in the
+        multilingual space."""
+        n = sum(self.item_languages.values())
+        return n > 0 and self.item_languages["en"] < 0.5 * n
+
     def prepare_routes(self, texts: Sequence[str]) -> bool:
         """Fit the multilingual space now if any of ``texts`` would be routed to it; whether it is
         ready. The scan's worker processes call this on the corpus's first batch before they are
         forked, so they share one fit of the benchmark's multilingual vectors instead of each
         making its own (minutes of CPU per worker on the first run of a benchmark)."""
-        if self.routing and any(lang != "en" for lang in detect_languages(list(texts))):
+        if self.routing and (self.foreign_benchmark or any(lang != "en" for lang in detect_languages(list(texts)))):
             self._multilingual()
         return self._multi is not None
 
@@ -355,13 +367,14 @@ class SemanticScanner:
             embeddings[changed] = self.primary.embed([texts[r] for r in changed])
         n = len(texts) if embeddings is None else len(embeddings)
         langs = self._languages(texts) if texts else ["en"] * n
-        multi = np.array([lang != "en" for lang in langs], dtype=bool)
+        foreign = self.foreign_benchmark
+        multi = np.array([foreign or lang != "en" for lang in langs], dtype=bool)
         k = max(cfg.top_k, self._profile_k, 2)
         d = np.full((n, k), -1.0, dtype=np.float32)
         ids = np.zeros((n, k), dtype=np.int64)
         cand = np.full(n, -1, dtype=np.int64)
         member = np.zeros(n, dtype=bool)
-        hood = np.zeros((n, 3))
+        hood = np.zeros((n, 4))
         clusters: dict[int, tuple[list[int], list[int]]] = {}
         maha, anomalous = np.zeros(n), np.zeros(n, dtype=bool)
         nb = len(self.items)
@@ -383,7 +396,7 @@ class SemanticScanner:
                 x = space.embed([texts[r] for r in rows])
             ds, di = space.search(x, k)
             d[rows, : ds.shape[1]], ids[rows, : di.shape[1]] = ds, di
-            hood[rows] = neighbourhood_features(x, space.background, ds)
+            hood[rows] = neighbourhood_features(x, space.background, ds, with_scale=True)
             labels = radius_dbscan(np.vstack([space.item_vecs, x]), cfg.eps, cfg.min_samples, cfg.max_neighbors, cfg.search_batch)
             bench = labels[:nb][labels[:nb] >= 0]
             lab = labels[nb:]
@@ -397,12 +410,12 @@ class SemanticScanner:
             if offset == 0:  # the anomaly model lives in the primary space
                 maha[rows], anomalous[rows] = self._anomaly(ds)
         self._break_ties(texts, d, ids)
-        top = d[:, 0].astype(np.float64) if n else np.zeros(0)
         overlap, wover = np.full(n, np.nan), np.full(n, np.nan)
         feats = prob = None
         if cfg.rule == "learned" and texts:
-            feats, prob = self._learned(texts, ids, hood, multi, judged)
-        elif cfg.rule == "nn" and texts:  # second stage, on the shortlist only
+            feats, prob = self._learned(texts, d, ids, hood, multi, judged)
+        top = d[:, 0].astype(np.float64) if n else np.zeros(0)
+        if cfg.rule == "nn" and texts:  # second stage, on the shortlist only
             for r in np.flatnonzero((top >= cfg.rescue_threshold) & (top < cfg.threshold)):
                 it = self.items[int(ids[r, 0])]
                 overlap[r] = specifics_overlap(texts[r], (it.question, it.text))
@@ -455,23 +468,26 @@ class SemanticScanner:
         return np.zeros(n), top > self._clean_median
 
     def _learned(
-        self, texts: list[str], ids: np.ndarray, hood: np.ndarray, multi: np.ndarray, judged: np.ndarray
+        self, texts: list[str], d: np.ndarray, ids: np.ndarray, hood: np.ndarray, multi: np.ndarray, judged: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray]:
-        """The combiner's features and probability for every ``judged`` row (text features against the
-        nearest item); NaN for the rows the shortlist dropped."""
+        """The combiner's features and probability for every ``judged`` row, against the most probable
+        of its nearly tied nearest items (:func:`~contam.scan.combiner.judge_near_ties`, which puts
+        that item first in ``d`` and ``ids``); NaN for the rows the shortlist dropped."""
         combiners = load_combiners()
         feats = np.full((len(texts), len(FEATURES)), np.nan)
-        feats[judged, :3] = hood[judged]
-        for r in np.flatnonzero(judged):
-            it = self.items[int(ids[r, 0])]
-            # A translation's names are translated too (and German capitalises every noun): numbers only.
-            feats[r, 3:] = text_features(texts[r], (it.question, it.text), names=not multi[r])
         prob = np.full(len(texts), np.nan)
         for spec, rows in ((self.primary.spec, ~multi & judged), (self.config.multilingual, multi)):
             c = combiners.get(spec) or combiners.get("minilm")
             if c is not None and rows.any():
-                prob[rows] = c.probability(feats[rows])
+                r = np.flatnonzero(rows)
+                vecs = (self._multilingual() if spec != self.primary.spec else self.primary).item_vecs
+                # A translation's names are translated too (and German capitalises every noun): numbers only.
+                feats[r], prob[r] = judge_near_ties(c, texts, self._views, vecs, d, ids, hood, r, names=~multi[r])
         return feats, prob
+
+    def _views(self, j: int) -> tuple[str, str]:
+        it = self.items[j]
+        return (it.question, it.text)
 
     def flag(self, doc_id: str, i: int, s: SemanticScores, threshold: float | None = None, rule: str | None = None, text: str = "") -> Flag:
         """The :class:`Flag` record of candidate ``i`` (document text ``text``) against its nearest benchmark item."""
