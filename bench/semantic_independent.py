@@ -115,6 +115,30 @@ def independent_task(name: str, split: str, pad: str | None, per_group: int = PE
     return t
 
 
+#: Sets whose translations also serve the other way round: a benchmark in that language, English documents.
+REVERSED = {"mathoctopus_msvamp": ("bn", "de", "es", "fr", "ja", "ru", "sw", "th", "zh"), "jmmlu": ("ja",), "kt_kor_gsm8k": ("ko",)}
+
+
+def reversed_task(name: str, lang: str, split: str, per_group: int = PER_GROUP) -> Task:
+    """The benchmark is the ``lang`` translation of the seen items of ``name``; the documents are the
+    English originals of ``split`` (seen ones are positives): a benchmark not in English, and a
+    corpus that holds English translations of it (the translation's direction aside)."""
+    folder = DATA / name
+    sources = {r["id"]: r["text"] for r in read_jsonl(folder / "sources.jsonl")}
+    translated = {v["source"]: v["text"] for v in read_jsonl(folder / "variants.jsonl") if v["lang"] == lang and v["source"] in sources}
+    items = [Item(id=sid, question=text, benchmark=f"{name}-{lang}") for sid, text in translated.items() if seen(sid)]
+    docs = sorted((sid for sid in translated if half_of(sid) == split), key=lambda sid: _hash(sid + lang))[:per_group]
+    t = Task(name, split, items)
+    for sid in docs:
+        t.add(sources[sid], 1 if seen(sid) else 0, sid if seen(sid) else "", f"benchmark_in:{lang}")
+    # Twins decided on the English texts, as for the other direction.
+    english = [Item(id=it.id, question=sources[it.id], benchmark=name) for it in items]
+    negs = [i for i, y in enumerate(t.labels) if y == 0]
+    for i, tw in zip(negs, near_twins([t.texts[i] for i in negs], english) if negs else [], strict=True):
+        t.cross_split[i] = tw
+    return t
+
+
 def mbpp_negatives(split: str) -> Task:
     """MBPP prompts (other tasks, same genre as HumanEval) against the seen HumanEval tasks."""
     srcs = read_jsonl(DATA / "mbpp" / "sources.jsonl")
@@ -142,6 +166,7 @@ def gsm8k_train_corpus(split: str) -> Task:
 
 def tasks(split: str) -> list[Task]:
     out = [independent_task(n, split, pad) for n, pad in SETS.items() if (DATA / n / "variants.jsonl").is_file()]
+    out += [reversed_task(n, lang, split) for n, langs in REVERSED.items() if (DATA / n / "variants.jsonl").is_file() for lang in langs]
     out.append(mbpp_negatives(split))
     out += [dcq_task(n, split) for n in ("gsm8k", "humaneval", "mmlu")]
     return out

@@ -18,6 +18,8 @@ RESULTS = Path(__file__).resolve().parent / "results" / "semantic_independent.js
 def row_of(group: str) -> str | None:
     name, kind = group.split(" ", 1)
     k, _, sub = kind.partition(":")
+    if k == "benchmark_in":
+        return f"benchmark in {sub}, English documents ({name})"
     if k == "translation":
         return f"translation, {sub} ({name})"
     if k == "nl_translation":
