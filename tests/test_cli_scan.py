@@ -189,3 +189,32 @@ def test_semantic_scan_with_the_static_embedder(tmp_path: Path) -> None:
     # A flag carries the threshold it passed: the cosine alone (0.99), or the second stage's (0.66).
     assert {fl["threshold"] for f in flags for fl in f["flags"]} <= {0.66, 0.99}
     assert all(fl["score"] >= fl["threshold"] for f in flags for fl in f["flags"])
+
+
+def test_scan_of_a_benchmark_not_in_english_says_how_it_compared(tmp_path: Path) -> None:
+    # MathOctopus's Japanese SVAMP as the benchmark (a file), English originals as the corpus.
+    data = Path(__file__).resolve().parent.parent / "bench" / "data" / "independent" / "mathoctopus_msvamp"
+    src = [json.loads(x) for x in (data / "sources.jsonl").read_text(encoding="utf-8").splitlines() if x.strip()]
+    ja = {
+        v["source"]: v["text"]
+        for x in (data / "variants.jsonl").read_text(encoding="utf-8").splitlines()
+        if x.strip()
+        if (v := json.loads(x))["lang"] == "ja"
+    }
+    bench, corpus = tmp_path / "svamp_ja.jsonl", tmp_path / "corpus.jsonl"
+    bench.write_text(
+        "".join(json.dumps({"id": r["id"], "question": ja[r["id"]]}, ensure_ascii=False) + "\n" for r in src[:40]), encoding="utf-8"
+    )
+    docs = [src[5], src[17], src[33], *src[300:303]]  # three seen, three unseen
+    corpus.write_text("".join(json.dumps({"id": r["id"], "text": r["text"]}) + "\n" for r in docs), encoding="utf-8")
+    p = contam("scan", "-b", bench, "-c", corpus, "--out", tmp_path / "o", "--levels", "semantic")
+    assert p.returncode == 0, p.stderr
+    assert "mostly not English (ja)" in p.stdout and "languages" in p.stdout
+    s = json.loads((tmp_path / "o" / "summary.json").read_text(encoding="utf-8"))
+    assert s["semantic_languages"]["benchmark_languages"] == {"ja": 40}
+    flagged = {
+        json.loads(x)["doc_id"]
+        for x in (tmp_path / "o" / "flags.jsonl").read_text(encoding="utf-8").splitlines()
+        if json.loads(x)["contaminated"]
+    }
+    assert flagged <= {src[5]["id"], src[17]["id"], src[33]["id"]} and len(flagged) >= 2
