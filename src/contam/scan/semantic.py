@@ -381,7 +381,7 @@ class SemanticScanner:
         english = np.flatnonzero(~multi)
         short = np.full(n, np.nan)
         judged = np.ones(n, dtype=bool)  # rows embedded and decided by the full rule
-        if texts and embeddings is None and self.shortlisting:
+        if len(english) and embeddings is None and self.shortlisting:
             kept, short, near = self._shortlist(texts, english, k)
             dropped = np.setdiff1d(english, kept)
             d[dropped], ids[dropped], judged[dropped] = np.nan, near[dropped], False
