@@ -272,10 +272,10 @@ class Hierarchy:
             "non_english_embedder": sem.config.multilingual,
         }
         if sem.foreign_benchmark:
-            langs = ", ".join(lang for lang, _ in sem.item_languages.most_common())
             out["benchmark_languages"] = dict(sem.item_languages.most_common())
             out["benchmark_note"] = (
-                f"the benchmark is mostly not English ({langs}): every document was compared with {sem.config.multilingual}"
+                f"the benchmark is mostly not English ({', '.join(out['benchmark_languages'])}): "
+                f"every document was compared with {sem.config.multilingual}"
             )
         if sem.uncovered:
             out["not_covered"] = dict(sem.uncovered.most_common())

@@ -417,9 +417,9 @@ class SemanticScanner:
         top = d[:, 0].astype(np.float64) if n else np.zeros(0)
         if cfg.rule == "nn" and texts:  # second stage, on the shortlist only
             for r in np.flatnonzero((top >= cfg.rescue_threshold) & (top < cfg.threshold)):
-                it = self.items[int(ids[r, 0])]
-                overlap[r] = specifics_overlap(texts[r], (it.question, it.text))
-                wover[r] = word_overlap(texts[r], (it.question, it.text))
+                views = self._views(int(ids[r, 0]))
+                overlap[r] = specifics_overlap(texts[r], views)
+                wover[r] = word_overlap(texts[r], views)
         return SemanticScores(
             sim=top,
             nearest=ids[:, : cfg.top_k],
@@ -452,8 +452,7 @@ class SemanticScanner:
             return
         for r in np.flatnonzero(d[:, 1] >= d[:, 0] - 1e-6):
             tied = np.flatnonzero(d[r] >= d[r, 0] - 1e-6)
-            its = [self.items[int(ids[r, j])] for j in tied]
-            share = np.array([piece_overlap(texts[r], (it.question, it.text)) for it in its])
+            share = np.array([piece_overlap(texts[r], self._views(int(ids[r, j]))) for j in tied])
             ids[r, tied] = ids[r, tied[np.argsort(-share, kind="stable")]]
 
     def _anomaly(self, d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -476,16 +475,19 @@ class SemanticScanner:
         combiners = load_combiners()
         feats = np.full((len(texts), len(FEATURES)), np.nan)
         prob = np.full(len(texts), np.nan)
-        for spec, rows in ((self.primary.spec, ~multi & judged), (self.config.multilingual, multi)):
-            c = combiners.get(spec) or combiners.get("minilm")
-            if c is not None and rows.any():
+        # Each route in the space its rows were searched in (score's loop), judged by that space's combiner.
+        for space, rows in ((self.primary, ~multi & judged), (self._multi, multi)):
+            if space is None or not rows.any():
+                continue
+            c = combiners.get(space.spec) or combiners.get("minilm")
+            if c is not None:
                 r = np.flatnonzero(rows)
-                vecs = (self._multilingual() if spec != self.primary.spec else self.primary).item_vecs
                 # A translation's names are translated too (and German capitalises every noun): numbers only.
-                feats[r], prob[r] = judge_near_ties(c, texts, self._views, vecs, d, ids, hood, r, names=~multi[r])
+                feats[r], prob[r] = judge_near_ties(c, texts, self._views, space.item_vecs, d, ids, hood, r, names=~multi[r])
         return feats, prob
 
     def _views(self, j: int) -> tuple[str, str]:
+        """Item j's texts a document is compared with: its question alone and its whole text."""
         it = self.items[j]
         return (it.question, it.text)
 
