@@ -107,12 +107,16 @@ def independent_task(name: str, split: str, pad: str | None, per_group: int = PE
         kind = f"{v['kind']}:{v.get('subtype') if v['lang'] == 'en' else v['lang']}"
         t.add(v["text"], 1 if seen(sid) else 0, sid if seen(sid) else "", kind)
     # Genuine near duplicates among the negatives are set apart, decided on the source texts alone.
-    negs = [i for i, y in enumerate(t.labels) if y == 0]
-    srcs = [v["source"] for v in variants]
-    twins = near_twins([sources[srcs[i]] for i in negs], items) if negs else []
-    for i, tw in zip(negs, twins, strict=True):
-        t.cross_split[i] = tw
+    set_twins(t, [sources[v["source"]] for v in variants], items)
     return t
+
+
+def set_twins(t: Task, source_texts: list[str], items: list[Item]) -> None:
+    """Mark each negative of ``t`` whose source text (``source_texts``, one per row) nearly
+    duplicates one of ``items`` (:func:`near_twins`) as a twin, counted apart."""
+    negs = [i for i, y in enumerate(t.labels) if y == 0]
+    for i, tw in zip(negs, near_twins([source_texts[i] for i in negs], items) if negs else [], strict=True):
+        t.cross_split[i] = tw
 
 
 #: Sets whose translations also serve the other way round: a benchmark in that language, English documents.
@@ -132,10 +136,7 @@ def reversed_task(name: str, lang: str, split: str, per_group: int = PER_GROUP) 
     for sid in docs:
         t.add(sources[sid], 1 if seen(sid) else 0, sid if seen(sid) else "", f"benchmark_in:{lang}")
     # Twins decided on the English texts, as for the other direction.
-    english = [Item(id=it.id, question=sources[it.id], benchmark=name) for it in items]
-    negs = [i for i, y in enumerate(t.labels) if y == 0]
-    for i, tw in zip(negs, near_twins([t.texts[i] for i in negs], english) if negs else [], strict=True):
-        t.cross_split[i] = tw
+    set_twins(t, t.texts, [Item(id=it.id, question=sources[it.id], benchmark=name) for it in items])
     return t
 
 
