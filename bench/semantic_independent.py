@@ -4,7 +4,9 @@ Data: ``bench/data/independent/<set>/`` (each with PROVENANCE.md and LICENSE.txt
 people: human and machine translations of SVAMP, GSM8K and MMLU questions, HumanEval and MBPP
 ported to other programming languages (HumanEval-X, MultiPL-E, MBXP, MxEval), HumanEval prompts
 translated into other natural languages (mHumanEval), rule-based and LLM rephrasings (ReCode,
-MathCheck, MMLU-SR); plus the DCQ GPT-4 perturbations the old thresholds were calibrated on.
+MathCheck, MMLU-SR, and BenBench's rewrites of MATH and GSM8K, added after the last fit: no
+combiner has seen either of its halves); plus the DCQ GPT-4 perturbations the old thresholds were
+calibrated on.
 
 Protocol, per set: items are split by a hash of their id into a ``calib`` and a ``test`` half, and
 again into *seen* items (in the benchmark) and *unseen* ones. Positives are the variants of seen
@@ -51,6 +53,8 @@ SETS = {
     "jmmlu": None,
     "mmlu_sr": "mmlu",
     "mathcheck_gsm": "gsm8k",
+    "benbench_gsm8k": "gsm8k",
+    "benbench_math": None,
     "humaneval_x": None,
     "mhumaneval_multiple": None,
     "mxeval_humaneval": None,
@@ -84,9 +88,11 @@ def read_jsonl(path: Path) -> list[dict]:
 
 #: Variants kept per (set, kind, language or subtype) and half: a deterministic sample (by hash) bounds the run.
 PER_GROUP = 60
+#: Sets of one kind with thousands of variants (one group each): a larger sample of them.
+PER_GROUP_OF = {"benbench_gsm8k": 300, "benbench_math": 300}
 
 
-def independent_task(name: str, split: str, pad: str | None, per_group: int = PER_GROUP) -> Task:
+def independent_task(name: str, split: str, pad: str | None, per_group: int | None = None) -> Task:
     """The labelled candidates of set ``name`` for ``split`` (see the module docstring)."""
     folder = DATA / name
     sources = {r["id"]: r["text"] for r in read_jsonl(folder / "sources.jsonl")}
@@ -94,7 +100,7 @@ def independent_task(name: str, split: str, pad: str | None, per_group: int = PE
     groups: dict[str, list[dict]] = defaultdict(list)
     for v in sorted(variants, key=lambda v: _hash(v["source"] + v["text"])):
         key = f"{v['kind']}:{v.get('subtype') if v['lang'] == 'en' else v['lang']}"
-        if len(groups[key]) < per_group:
+        if len(groups[key]) < (per_group or PER_GROUP_OF.get(name, PER_GROUP)):
             groups[key].append(v)
     variants = [v for key in sorted(groups) for v in groups[key]]
     items = [Item(id=sid, question=text, benchmark=name) for sid, text in sources.items() if seen(sid)]
@@ -315,6 +321,7 @@ def fit(calib: list[Task], feats: list[dict[str, np.ndarray]], max_corpus_fpr: f
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--fit", action="store_true", help="refit the combiners on the calib halves first")
+    ap.add_argument("--fit-shortlist", action="store_true", help="refit only the shortlist (the shipped combiners' decisions its target)")
     ap.add_argument(
         "--max-corpus-fpr", type=float, default=0.0005, help="share of the clean GSM8K train corpus (calib half) the threshold may flag"
     )
@@ -330,15 +337,18 @@ def main() -> None:
 
     t0 = time.process_time()
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    if args.fit:
+    if args.fit or args.fit_shortlist:
         from shortlist_fit import fit_shortlist
 
         calib = [*tasks("calib"), gsm8k_train_corpus("calib")]
         feats = [score(t, SemanticConfig(shortlist=False)) for t in calib]
         dump(Path(args.out).with_name("semantic_independent_calib.npz"), calib, feats)
-        fitted = fit(calib, feats, args.max_corpus_fpr, args.max_negative_fpr)
-        fitted["static-shortlist"] = fit_shortlist(calib, feats, fitted["minilm"])
         path = Path(combiner.__file__).with_name("combiner.json")
+        if args.fit:
+            fitted = fit(calib, feats, args.max_corpus_fpr, args.max_negative_fpr)
+        else:
+            fitted = json.loads(path.read_text(encoding="utf-8"))["combiners"]
+        fitted["static-shortlist"] = fit_shortlist(calib, feats, fitted["minilm"])
         path.write_text(json.dumps({"combiners": fitted}, indent=1) + "\n", encoding="utf-8")
         combiner.load_combiners.cache_clear()
     test = tasks("test")

@@ -34,6 +34,10 @@ def row_of(group: str) -> str | None:
         return "MBPP prompt rephrased (ReCode)"
     if name == "mathcheck_gsm":
         return f"GSM8K far rephrasing ({sub.removeprefix('mathcheck_')}, MathCheck)"
+    if name == "benbench_math":
+        return "MATH rephrasing vs other MATH problems (BenBench, LLM; never fitted)"
+    if name == "benbench_gsm8k":
+        return "GSM8K close rephrasing (BenBench, LLM; never fitted)"
     if name == "mmlu_sr":
         return f"MMLU symbol-replaced ({sub.removeprefix('mmlusr_')}, MMLU-SR)"
     if name == "mmlu":

@@ -57,6 +57,7 @@ from contam.scan.combiner import FEATURES, judge_near_ties, load_combiners, neig
 from contam.scan.dbscan import radius_dbscan
 from contam.scan.definitions import strip_definitions
 from contam.scan.embedding import embed_texts, embedder_identity
+from contam.scan.figures import strip_figures, without_figures
 from contam.scan.flags import DocResult, Evidence, Flag
 from contam.scan.semantic_scores import SemanticScores, semantic_score_dict
 from contam.scan.shortlist import StaticShortlist
@@ -276,9 +277,15 @@ class SemanticScanner:
         if not items:
             raise ConfigError("the semantic level needs at least one benchmark item")
         cfg = self.config
-        self.items = list(items)
+        # Figure code (contam.scan.figures) is left out on both sides; vectors given for such items are remade.
+        self.items = [without_figures(it) for it in items]
         self._multi = None
-        self.primary = self._space(self.embedder).fit(self.items, item_embeddings)
+        space = self._space(self.embedder)
+        redo = [j for j, (a, b) in enumerate(zip(items, self.items, strict=True)) if a is not b]
+        if item_embeddings is not None and redo:
+            item_embeddings = item_embeddings.copy()
+            item_embeddings[redo] = space.embed([self.items[j].text for j in redo])
+        self.primary = space.fit(self.items, item_embeddings)
         self.item_languages = sample_languages([it.question or it.text for it in self.items]) if self.routing else Counter()
         self._short: StaticShortlist | None = None
         k = min(cfg.profile_k, len(self.items) - 1 if clean is None else len(self.items))
@@ -357,14 +364,15 @@ class SemanticScanner:
     def score(self, texts: Sequence[str], embeddings: np.ndarray | None = None) -> SemanticScores:
         """All signals for each text (``embeddings``: the primary embedder's vectors, if already made)."""
         cfg = self.config
-        # A symbol-replaced rewrite is compared without the term definitions it added (contam.scan.definitions).
-        views = [strip_definitions(t) for t in texts]
+        # Compared without figure code (contam.scan.figures) and, for a symbol-replaced rewrite, without
+        # the term definitions it added (contam.scan.definitions).
+        views = [strip_definitions(strip_figures(t)[0]) for t in texts]
+        changed = np.array([v != t for (v, _), t in zip(views, texts, strict=True)], dtype=bool)
         texts = [v for v, _ in views]
         removed = np.array([g for _, g in views], dtype=np.int64)
-        if embeddings is not None and removed.any():
+        if embeddings is not None and changed.any():
             embeddings = embeddings.copy()
-            changed = np.flatnonzero(removed)
-            embeddings[changed] = self.primary.embed([texts[r] for r in changed])
+            embeddings[changed] = self.primary.embed([texts[r] for r in np.flatnonzero(changed)])
         n = len(texts) if embeddings is None else len(embeddings)
         langs = self._languages(texts) if texts else ["en"] * n
         foreign = self.foreign_benchmark
@@ -495,8 +503,7 @@ class SemanticScanner:
         """The :class:`Flag` record of candidate ``i`` (document text ``text``) against its nearest benchmark item."""
         th = self.config.threshold if threshold is None else threshold
         rule = rule or self.config.rule
-        if s.definitions is not None and s.definitions[i]:
-            text = strip_definitions(text)[0]  # the evidence shows what was compared
+        text = strip_definitions(strip_figures(text)[0])[0]  # the evidence shows what was compared
         j = int(s.nearest[i, 0])
         item = self.items[j]
         ev = [Evidence(kind="embedding", text=item.question[:200], weight=round(float(s.sim[i]), 6))]
