@@ -7,11 +7,19 @@ the three is flagged (the shortlist drops all three: the drawing code is most of
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from contam.data import Item, load_benchmark
 from contam.scan.figures import strip_figures, without_figures
 from contam.scan.semantic import SemanticConfig, SemanticScanner
+
+CONTAM = str(Path(sys.executable).with_name("contam"))
 
 MATH = [
     (
@@ -85,3 +93,58 @@ def test_precomputed_item_vectors_are_remade_for_items_with_figures(scanner: Sem
     sem = SemanticScanner(SemanticConfig()).fit(items, item_embeddings=raw)
     fresh = scanner.primary.embed([without_figures(it).text for it in items])
     assert abs(sem.primary.item_vecs - fresh).max() < 1e-5
+
+
+def test_cli_scan_of_math_problems_and_the_shortlist_switch(tmp_path: Path) -> None:
+    """End to end: a benchmark file of MATH problems among GSM8K questions. The default scan finds the
+    rewordings of the figure problems; two short LaTeX-free rewordings the shortlist drops are found
+    once a thresholds file turns the shortlist off (``semantic_shortlist``)."""
+    more = [  # MATH train problems (MIT, as above)
+        (
+            "math/train/balls",
+            "How many ways are there to put 4 balls in 3 boxes if the balls are not distinguishable and neither are the boxes?",
+        ),
+        ("math/train/five", "What is the least five-digit positive integer which is congruent to 5 (mod 15)?"),
+    ]
+    bench, corpus = tmp_path / "math.jsonl", tmp_path / "corpus.jsonl"
+    rows = [{"id": it.id, "question": it.question} for it in load_benchmark("gsm8k")[:300]] + [
+        {"id": i, "question": q} for i, q in MATH + more
+    ]
+    bench.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    dropped = [
+        "Four identical balls go into three identical boxes. Count the possible arrangements.",
+        "Compute the smallest 5-digit number that is 5 more than a multiple of 15.",
+    ]
+    corpus.write_text("".join(json.dumps({"id": f"d{k}", "text": t}) + "\n" for k, t in enumerate(DOCS + dropped)), encoding="utf-8")
+
+    def flagged(*extra: str) -> dict[str, str]:
+        out = tmp_path / f"o{len(extra)}"
+        p = subprocess.run(
+            [CONTAM, "scan", "-b", str(bench), "-c", str(corpus), "--out", str(out), "--levels", "semantic", *extra],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "CONTAM_PROGRESS": "0"},
+            timeout=600,
+        )
+        assert p.returncode == 0, p.stderr
+        recs = [json.loads(x) for x in (out / "flags.jsonl").read_text(encoding="utf-8").splitlines()]
+        return {r["doc_id"]: r["flags"][0]["item_id"] for r in recs if r["contaminated"]}
+
+    assert flagged() == {"d0": TRUTH[0], "d1": TRUTH[1], "d2": TRUTH[2]}
+    th = tmp_path / "full.json"
+    th.write_text(json.dumps({"semantic_rule": "learned", "semantic": 0.5, "semantic_shortlist": False}), encoding="utf-8")
+    assert flagged("--thresholds", str(th)) == {
+        "d0": TRUTH[0],
+        "d1": TRUTH[1],
+        "d2": TRUTH[2],
+        "d3": "math/train/balls",
+        "d4": "math/train/five",
+    }
+    th.write_text(json.dumps({"semantic_shortlist": "no"}), encoding="utf-8")
+    p = subprocess.run(
+        [CONTAM, "scan", "-b", str(bench), "-c", str(corpus), "--out", str(tmp_path / "bad"), "--thresholds", str(th)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert p.returncode == 2 and "semantic_shortlist" in p.stderr and "Traceback" not in p.stderr

@@ -58,12 +58,15 @@ def parse_levels(levels: str | Sequence[str]) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class Thresholds(Record):
-    """One threshold per level and the semantic rule; the output of calibration."""
+    """One threshold per level and the semantic rule; the output of calibration. ``semantic_shortlist``
+    false embeds every English document instead of those the shortlist keeps (recall on a genre the
+    shortlist was not fitted on, at the full level's cost)."""
 
     token: float = 0.5
     semantic: float = SemanticConfig().threshold
     reasoning: float = 0.6
     semantic_rule: str = "nn"
+    semantic_shortlist: bool = True
 
     @classmethod
     def load(cls, path: str | os.PathLike[str], benchmark: str | None = None) -> Thresholds:
@@ -82,7 +85,7 @@ class Thresholds(Record):
         if not isinstance(raw, dict):
             raise InputError("expected a JSON object of thresholds", path=str(p))
         entry: Any = raw
-        if not (set(raw) & {"token", "semantic", "reasoning", "semantic_rule"}):
+        if not (set(raw) & {"token", "semantic", "reasoning", "semantic_rule", "semantic_shortlist"}):
             keys = sorted(raw)
             if benchmark is None and len(keys) == 1:
                 benchmark = keys[0]
@@ -101,6 +104,8 @@ class Thresholds(Record):
             v = getattr(t, name)
             if not isinstance(v, int | float) or not 0.0 <= float(v) <= 1.0:
                 raise InputError(f"threshold must be a number in [0, 1], got {v!r}", path=str(p), field=name)
+        if not isinstance(t.semantic_shortlist, bool):
+            raise InputError(f"expected true or false, got {t.semantic_shortlist!r}", path=str(p), field="semantic_shortlist")
         if t.semantic_rule not in SEMANTIC_RULES:
             raise InputError(
                 f"unknown semantic rule {t.semantic_rule!r} (choose from {', '.join(SEMANTIC_RULES)})", path=str(p), field="semantic_rule"
@@ -135,7 +140,7 @@ class HierarchyConfig:
     @property
     def thresholds(self) -> Thresholds:
         tok = self.token.threshold if self.token is not None else 0.5
-        return Thresholds(tok, self.semantic.threshold, self.reasoning.threshold, self.semantic.rule)
+        return Thresholds(tok, self.semantic.threshold, self.reasoning.threshold, self.semantic.rule, self.semantic.shortlist)
 
     @classmethod
     def for_embedder(cls, embedder: Any, **fields: Any) -> HierarchyConfig:
@@ -155,7 +160,7 @@ class HierarchyConfig:
         return replace(
             self,
             token=token,
-            semantic=replace(self.semantic, threshold=t.semantic, rule=t.semantic_rule),
+            semantic=replace(self.semantic, threshold=t.semantic, rule=t.semantic_rule, shortlist=t.semantic_shortlist),
             reasoning=replace(self.reasoning, threshold=t.reasoning),
         )
 
