@@ -20,7 +20,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT.parent / "src"))
 
-from contam.scan.combiner import FEATURES, load_combiners  # noqa: E402
+from contam.scan.combiner import FEATURES, load_combiners, near_copies  # noqa: E402
 from semantic_independent import group_table  # noqa: E402
 
 WATCH = (
@@ -31,7 +31,8 @@ WATCH = (
 
 
 def probabilities(d: np.lib.npyio.NpzFile) -> np.ndarray:
-    """Each dumped row's probability under the shipped combiner of its route (0 where the shortlist dropped it)."""
+    """Each dumped row's probability under the shipped combiner of its route (0 where the shortlist
+    dropped it; 1 for a near copy, which the learned rule flags at any threshold)."""
     combiners = load_combiners()
     x = d["features"][:, : len(FEATURES)]
     p = np.zeros(len(x))
@@ -39,7 +40,7 @@ def probabilities(d: np.lib.npyio.NpzFile) -> np.ndarray:
         rows = (d["multi"] == route) & ~np.isnan(x[:, 0])
         if rows.any():
             p[rows] = combiners[spec].probability(x[rows])
-    return p
+    return np.where(near_copies(x, ~d["multi"]), 1.0, p)
 
 
 def main() -> None:

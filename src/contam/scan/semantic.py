@@ -53,7 +53,7 @@ from contam.errors import ConfigError
 from contam.models.base import Embedder
 from contam.models.embed import STATIC_SEMANTIC_THRESHOLD
 from contam.scan.anomaly import ProfileOutlier
-from contam.scan.combiner import FEATURES, judge_near_ties, load_combiners, neighbourhood_features
+from contam.scan.combiner import FEATURES, judge_near_ties, load_combiners, near_copies, neighbourhood_features
 from contam.scan.dbscan import radius_dbscan
 from contam.scan.definitions import strip_definitions
 from contam.scan.embedding import embed_texts, embedder_identity
@@ -448,6 +448,7 @@ class SemanticScanner:
             multilingual=multi,
             shortlist=short,
             definitions=removed if removed.any() else None,
+            near_copy=near_copies(feats, ~multi) if feats is not None else None,
         )
 
     def _break_ties(self, texts: list[str], d: np.ndarray, ids: np.ndarray) -> None:
@@ -514,7 +515,7 @@ class SemanticScanner:
             ev.append(
                 Evidence(
                     kind="combiner",
-                    text=f"learned rule ({spec}, language {s.languages[i]}): p {float(s.probability[i]):.3f} >= {th}; {what}",
+                    text=f"learned rule ({spec}, language {s.languages[i]}): p {float(s.probability[i]):.3f} {'>=' if s.probability[i] >= th else '<'} {th}; {what}",
                     weight=round(float(s.probability[i]), 6),
                 )
             )
@@ -554,18 +555,9 @@ class SemanticScanner:
             ev.append(
                 Evidence(kind="cross_split", text=f"benchmark item {item.id} has a near duplicate in another split: {cross}", weight=1.0)
             )
-        score = float(s.probability[i]) if rule == "learned" and s.probability is not None else float(s.sim[i])
-        if rule == "nn" and score < th:
-            # Flagged by the second stage: the threshold it passed is the shortlist's, with the overlap rule named.
-            th = s.rescue_threshold
-            ev.insert(
-                1,
-                Evidence(
-                    kind="rule",
-                    text=f"nn second stage: cosine >= {th} and specifics >= {s.rescue_overlap} or words >= {s.rescue_words}",
-                    weight=1.0,
-                ),
-            )
+        score, th, why = s.decision(i, th, rule)
+        if why:  # flagged by a clause other than the rule's main one: named, with the threshold it passed
+            ev.insert(1, Evidence(kind="rule", text=why, weight=1.0))
         return Flag(
             doc_id=doc_id,
             item_id=item.id,

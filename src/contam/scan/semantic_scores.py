@@ -42,6 +42,8 @@ class SemanticScores:
     shortlist: np.ndarray | None = None
     #: (n,) quoted term definitions removed before comparing (:mod:`contam.scan.definitions`); None: none anywhere
     definitions: np.ndarray | None = None
+    #: (n,) ``learned`` rule: near copies (:func:`contam.scan.combiner.near_copies`), flagged whatever the probability
+    near_copy: np.ndarray | None = None
 
     def subset(self, idx: np.ndarray) -> SemanticScores:
         """The scores of rows ``idx`` (cluster summary dropped: it belongs to the whole call)."""
@@ -58,6 +60,7 @@ class SemanticScores:
             multilingual=self.multilingual[idx] if len(self.multilingual) else self.multilingual,
             shortlist=self.shortlist[idx] if self.shortlist is not None else None,
             definitions=self.definitions[idx] if self.definitions is not None else None,
+            near_copy=self.near_copy[idx] if self.near_copy is not None else None,
             rescue_threshold=self.rescue_threshold,
             rescue_overlap=self.rescue_overlap,
             rescue_words=self.rescue_words,
@@ -69,7 +72,8 @@ class SemanticScores:
         if rule == "learned":
             if self.probability is None:
                 raise ValueError("the learned rule needs scores computed with rule='learned' (no probabilities here)")
-            return np.nan_to_num(self.probability, nan=0.0) >= threshold
+            out = np.nan_to_num(self.probability, nan=0.0) >= threshold
+            return out | self.near_copy if self.near_copy is not None else out
         if rule == "nn":
             out = self.sim >= threshold
             if self.overlap is not None and self.words is not None:
@@ -84,6 +88,25 @@ class SemanticScores:
         if "anomaly" in rule:
             out &= self.anomalous
         return out
+
+    def decision(self, i: int, threshold: float, rule: str) -> tuple[float, float, str]:
+        """(score, threshold it passed, the clause that fired when not the rule's main one) of flagged row ``i``."""
+        rule = _ALIAS.get(rule, rule)
+        if rule == "learned" and self.probability is not None:
+            p = float(self.probability[i])
+            if not p >= threshold and self.near_copy is not None and self.near_copy[i]:
+                from contam.scan.combiner import NEAR_COPY_COSINE
+
+                why = f"near copy: cosine >= {NEAR_COPY_COSINE} and no number or name against the item (learned p {p:.3f} < {threshold})"
+                return float(self.sim[i]), NEAR_COPY_COSINE, why
+            return p, threshold, ""
+        score = float(self.sim[i])
+        if rule == "nn" and score < threshold:  # the second stage: the threshold it passed is the shortlist's
+            why = (
+                f"nn second stage: cosine >= {self.rescue_threshold} and specifics >= {self.rescue_overlap} or words >= {self.rescue_words}"
+            )
+            return score, self.rescue_threshold, why
+        return score, threshold, ""
 
     def cluster_summary(
         self, items: Sequence[Item], doc_ids: Sequence[str] | None = None, min_candidates: int = 2
@@ -128,6 +151,8 @@ def semantic_score_dict(s: SemanticScores, i: int) -> dict[str, float]:
         out["shortlist_probability"] = round(float(s.shortlist[i]), 6)
     if s.definitions is not None and s.definitions[i]:
         out["definitions_removed"] = float(s.definitions[i])
+    if s.near_copy is not None and s.near_copy[i]:
+        out["near_copy"] = 1.0
     # A row the shortlist dropped was never embedded: no cosine, features or probability to show.
     return {k: v for k, v in out.items() if v == v}
 
