@@ -130,4 +130,5 @@ def test_cli_eval_detectors_token_and_reasoning(tmp_path: Path, capsys: pytest.C
     assert cells[("cascade", "S1")] >= 0.9 and cells[("cascade", "S4")] > cells[("13-gram", "S4")]
     assert (tmp_path / "report.json").exists() and (tmp_path / "rows.jsonl").exists()
     th = json.loads((tmp_path / "thresholds.json").read_text(encoding="utf-8"))["gsm8k"]
-    assert set(th) == {"token", "semantic", "reasoning", "semantic_rule"}
+    assert set(th) == {"token", "semantic", "reasoning", "semantic_rule", "semantic_shortlist"}
+    assert th["semantic_shortlist"] is True  # calibration leaves the shortlist on
