@@ -95,7 +95,9 @@ PER_GROUP_OF = {"benbench_gsm8k": 300, "benbench_math": 300}
 def independent_task(name: str, split: str, pad: str | None, per_group: int | None = None) -> Task:
     """The labelled candidates of set ``name`` for ``split`` (see the module docstring)."""
     folder = DATA / name
-    sources = {r["id"]: r["text"] for r in read_jsonl(folder / "sources.jsonl")}
+    rows = read_jsonl(folder / "sources.jsonl")
+    sources = {r["id"]: r["text"] for r in rows}
+    solutions = {r["id"]: r.get("solution", "") for r in rows}  # a set whose items carry a worked solution (MATH)
     variants = [v for v in read_jsonl(folder / "variants.jsonl") if v["source"] in sources and half_of(v["source"]) == split]
     groups: dict[str, list[dict]] = defaultdict(list)
     for v in sorted(variants, key=lambda v: _hash(v["source"] + v["text"])):
@@ -103,7 +105,7 @@ def independent_task(name: str, split: str, pad: str | None, per_group: int | No
         if len(groups[key]) < (per_group or PER_GROUP_OF.get(name, PER_GROUP)):
             groups[key].append(v)
     variants = [v for key in sorted(groups) for v in groups[key]]
-    items = [Item(id=sid, question=text, benchmark=name) for sid, text in sources.items() if seen(sid)]
+    items = [Item(id=sid, question=text, solution=solutions[sid], benchmark=name) for sid, text in sources.items() if seen(sid)]
     if pad:
         have = set(sources)
         items += [it for it in load_benchmark(pad) if it.id not in have]

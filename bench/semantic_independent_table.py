@@ -35,7 +35,8 @@ def row_of(group: str) -> str | None:
     if name == "mathcheck_gsm":
         return f"GSM8K far rephrasing ({sub.removeprefix('mathcheck_')}, MathCheck)"
     if name == "benbench_math":
-        return "MATH rephrasing vs other MATH problems (BenBench, LLM; never fitted)"
+        what = "question and solution" if sub.endswith("_with_solution") else "question only"
+        return f"MATH rephrasing vs other MATH problems ({what}, BenBench, LLM; never fitted)"
     if name == "benbench_gsm8k":
         return "GSM8K close rephrasing (BenBench, LLM; never fitted)"
     if name == "mmlu_sr":

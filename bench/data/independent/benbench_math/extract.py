@@ -8,8 +8,11 @@ The commit's "All codes so far (roughly organized)/datasets/meta/" folder holds 
 bench does not use) and, for each sample, three independent rewrites of every problem
 (MATH-<sample>-rewritten-<1..3>.jsonl, row i rewriting row i of MATH-<sample>-orgn.jsonl:
 fields "problem" and "rewritten_question"). Every problem is matched to its line of the same
-commit's datasets/original/MATH-train.jsonl (exact text) for a stable id. A rewrite equal to its
-problem after whitespace normalisation, or empty, is dropped.
+commit's datasets/original/MATH-train.jsonl (exact text) for a stable id; its solution is kept (MATH
+items carry one). Each rewrite gives two variants: the rewritten question alone
+(``benbench_math``) and the rewritten question followed by the rewritten solution
+(``benbench_math_with_solution``, field "rewritten_answer": a rephrased training sample). A rewrite
+equal to its problem after whitespace normalisation, or empty, is dropped.
 """
 
 import argparse
@@ -48,7 +51,7 @@ def main() -> None:
             if r["problem"] not in line_of:
                 sys.exit(f"MATH-{sample}-orgn.jsonl: a problem not in {ORIGINAL}")
             sid = f"math/train/{line_of[r['problem']]}"
-            sources[sid] = {"id": sid, "text": r["problem"], "type": r["type"], "level": r["level"]}
+            sources[sid] = {"id": sid, "text": r["problem"], "solution": r["solution"], "type": r["type"], "level": r["level"]}
         for k in (1, 2, 3):
             rows = show(args.gitdir, args.rev, f"{META}/MATH-{sample}-rewritten-{k}.jsonl")
             if len(rows) != len(orgn):
@@ -62,6 +65,18 @@ def main() -> None:
                     continue
                 sid = f"math/train/{line_of[o['problem']]}"
                 variants.append({"source": sid, "kind": "rephrase", "lang": "en", "subtype": "benbench_math", "round": k, "text": text})
+                answer = (r.get("rewritten_answer") or "").strip()
+                if answer:  # the rewrite as a training sample holds it: question and worked solution
+                    variants.append(
+                        {
+                            "source": sid,
+                            "kind": "rephrase",
+                            "lang": "en",
+                            "subtype": "benbench_math_with_solution",
+                            "round": k,
+                            "text": f"{text}\n\n{answer}",
+                        }
+                    )
     for name, rs in (("sources.jsonl", list(sources.values())), ("variants.jsonl", variants)):
         with open(os.path.join(here, name), "w", encoding="utf-8") as fh:
             for r in rs:
