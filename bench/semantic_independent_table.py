@@ -38,7 +38,8 @@ def row_of(group: str) -> str | None:
         what = "question and solution" if sub.endswith("_with_solution") else "question only"
         return f"MATH rephrasing vs other MATH problems ({what}, BenBench, LLM; never fitted)"
     if name == "benbench_gsm8k":
-        return "GSM8K close rephrasing (BenBench, LLM; never fitted)"
+        what = "question and solution" if sub.endswith("_with_solution") else "question only"
+        return f"GSM8K close rephrasing ({what}, BenBench, LLM; never fitted)"
     if name == "mmlu_sr":
         return f"MMLU symbol-replaced ({sub.removeprefix('mmlusr_')}, MMLU-SR)"
     if name == "mmlu":
