@@ -14,7 +14,7 @@ shipped combiner or threshold. The test half holds about 3,700 train questions, 
 re-skins of a test item (``gsm8k_cross_split``, or one template sharing >= 60 % of the words) are
 set apart, as in the other tables.
 
-    python bench/semantic_lone.py [--corpora 10] [--size 999]
+    python bench/semantic_lone.py [--corpora 10] [--size 999] [--rewrites mathcheck|benbench]
 """
 
 from __future__ import annotations
@@ -39,9 +39,14 @@ from semantic_independent import DATA, _hash, gsm8k_train_corpus, half_of, read_
 CONTAM = str(Path(sys.executable).with_name("contam"))
 
 
-def rewrites(n: int) -> list[dict]:
-    rows = read_jsonl(DATA / "mathcheck_gsm" / "variants.jsonl")
-    rows = [r for r in rows if r.get("subtype") == "mathcheck_problem_understanding" and half_of(r["source"]) == "test"]
+#: Where the hidden rewrites come from: (set, subtype).
+REWRITES = {"mathcheck": ("mathcheck_gsm", "mathcheck_problem_understanding"), "benbench": ("benbench_gsm8k", "benbench_gsm8k")}
+
+
+def rewrites(n: int, kind: str = "mathcheck") -> list[dict]:
+    name, subtype = REWRITES[kind]
+    rows = read_jsonl(DATA / name / "variants.jsonl")
+    rows = [r for r in rows if r.get("subtype") == subtype and half_of(r["source"]) == "test"]
     return sorted(rows, key=lambda r: _hash(r["source"] + r["text"]))[:n]
 
 
@@ -49,11 +54,17 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--corpora", type=int, default=10)
     ap.add_argument("--size", type=int, default=999, help="train questions per corpus")
+    ap.add_argument(
+        "--rewrites",
+        choices=sorted(REWRITES),
+        default="mathcheck",
+        help="MathCheck's far GPT-4 rewrites (the target) or BenBench's LLM rewrites",
+    )
     ap.add_argument("--out", default=str(ROOT / "results" / "semantic_lone.json"))
     args = ap.parse_args()
     train = gsm8k_train_corpus("test")
     negatives = [(text, twin) for text, twin in zip(train.texts, train.cross_split, strict=True)]
-    picks = rewrites(args.corpora)
+    picks = rewrites(args.corpora, args.rewrites)
     step = max(1, (len(negatives) - args.size) // max(1, args.corpora - 1))
     found, per_corpus, false_texts, twins_flagged = 0, [], set(), 0
     t0 = time.perf_counter()
@@ -85,6 +96,7 @@ def main() -> None:
     res = {
         "date": date.today().isoformat(),
         "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores",
+        "rewrites": args.rewrites,
         "corpora": len(picks),
         "found": found,
         "false_flags_distinct": len(false_texts),
