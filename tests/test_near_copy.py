@@ -72,3 +72,25 @@ def test_on_real_text_a_copy_is_near_and_a_reskin_with_other_numbers_is_not() ->
     flag = sem.flag("copy", 0, s, text=q)
     assert flag.item_id == items[0].id and flag.threshold == 0.5  # passed by the probability, no clause named
     assert not any(e.kind == "rule" for e in flag.evidence)
+
+
+def test_a_near_copy_flag_record_names_its_clause_for_reports() -> None:
+    """The record a scan writes when the near-copy clause alone fired (the combiner's probability set
+    below the threshold here, as it was for the rewrites that showed the hole): score and threshold
+    are the cosine's, the clause is an evidence item, and reports read it as the rule that fired."""
+    from dataclasses import replace
+
+    from contam.scan.flags import passed, rule_text
+
+    items = load_benchmark("gsm8k")[:200]
+    sem = SemanticScanner(SemanticConfig()).fit(items)
+    s = sem.score([items[7].question])
+    assert s.probability is not None and s.near_copy is not None and s.near_copy[0]
+    low = replace(s, probability=np.array([0.26]))
+    assert low.flagged(0.5, "learned").tolist() == [True]
+    flag = sem.flag("d", 0, low, text=items[7].question)
+    assert flag.item_id == items[7].id and flag.threshold == NEAR_COPY_COSINE and flag.score >= NEAR_COPY_COSINE
+    assert passed(flag)  # kept by the filter every report applies (score >= threshold)
+    assert [e.kind for e in flag.evidence[:3]] == ["embedding", "rule", "combiner"]
+    assert "p 0.260 < 0.5" in flag.evidence[2].text  # the combiner's verdict shown as it was, not as passed
+    assert rule_text(flag).startswith("semantic: near copy: cosine 1")

@@ -123,10 +123,16 @@ def rule_text(flag: Flag | dict[str, Any]) -> str:
     'token: ngram coverage 0.82 ≥ 0.5'
     >>> rule_text(Flag("d", "it", "semantic", 0.931, 0.5, evidence=(Evidence("combiner", "learned rule (minilm, language en): p 0.931 >= 0.5; ..."),)))
     'semantic: learned rule (minilm, language en): p 0.931 ≥ 0.5'
+    >>> rule_text(Flag("d", "it", "semantic", 0.919, 0.9, evidence=(Evidence("rule", "near copy: cosine >= 0.9 and ..."), Evidence("combiner", "learned rule (minilm, language en): p 0.264 < 0.5; ..."))))
+    'semantic: near copy: cosine 0.919 ≥ 0.9, no number or name against the item'
     """
     f = flag.to_dict() if isinstance(flag, Flag) else flag
     level, score, th = str(f.get("level", "")), f.get("score"), f.get("threshold")
     kinds = [str(e.get("kind", "")) for e in f.get("evidence", ()) if isinstance(e, dict)]
+    if any(
+        isinstance(e, dict) and e.get("kind") == "rule" and str(e.get("text", "")).startswith("near copy") for e in f.get("evidence", ())
+    ):
+        return f"{level}: near copy: cosine {_num(score)} ≥ {_num(th)}, no number or name against the item"
     combiner = next((e for e in f.get("evidence", ()) if isinstance(e, dict) and e.get("kind") == "combiner"), None)
     if combiner is not None and combiner.get("text"):
         return f"{level}: " + str(combiner["text"]).split(";")[0].replace(">=", "≥")
