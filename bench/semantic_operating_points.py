@@ -20,7 +20,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT.parent / "src"))
 
-from contam.scan.combiner import FEATURES, load_combiners, near_copies  # noqa: E402
+from contam.scan.combiner import FEATURES, learned_scores, load_combiners  # noqa: E402
 from semantic_independent import group_table  # noqa: E402
 
 WATCH = (
@@ -40,7 +40,7 @@ def probabilities(d: np.lib.npyio.NpzFile) -> np.ndarray:
         rows = (d["multi"] == route) & ~np.isnan(x[:, 0])
         if rows.any():
             p[rows] = combiners[spec].probability(x[rows])
-    return np.where(near_copies(x, ~d["multi"]), 1.0, p)
+    return learned_scores(p, x, ~d["multi"])
 
 
 def main() -> None:

@@ -34,6 +34,7 @@ def test_near_copies_needs_the_cosine_and_nothing_against_it() -> None:
 
 
 def _scores(prob: float, near: bool) -> SemanticScores:
+    # near or not by its features: a number the item does not have makes it not a near copy
     one = np.zeros(1)
     return SemanticScores(
         sim=np.array([0.93]),
@@ -43,9 +44,8 @@ def _scores(prob: float, near: bool) -> SemanticScores:
         member=np.zeros(1, dtype=bool),
         anomaly=one,
         anomalous=np.zeros(1, dtype=bool),
-        features=np.array([_row(0.93)]),
+        features=np.array([_row(0.93, specifics=0.1 if near else -0.1)]),
         probability=np.array([prob]),
-        near_copy=np.array([near]),
     )
 
 

@@ -97,8 +97,7 @@ def _level_values(ls: LevelScores, lv: str, rule: str = "") -> np.ndarray:
     if lv == "semantic" and ls.semantic is not None:
         # The learned rule thresholds a probability (a near copy passes any), every other rule a cosine.
         if rule == "learned" and ls.semantic.probability is not None:
-            p = np.nan_to_num(ls.semantic.probability, nan=0.0)
-            return np.where(ls.semantic.near_copy, 1.0, p) if ls.semantic.near_copy is not None else p
+            return ls.semantic.learned_scores()
         return ls.semantic.sim
     if lv == "reasoning" and ls.reasoning is not None:
         return np.array([m.sim.total if m.index >= 0 else 0.0 for m in ls.reasoning])

@@ -74,6 +74,16 @@ def near_copies(features: np.ndarray, english: np.ndarray) -> np.ndarray:
     return english & (f[:, 0] >= NEAR_COPY_COSINE) & (f[:, 3] >= 0) & (f[:, 4] >= 0)
 
 
+def learned_scores(probability: np.ndarray, features: np.ndarray, english: np.ndarray) -> np.ndarray:
+    """What the ``learned`` rule thresholds: the combiner's probability (0 where there is none), and 1
+    for a near copy, which passes any threshold.
+
+    >>> learned_scores(np.array([0.26, 0.8]), np.array([[0.92, 8.0, 0.2, 0.1, 0.17, 0.24]] * 2), np.array([True, False]))
+    array([1. , 0.8])
+    """
+    return np.where(near_copies(features, english), 1.0, np.nan_to_num(probability, nan=0.0))
+
+
 def _sigmoid(logit: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-np.clip(logit, -50, 50)))
 

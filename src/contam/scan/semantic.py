@@ -53,7 +53,7 @@ from contam.errors import ConfigError
 from contam.models.base import Embedder
 from contam.models.embed import STATIC_SEMANTIC_THRESHOLD
 from contam.scan.anomaly import ProfileOutlier
-from contam.scan.combiner import FEATURES, judge_near_ties, load_combiners, near_copies, neighbourhood_features
+from contam.scan.combiner import FEATURES, judge_near_ties, load_combiners, neighbourhood_features
 from contam.scan.dbscan import radius_dbscan
 from contam.scan.definitions import strip_definitions
 from contam.scan.embedding import embed_texts, embedder_identity
@@ -448,7 +448,6 @@ class SemanticScanner:
             multilingual=multi,
             shortlist=short,
             definitions=removed if removed.any() else None,
-            near_copy=near_copies(feats, ~multi) if feats is not None else None,
         )
 
     def _break_ties(self, texts: list[str], d: np.ndarray, ids: np.ndarray) -> None:

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
 from contam.data import Item
+from contam.scan.combiner import FEATURES, NEAR_COPY_COSINE, near_copies
+from contam.scan.combiner import learned_scores as combined_scores
 
 #: ``paper`` is the paper's conjunction under its own name.
 _ALIAS = {"paper": "sim+cluster+anomaly"}
@@ -42,8 +45,23 @@ class SemanticScores:
     shortlist: np.ndarray | None = None
     #: (n,) quoted term definitions removed before comparing (:mod:`contam.scan.definitions`); None: none anywhere
     definitions: np.ndarray | None = None
-    #: (n,) ``learned`` rule: near copies (:func:`contam.scan.combiner.near_copies`), flagged whatever the probability
-    near_copy: np.ndarray | None = None
+
+    def _english(self) -> np.ndarray:
+        return ~self.multilingual if len(self.multilingual) else np.ones(len(self.sim), dtype=bool)
+
+    @cached_property
+    def near_copy(self) -> np.ndarray | None:
+        """(n,) ``learned`` rule: near copies (:func:`contam.scan.combiner.near_copies`), flagged
+        whatever the probability; None without the combiner's features."""
+        return None if self.features is None else near_copies(self.features, self._english())
+
+    def learned_scores(self) -> np.ndarray:
+        """(n,) what the ``learned`` rule thresholds (:func:`contam.scan.combiner.learned_scores`)."""
+        if self.probability is None:
+            raise ValueError("the learned rule needs scores computed with rule='learned' (no probabilities here)")
+        if self.features is None:
+            return np.nan_to_num(self.probability, nan=0.0)
+        return combined_scores(self.probability, self.features, self._english())
 
     def subset(self, idx: np.ndarray) -> SemanticScores:
         """The scores of rows ``idx`` (cluster summary dropped: it belongs to the whole call)."""
@@ -60,7 +78,6 @@ class SemanticScores:
             multilingual=self.multilingual[idx] if len(self.multilingual) else self.multilingual,
             shortlist=self.shortlist[idx] if self.shortlist is not None else None,
             definitions=self.definitions[idx] if self.definitions is not None else None,
-            near_copy=self.near_copy[idx] if self.near_copy is not None else None,
             rescue_threshold=self.rescue_threshold,
             rescue_overlap=self.rescue_overlap,
             rescue_words=self.rescue_words,
@@ -70,10 +87,7 @@ class SemanticScores:
         """Boolean decision of ``rule`` at cosine threshold ``threshold``."""
         rule = _ALIAS.get(rule, rule)
         if rule == "learned":
-            if self.probability is None:
-                raise ValueError("the learned rule needs scores computed with rule='learned' (no probabilities here)")
-            out = np.nan_to_num(self.probability, nan=0.0) >= threshold
-            return out | self.near_copy if self.near_copy is not None else out
+            return self.learned_scores() >= threshold
         if rule == "nn":
             out = self.sim >= threshold
             if self.overlap is not None and self.words is not None:
@@ -95,8 +109,6 @@ class SemanticScores:
         if rule == "learned" and self.probability is not None:
             p = float(self.probability[i])
             if not p >= threshold and self.near_copy is not None and self.near_copy[i]:
-                from contam.scan.combiner import NEAR_COPY_COSINE
-
                 why = f"near copy: cosine >= {NEAR_COPY_COSINE} and no number or name against the item (learned p {p:.3f} < {threshold})"
                 return float(self.sim[i]), NEAR_COPY_COSINE, why
             return p, threshold, ""
@@ -142,8 +154,6 @@ def semantic_score_dict(s: SemanticScores, i: int) -> dict[str, float]:
     if s.words is not None and s.words[i] == s.words[i]:
         out["word_overlap"] = round(float(s.words[i]), 6)
     if s.probability is not None and s.features is not None:
-        from contam.scan.combiner import FEATURES
-
         out["probability"] = round(float(s.probability[i]), 6)
         out.update({f"f_{k}": round(float(v), 6) for k, v in zip(FEATURES, s.features[i], strict=True)})
         out["multilingual"] = float(bool(s.multilingual[i])) if len(s.multilingual) else 0.0
