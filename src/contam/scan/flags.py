@@ -123,19 +123,18 @@ def rule_text(flag: Flag | dict[str, Any]) -> str:
     'token: ngram coverage 0.82 ≥ 0.5'
     >>> rule_text(Flag("d", "it", "semantic", 0.931, 0.5, evidence=(Evidence("combiner", "learned rule (minilm, language en): p 0.931 >= 0.5; ..."),)))
     'semantic: learned rule (minilm, language en): p 0.931 ≥ 0.5'
-    >>> rule_text(Flag("d", "it", "semantic", 0.919, 0.9, evidence=(Evidence("rule", "near copy: cosine >= 0.9 and ..."), Evidence("combiner", "learned rule (minilm, language en): p 0.264 < 0.5; ..."))))
+    >>> near = Evidence("rule", "near copy: cosine 0.919 >= 0.9, no number or name against the item; learned p 0.264 < 0.5")
+    >>> rule_text(Flag("d", "it", "semantic", 0.919, 0.9, evidence=(near, Evidence("combiner", "learned rule (minilm, language en): p 0.264 < 0.5; ..."))))
     'semantic: near copy: cosine 0.919 ≥ 0.9, no number or name against the item'
     """
     f = flag.to_dict() if isinstance(flag, Flag) else flag
     level, score, th = str(f.get("level", "")), f.get("score"), f.get("threshold")
-    kinds = [str(e.get("kind", "")) for e in f.get("evidence", ()) if isinstance(e, dict)]
-    if any(
-        isinstance(e, dict) and e.get("kind") == "rule" and str(e.get("text", "")).startswith("near copy") for e in f.get("evidence", ())
-    ):
-        return f"{level}: near copy: cosine {_num(score)} ≥ {_num(th)}, no number or name against the item"
-    combiner = next((e for e in f.get("evidence", ()) if isinstance(e, dict) and e.get("kind") == "combiner"), None)
-    if combiner is not None and combiner.get("text"):
-        return f"{level}: " + str(combiner["text"]).split(";")[0].replace(">=", "≥")
+    ev = [e for e in f.get("evidence", ()) if isinstance(e, dict)]
+    kinds = [str(e.get("kind", "")) for e in ev]
+    combiner = next((e for e in ev if e.get("kind") == "combiner" and e.get("text")), None)
+    if combiner is not None:  # the learned rule: the clause that fired (another than the probability is named apart)
+        fired = next((e for e in ev if e.get("kind") == "rule" and e.get("text")), combiner)
+        return f"{level}: " + str(fired["text"]).split(";")[0].replace(">=", "≥")
     what = {"token": f"{kinds[0] if kinds else 'ngram'} coverage", "semantic": "nearest-item cosine", "reasoning": "reasoning similarity"}
     return f"{level}: {what.get(level, 'score')} {_num(score)} ≥ {_num(th)}"
 

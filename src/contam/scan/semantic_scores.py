@@ -109,7 +109,7 @@ class SemanticScores:
         if rule == "learned" and self.probability is not None:
             p = float(self.probability[i])
             if not p >= threshold and self.near_copy is not None and self.near_copy[i]:
-                why = f"near copy: cosine >= {NEAR_COPY_COSINE} and no number or name against the item (learned p {p:.3f} < {threshold})"
+                why = f"near copy: cosine {float(self.sim[i]):.3f} >= {NEAR_COPY_COSINE}, no number or name against the item; learned p {p:.3f} < {threshold}"
                 return float(self.sim[i]), NEAR_COPY_COSINE, why
             return p, threshold, ""
         score = float(self.sim[i])
