@@ -207,6 +207,13 @@ class SemanticConfig:
         return cls(**{**base, **fields})
 
 
+def _as_compared(text: str) -> tuple[str, int]:
+    """``text`` as the level compares it, and how many term definitions were set aside: without figure
+    code (:mod:`contam.scan.figures`) and, for a symbol-replaced rewrite, without the term definitions
+    it added (:mod:`contam.scan.definitions`)."""
+    return strip_definitions(strip_figures(text)[0])
+
+
 class SemanticScanner:
     """Level 2: ``fit(items)`` embeds and indexes the benchmark, ``score(texts)`` / ``scan(docs)`` judge candidates.
 
@@ -364,9 +371,7 @@ class SemanticScanner:
     def score(self, texts: Sequence[str], embeddings: np.ndarray | None = None) -> SemanticScores:
         """All signals for each text (``embeddings``: the primary embedder's vectors, if already made)."""
         cfg = self.config
-        # Compared without figure code (contam.scan.figures) and, for a symbol-replaced rewrite, without
-        # the term definitions it added (contam.scan.definitions).
-        views = [strip_definitions(strip_figures(t)[0]) for t in texts]
+        views = [_as_compared(t) for t in texts]
         changed = np.array([v != t for (v, _), t in zip(views, texts, strict=True)], dtype=bool)
         texts = [v for v, _ in views]
         removed = np.array([g for _, g in views], dtype=np.int64)
@@ -503,7 +508,7 @@ class SemanticScanner:
         """The :class:`Flag` record of candidate ``i`` (document text ``text``) against its nearest benchmark item."""
         th = self.config.threshold if threshold is None else threshold
         rule = rule or self.config.rule
-        text = strip_definitions(strip_figures(text)[0])[0]  # the evidence shows what was compared
+        text = _as_compared(text)[0]  # the evidence shows what was compared
         j = int(s.nearest[i, 0])
         item = self.items[j]
         ev = [Evidence(kind="embedding", text=item.question[:200], weight=round(float(s.sim[i]), 6))]
