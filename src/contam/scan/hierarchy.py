@@ -85,7 +85,8 @@ class Thresholds(Record):
         if not isinstance(raw, dict):
             raise InputError("expected a JSON object of thresholds", path=str(p))
         entry: Any = raw
-        if not (set(raw) & {"token", "semantic", "reasoning", "semantic_rule", "semantic_shortlist"}):
+        allowed = {f.name for f in fields(cls)}
+        if not (set(raw) & allowed):  # not one thresholds object: one per benchmark
             keys = sorted(raw)
             if benchmark is None and len(keys) == 1:
                 benchmark = keys[0]
@@ -93,7 +94,6 @@ class Thresholds(Record):
                 want = f"no entry for benchmark {benchmark!r}" if benchmark else "several benchmarks in the file"
                 raise ConfigError(f"{p}: {want}; it holds {', '.join(keys) or 'nothing'} (name one benchmark)")
             entry = raw[benchmark]
-        allowed = {f.name for f in fields(cls)}
         if not isinstance(entry, dict) or set(entry) - allowed:
             bad = sorted(set(entry) - allowed) if isinstance(entry, dict) else [type(entry).__name__]
             raise InputError(
