@@ -34,12 +34,10 @@ def row_of(group: str) -> str | None:
         return "MBPP prompt rephrased (ReCode)"
     if name == "mathcheck_gsm":
         return f"GSM8K far rephrasing ({sub.removeprefix('mathcheck_')}, MathCheck)"
-    if name == "benbench_math":
+    if name in ("benbench_math", "benbench_gsm8k"):
+        genre = "MATH rephrasing vs other MATH problems" if name == "benbench_math" else "GSM8K close rephrasing"
         what = "question and solution" if sub.endswith("_with_solution") else "question only"
-        return f"MATH rephrasing vs other MATH problems ({what}, BenBench, LLM; never fitted)"
-    if name == "benbench_gsm8k":
-        what = "question and solution" if sub.endswith("_with_solution") else "question only"
-        return f"GSM8K close rephrasing ({what}, BenBench, LLM; never fitted)"
+        return f"{genre} ({what}, BenBench, LLM; never fitted)"
     if name == "mmlu_sr":
         return f"MMLU symbol-replaced ({sub.removeprefix('mmlusr_')}, MMLU-SR)"
     if name == "mmlu":
