@@ -4,14 +4,16 @@ Data: ``bench/data/independent/<set>/`` (each with PROVENANCE.md and LICENSE.txt
 people: human and machine translations of SVAMP, GSM8K and MMLU questions, HumanEval and MBPP
 ported to other programming languages (HumanEval-X, MultiPL-E, MBXP, MxEval), HumanEval prompts
 translated into other natural languages (mHumanEval), rule-based and LLM rephrasings (ReCode,
-MathCheck, MMLU-SR, and BenBench's rewrites of MATH and GSM8K, added after the last fit: no
-combiner has seen either of its halves); plus the DCQ GPT-4 perturbations the old thresholds were
-calibrated on.
+MathCheck, MMLU-SR, BenBench's rewrites of MATH and GSM8K and PertEval's rewrites of MMLU; the last
+two never enter a fit (``NEVER_FITTED``: no combiner has seen either of their halves); plus the DCQ
+GPT-4 perturbations the old thresholds were calibrated on.
 
 Protocol, per set: items are split by a hash of their id into a ``calib`` and a ``test`` half, and
 again into *seen* items (in the benchmark) and *unseen* ones. Positives are the variants of seen
 items, negatives the variants of unseen items of the same set, kind and language (the same genre);
-a positive counts only when its nearest item is its own source. Benchmark = every seen item of the
+a positive counts only when its nearest item is its own source or a near duplicate of it (MMLU
+questions on one passage). Multiple-choice sources are indexed with their options as choices, as
+``load_benchmark("mmlu")`` loads them. Benchmark = every seen item of the
 set (both halves) plus, for GSM8K- and MMLU-sourced sets, the rest of the shipped benchmark, so a
 candidate meets hundreds of same-genre distractors. The DCQ tasks keep their own split.
 
@@ -30,6 +32,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import re
 import sys
 import time
 from collections import defaultdict
@@ -55,6 +58,7 @@ SETS = {
     "mathcheck_gsm": "gsm8k",
     "benbench_gsm8k": "gsm8k",
     "benbench_math": None,
+    "perteval_mmlu": "mmlu",
     "humaneval_x": None,
     "mhumaneval_multiple": None,
     "mxeval_humaneval": None,
@@ -86,10 +90,30 @@ def read_jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
+#: Sets left out of every fit, both halves, so that they keep measuring transfer to a genre (MATH)
+#: and a rewriter no fit has seen.
+NEVER_FITTED = {"benbench_math", "benbench_gsm8k", "perteval_mmlu"}
+
 #: Variants kept per (set, kind, language or subtype) and half: a deterministic sample (by hash) bounds the run.
 PER_GROUP = 60
 #: Sets of one kind with thousands of variants (one group each): a larger sample of them.
-PER_GROUP_OF = {"benbench_gsm8k": 300, "benbench_math": 300}
+PER_GROUP_OF = {"benbench_gsm8k": 300, "benbench_math": 300, "perteval_mmlu": 300}
+
+
+#: Sets whose sources are multiple-choice questions (MMLU and its translations).
+MULTIPLE_CHOICE = {"jmmlu", "mmlu_sr", "perteval_mmlu"}
+#: A multiple-choice source's trailing option block ("\nA. ..." to "\nD. ...", as the extract scripts write it).
+_OPTION = re.compile(r"\n([A-D])\. ")
+
+
+def source_item(sid: str, text: str, solution: str, name: str) -> Item:
+    """The benchmark item of a source row, as contam loads that benchmark: a multiple-choice
+    question (MMLU) keeps its options as ``choices``, so its views are the question alone and the
+    question with its options, as for ``load_benchmark("mmlu")``."""
+    parts = _OPTION.split(text) if name in MULTIPLE_CHOICE else []
+    if len(parts) == 9 and parts[1::2] == ["A", "B", "C", "D"]:
+        return Item(id=sid, question=parts[0], choices=tuple(parts[2::2]), solution=solution, benchmark=name)
+    return Item(id=sid, question=text, solution=solution, benchmark=name)
 
 
 def independent_task(name: str, split: str, pad: str | None, per_group: int | None = None) -> Task:
@@ -105,7 +129,7 @@ def independent_task(name: str, split: str, pad: str | None, per_group: int | No
         if len(groups[key]) < (per_group or PER_GROUP_OF.get(name, PER_GROUP)):
             groups[key].append(v)
     variants = [v for key in sorted(groups) for v in groups[key]]
-    items = [Item(id=sid, question=text, solution=solutions[sid], benchmark=name) for sid, text in sources.items() if seen(sid)]
+    items = [source_item(sid, text, solutions[sid], name) for sid, text in sources.items() if seen(sid)]
     if pad:
         have = set(sources)
         items += [it for it in load_benchmark(pad) if it.id not in have]
@@ -188,9 +212,16 @@ def score(task: Task, config) -> dict[str, np.ndarray]:
     s = sem.score(task.texts)
     rule = config.rule
     nearest = [task.items[int(j)].id for j in s.nearest[:, 0]]
+    by_id = {it.id: it for it in task.items}
+
+    def right(n: str, t: str) -> bool:
+        # A flag that names a near duplicate of the source (MMLU questions on one passage, cut to the
+        # same first 512 characters) names the same leaked text: right, as such negatives are twins.
+        return n == t or (bool(t) and bool(near_twins([by_id[n].question], [by_id[t]])[0]))
+
     return {
         "flag": s.flagged(config.threshold, rule),
-        "right": np.array([n == t for n, t in zip(nearest, task.truth, strict=True)]),
+        "right": np.array([right(n, t) for n, t in zip(nearest, task.truth, strict=True)]),
         "features": s.features if s.features is not None else np.zeros((len(task.texts), 0)),
         "multi": s.multilingual if len(s.multilingual) else np.zeros(len(task.texts), dtype=bool),
         "langs": np.array(s.languages or ["en"] * len(task.texts)),
@@ -342,7 +373,7 @@ def main() -> None:
     if args.fit or args.fit_shortlist:
         from shortlist_fit import fit_shortlist
 
-        calib = [*tasks("calib"), gsm8k_train_corpus("calib")]
+        calib = [t for t in tasks("calib") if t.name not in NEVER_FITTED] + [gsm8k_train_corpus("calib")]
         feats = [score(t, SemanticConfig(shortlist=False)) for t in calib]
         dump(Path(args.out).with_name("semantic_independent_calib.npz"), calib, feats)
         path = Path(combiner.__file__).with_name("combiner.json")

@@ -38,6 +38,9 @@ def row_of(group: str) -> str | None:
         genre = "MATH rephrasing vs other MATH problems" if name == "benbench_math" else "GSM8K close rephrasing"
         what = "question and solution" if sub.endswith("_with_solution") else "question only"
         return f"{genre} ({what}, BenBench, LLM; never fitted)"
+    if name == "perteval_mmlu":
+        what = "question only" if sub.endswith("_question_only") else "question and options, moved and relabelled"
+        return f"MMLU paraphrase vs other MMLU questions ({what}, PertEval, GPT-4; never fitted)"
     if name == "mmlu_sr":
         return f"MMLU symbol-replaced ({sub.removeprefix('mmlusr_')}, MMLU-SR)"
     if name == "mmlu":
