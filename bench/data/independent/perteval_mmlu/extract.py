@@ -53,7 +53,9 @@ def main() -> None:
     for key, o in sorted(orig.items(), key=lambda kv: (kv[0][0], kv[0][1])):
         subj = key[0].removesuffix("_test")
         if subj not in csvs:
-            csvs[subj] = list(csv.reader(io.StringIO(git_show(args.gitdir, args.rev, f"eval_data/mmlu_original/{subj}_test.csv"), newline="")))
+            csvs[subj] = list(
+                csv.reader(io.StringIO(git_show(args.gitdir, args.rev, f"eval_data/mmlu_original/{subj}_test.csv"), newline=""))
+            )
         line = csvs[subj][o["id"]]
         if norm(line[0]) != norm(o["question"]):
             sys.exit(f"{subj} row {o['id']}: question differs from the MMLU test CSV")
@@ -75,7 +77,9 @@ def main() -> None:
         sid = f"mmlu/{r['subject'].removesuffix('_test')}/{r['id']}"
         base = {"source": sid, "kind": "rephrase", "lang": "en"}
         variants.append({**base, "subtype": "perteval_question_only", "text": q})
-        variants.append({**base, "subtype": "perteval_with_options", "text": with_options(q, r["option_ids"], r["options"], bool(r["question_first"]))})
+        variants.append(
+            {**base, "subtype": "perteval_with_options", "text": with_options(q, r["option_ids"], r["options"], bool(r["question_first"]))}
+        )
     for name, data in (("sources.jsonl", sources), ("variants.jsonl", variants)):
         with open(os.path.join(here, name), "w", encoding="utf-8") as fh:
             for row in data:
