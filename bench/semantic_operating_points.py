@@ -31,13 +31,15 @@ WATCH = (
 
 
 def probabilities(d: np.lib.npyio.NpzFile) -> np.ndarray:
-    """Each dumped row's probability under the shipped combiner of its route (0 where the shortlist
-    dropped it; 1 for a near copy, which the learned rule flags at any threshold)."""
+    """Each dumped row's probability under the shipped combiner that judged it (its route; on the
+    English route the code model when its nearest item is code), 0 where the shortlist dropped it,
+    1 for a near copy (the learned rule flags it at any threshold)."""
     combiners = load_combiners()
     x = d["features"][:, : len(FEATURES)]
+    code = d["code"] if "code" in d.files else np.zeros(len(x), dtype=bool)
     p = np.zeros(len(x))
-    for spec, route in (("minilm", False), ("e5-multilingual", True)):
-        rows = (d["multi"] == route) & ~np.isnan(x[:, 0])
+    for spec, rows in (("minilm", ~d["multi"] & ~code), ("minilm-code", ~d["multi"] & code), ("e5-multilingual", d["multi"])):
+        rows = rows & ~np.isnan(x[:, 0])
         if rows.any():
             p[rows] = combiners[spec].probability(x[rows])
     return learned_scores(p, x, ~d["multi"])

@@ -62,7 +62,7 @@ from contam.scan.flags import DocResult, Evidence, Flag
 from contam.scan.semantic_scores import SemanticScores, semantic_score_dict
 from contam.scan.shortlist import StaticShortlist
 from contam.scan.space import EmbeddingSpace
-from contam.scan.textmatch import piece_overlap, specifics, specifics_overlap, word_overlap
+from contam.scan.textmatch import looks_like_code, piece_overlap, specifics, specifics_overlap, word_overlap
 
 __all__ = [
     "EMBEDDER_DEFAULTS",
@@ -293,6 +293,7 @@ class SemanticScanner:
             item_embeddings = item_embeddings.copy()
             item_embeddings[redo] = space.embed([self.items[j].text for j in redo])
         self.primary = space.fit(self.items, item_embeddings)
+        self._code_items = np.array([looks_like_code(it.question) for it in self.items], dtype=bool)
         self.item_languages = sample_languages([it.question or it.text for it in self.items]) if self.routing else Counter()
         self._short: StaticShortlist | None = None
         k = min(cfg.profile_k, len(self.items) - 1 if clean is None else len(self.items))
@@ -492,11 +493,14 @@ class SemanticScanner:
         for space, rows in ((self.primary, ~multi & judged), (self._multi, multi)):
             if space is None or not rows.any():
                 continue
-            c = combiners.get(space.spec) or combiners.get("minilm")
-            if c is not None:
-                r = np.flatnonzero(rows)
-                # A translation's names are translated too (and German capitalises every noun): numbers only.
-                feats[r], prob[r] = judge_near_ties(c, texts, self._views, space.item_vecs, d, ids, hood, r, names=~multi[r])
+            # Documents whose nearest item is code go to the space's code model where it has one.
+            code = rows & self._code_items[ids[:, 0]] & (space is self.primary)
+            for part, spec in ((rows & ~code, space.spec), (code, f"{space.spec}-code")):
+                c = combiners.get(spec) or combiners.get(space.spec) or combiners.get("minilm")
+                if c is not None and part.any():
+                    r = np.flatnonzero(part)
+                    # A translation's names are translated too (and German capitalises every noun): numbers only.
+                    feats[r], prob[r] = judge_near_ties(c, texts, self._views, space.item_vecs, d, ids, hood, r, names=~multi[r])
         return feats, prob
 
     def _views(self, j: int) -> tuple[str, str]:
@@ -513,7 +517,7 @@ class SemanticScanner:
         item = self.items[j]
         ev = [Evidence(kind="embedding", text=item.question[:200], weight=round(float(s.sim[i]), 6))]
         if rule == "learned" and s.probability is not None and s.features is not None:
-            spec = self.config.multilingual if s.multilingual[i] else self.primary.spec
+            spec = self.config.multilingual if s.multilingual[i] else self.primary.spec + ("-code" if self._code_items[j] else "")
             f = dict(zip(FEATURES, (round(float(v), 3) for v in s.features[i]), strict=True))
             what = ", ".join(f"{k} {v}" for k, v in f.items())
             ev.append(

@@ -189,3 +189,26 @@ def specifics_overlap(candidate: str, views: Sequence[str], least: int = 2, name
             j = len(c & s) / union
             best = j if best != best or j > best else best  # NaN-safe max
     return best
+
+
+#: A line that opens a statement of Python, C, Java, JavaScript, Go, Rust and their kin, or a Python
+#: doctest-style ``assert f(...)`` (MBPP's prompts): what makes a benchmark item a code task.
+_CODE_LINE = re.compile(
+    r"^[ \t]*(?:def\s+\w+\s*\(|class\s+\w+\s*[(:]|from\s+[\w.]+\s+import\s|import\s+[\w.]+[ \t]*$|assert\s+\w+\s*\("
+    r"|#include\s*[<\"]|(?:public|private|static)\s+\w+|function\s+\w+\s*\(|fn\s+\w+\s*\(|func\s+\w+\s*\()",
+    re.M,
+)
+
+
+def looks_like_code(text: str) -> bool:
+    r"""Whether ``text`` holds a line of code (a definition, an import, an ``assert f(...)``): the
+    semantic level judges documents whose nearest item is code with the code model.
+
+    >>> looks_like_code("def add(a, b):\n    return a + b")
+    True
+    >>> looks_like_code("Write a function to add.\nassert add(1, 2) == 3")
+    True
+    >>> looks_like_code("Janet's ducks lay 16 eggs per day. How many does she sell?")
+    False
+    """
+    return _CODE_LINE.search(text) is not None
