@@ -40,7 +40,7 @@ def row_of(group: str) -> str | None:
         return f"{genre} ({what}, BenBench, LLM; never fitted)"
     if name == "perteval_mmlu":
         what = "question only" if sub.endswith("_question_only") else "question and options, moved and relabelled"
-        return f"MMLU paraphrase vs other MMLU questions ({what}, PertEval, GPT-4; never fitted)"
+        return f"MMLU paraphrase vs other MMLU questions ({what}, PertEval, GPT-4; calib half in the prose fit)"
     if name == "mmlu_sr":
         return f"MMLU symbol-replaced ({sub.removeprefix('mmlusr_')}, MMLU-SR)"
     if name == "mmlu":
