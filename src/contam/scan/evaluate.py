@@ -11,8 +11,9 @@ test negatives). Methods:
 * ``min-k%`` — Min-K% Prob (K = 20 %) of the sample under ``model`` (only when one is given);
 * ``cascade (paper τ)`` — the cascade with the paper's fixed settings (τ2 0.75 with the full
   semantic rule, τ1 0.5, τ3 0.6);
-* ``cascade (defaults)`` — the cascade as shipped, no calibration: the semantic level's ``nn``
-  rule with the embedder's calibrated defaults (:data:`contam.scan.semantic.EMBEDDER_DEFAULTS`);
+* ``cascade (defaults)`` — the cascade as shipped, no calibration: the semantic level's default
+  rule (``learned``, :mod:`contam.scan.combiner`; ``nn`` with the embedder's calibrated cosines,
+  :data:`contam.scan.semantic.EMBEDDER_DEFAULTS`, for an explicit ``--embedder``);
 * ``cascade`` — the cascade with thresholds and semantic rule calibrated on ``calib``.
 
 >>> rep = evaluate(build_scenarios("gsm8k", n=20))                # doctest: +SKIP
