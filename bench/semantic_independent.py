@@ -393,7 +393,7 @@ def main() -> None:
                 "static-shortlist": fitted["static-shortlist"],
             }
         else:
-            fitted["static-shortlist"] = fit_shortlist(calib, feats, fitted["minilm"])
+            fitted["static-shortlist"] = fit_shortlist(calib, feats, fitted)
         path.write_text(json.dumps({"combiners": fitted}, indent=1) + "\n", encoding="utf-8")
         combiner.load_combiners.cache_clear()
     test = tasks("test")

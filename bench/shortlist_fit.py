@@ -19,17 +19,20 @@ from contam.scan.shortlist import SHORTLIST_FEATURES, StaticShortlist
 from logistic_fit import fit_logistic
 
 
-def fit_shortlist(calib: list[Task], full: list[dict[str, np.ndarray]], new_minilm: dict, keep: float = 0.002) -> dict:
-    """``full``: each calib task's rows scored without the shortlist; ``new_minilm``: the MiniLM
-    combiner just fitted (its decisions are the target)."""
-    minilm = combiner_from_record("minilm", new_minilm)
+def fit_shortlist(calib: list[Task], full: list[dict[str, np.ndarray]], combiners: dict, keep: float = 0.002) -> dict:
+    """``full``: each calib task's rows scored without the shortlist; ``combiners``: the English
+    route's records, ``minilm`` (prose) and ``minilm-code`` (rows whose nearest item is code), whose
+    decisions are the target."""
+    prose = combiner_from_record("minilm", combiners["minilm"])
+    code = combiner_from_record("minilm-code", combiners.get("minilm-code", combiners["minilm"]))
     xs, ys = [], []
     for t, r in zip(calib, full, strict=True):
         rows = np.flatnonzero([lang == "en" for lang in detect_languages(t.texts)])
         if not len(rows):
             continue
         f, _ = StaticShortlist().fit(t.items).features([t.texts[i] for i in rows])
-        wanted = minilm.probability(r["features"][rows]) >= 0.5
+        is_code = r["code"][rows] if "code" in r else np.zeros(len(rows), dtype=bool)
+        wanted = np.where(is_code, code.probability(r["features"][rows]), prose.probability(r["features"][rows])) >= 0.5
         for k, i in enumerate(rows):
             if t.cross_split[i] or (t.labels[i] == 1 and not (wanted[k] and r["right"][i])):
                 continue  # a twin, or a positive the full rule misses anyway
@@ -49,6 +52,6 @@ def fit_shortlist(calib: list[Task], full: list[dict[str, np.ndarray]], new_mini
         y,
         keep=1 - keep,
         calib_negatives_kept=round(kept_neg, 4),
-        target="English rows the full learned rule (minilm) flags with their own source nearest",
+        target="English rows the full learned rule (minilm, minilm-code) flags with their own source nearest",
         sets=sorted({t.name for t in calib}),
     )
