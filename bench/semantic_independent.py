@@ -354,6 +354,13 @@ def fit(calib: list[Task], feats: list[dict[str, np.ndarray]], max_corpus_fpr: f
             max_corpus_fpr=max_corpus_fpr,
             max_negative_fpr=max_negative_fpr,
             sets=sorted({t.name for t in calib}),
+            **(
+                {}
+                if route
+                else {
+                    "used_for": "English-route documents whose nearest item is not code (contam.scan.textmatch.looks_like_code); fitted on those calib rows only"
+                }
+            ),
         )
         print(f"fitted {spec}: {len(y)} rows ({int(y.sum())} positive), calib mean F1 over groups {f1:.3f}", file=sys.stderr)
     return out
