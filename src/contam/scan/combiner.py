@@ -18,9 +18,11 @@ item. So each candidate is described relative to its own neighbourhood in the be
 ``pieces``     Jaccard of word pieces, code identifiers split
 =============  ==================================================================================
 
-One model per embedder (MiniLM for English, multilingual-e5-small for the rest), fitted by
-``python bench/semantic_independent.py --fit`` on the calibration halves of independently made
-rephrasings, translations and code ports, its data and date recorded in ``combiner.json`` next to
+One model per embedder (MiniLM for English, multilingual-e5-small for the rest), and on the English
+route two: ``minilm-code`` for documents whose nearest item is code, ``minilm`` for the rest (fitted
+together, free paraphrases of knowledge questions and code ports traded against each other). Fitted
+by ``python bench/semantic_independent.py --fit`` on the calibration halves of independently made
+rephrasings, translations and code ports, their data and date recorded in ``combiner.json`` next to
 this file. The shipped models are small gradient-boosted trees (:class:`TreeCombiner`) held
 *monotone*: more of any feature never lowers the probability, so a fit cannot learn a quirk of its
 calibration sets that reverses the evidence elsewhere, yet it can weigh features jointly (all of a
