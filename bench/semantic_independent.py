@@ -207,7 +207,6 @@ def tasks(split: str) -> list[Task]:
 
 def score(task: Task, config) -> dict[str, np.ndarray]:
     from contam.scan.semantic import SemanticScanner
-    from contam.scan.textmatch import looks_like_code
 
     sem = SemanticScanner(config).fit(task.items)
     s = sem.score(task.texts)
@@ -227,8 +226,8 @@ def score(task: Task, config) -> dict[str, np.ndarray]:
         "multi": s.multilingual if len(s.multilingual) else np.zeros(len(task.texts), dtype=bool),
         "langs": np.array(s.languages or ["en"] * len(task.texts)),
         "embedded": np.array([not (v < 0.5) for v in (s.shortlist if s.shortlist is not None else np.full(len(task.texts), np.nan))]),
-        # The model that judged the row: the code one when the nearest item is code (contam.scan.textmatch).
-        "code": np.array([looks_like_code(task.items[int(j)].question) for j in s.nearest[:, 0]], dtype=bool),
+        # The model that judged the row: the code one when the nearest item is code.
+        "code": sem.code_items[s.nearest[:, 0]],
     }
 
 
@@ -319,6 +318,12 @@ def choose_threshold(
     return f1, th
 
 
+#: What the English prose model's record says it judges.
+PROSE_USE = (
+    "English-route documents whose nearest item is not code (contam.scan.textmatch.looks_like_code); fitted on those calib rows only"
+)
+
+
 def fit(calib: list[Task], feats: list[dict[str, np.ndarray]], max_corpus_fpr: float, max_negative_fpr: float = 1.0) -> dict:
     """One monotone boosted model per route on the calib halves, its threshold by :func:`choose_threshold`.
 
@@ -354,15 +359,10 @@ def fit(calib: list[Task], feats: list[dict[str, np.ndarray]], max_corpus_fpr: f
             max_corpus_fpr=max_corpus_fpr,
             max_negative_fpr=max_negative_fpr,
             sets=sorted({t.name for t in calib}),
-            **(
-                {}
-                if route
-                else {
-                    "used_for": "English-route documents whose nearest item is not code (contam.scan.textmatch.looks_like_code); fitted on those calib rows only"
-                }
-            ),
         )
         print(f"fitted {spec}: {len(y)} rows ({int(y.sum())} positive), calib mean F1 over groups {f1:.3f}", file=sys.stderr)
+    if "minilm" in out:
+        out["minilm"]["fitted_on"]["used_for"] = PROSE_USE
     return out
 
 

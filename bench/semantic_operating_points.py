@@ -20,7 +20,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT.parent / "src"))
 
-from contam.scan.combiner import FEATURES, learned_scores, load_combiners  # noqa: E402
+from contam.scan.combiner import FEATURES, learned_scores, load_combiners, model_name  # noqa: E402
 from semantic_independent import group_table  # noqa: E402
 
 WATCH = (
@@ -38,7 +38,12 @@ def probabilities(d: np.lib.npyio.NpzFile) -> np.ndarray:
     x = d["features"][:, : len(FEATURES)]
     code = d["code"] if "code" in d.files else np.zeros(len(x), dtype=bool)
     p = np.zeros(len(x))
-    for spec, rows in (("minilm", ~d["multi"] & ~code), ("minilm-code", ~d["multi"] & code), ("e5-multilingual", d["multi"])):
+    routes = (
+        (model_name("minilm", False), ~d["multi"] & ~code),
+        (model_name("minilm", True), ~d["multi"] & code),
+        ("e5-multilingual", d["multi"]),
+    )
+    for spec, rows in routes:
         rows = rows & ~np.isnan(x[:, 0])
         if rows.any():
             p[rows] = combiners[spec].probability(x[rows])

@@ -190,6 +190,18 @@ def load_combiners() -> dict[str, Combiner]:
     return {spec: combiner_from_record(spec, d) for spec, d in raw.get("combiners", {}).items()}
 
 
+def model_name(space_spec: str, code: bool) -> str:
+    """The shipped model that judges a document searched in ``space_spec``'s space: that space's code
+    model (``<spec>-code``) when the document's nearest item is code and the space has one, else the
+    space's own.
+
+    >>> model_name("minilm", True), model_name("minilm", False), model_name("e5-multilingual", True)
+    ('minilm-code', 'minilm', 'e5-multilingual')
+    """
+    code_spec = f"{space_spec}-code"
+    return code_spec if code and code_spec in load_combiners() else space_spec
+
+
 def background_sample(n_views: int, seed: int = 0) -> np.ndarray:
     """Indices of the fixed sample of benchmark views a candidate's background is measured on."""
     if n_views <= BACKGROUND:

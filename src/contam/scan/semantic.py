@@ -53,7 +53,7 @@ from contam.errors import ConfigError
 from contam.models.base import Embedder
 from contam.models.embed import STATIC_SEMANTIC_THRESHOLD
 from contam.scan.anomaly import ProfileOutlier
-from contam.scan.combiner import FEATURES, judge_near_ties, load_combiners, neighbourhood_features
+from contam.scan.combiner import FEATURES, judge_near_ties, load_combiners, model_name, neighbourhood_features
 from contam.scan.dbscan import radius_dbscan
 from contam.scan.definitions import strip_definitions
 from contam.scan.embedding import embed_texts, embedder_identity
@@ -293,7 +293,8 @@ class SemanticScanner:
             item_embeddings = item_embeddings.copy()
             item_embeddings[redo] = space.embed([self.items[j].text for j in redo])
         self.primary = space.fit(self.items, item_embeddings)
-        self._code_items = np.array([looks_like_code(it.question) for it in self.items], dtype=bool)
+        #: Per item, whether it is code (:func:`~contam.scan.textmatch.looks_like_code`): its documents go to the code model.
+        self.code_items = np.array([looks_like_code(it.question) for it in self.items], dtype=bool)
         self.item_languages = sample_languages([it.question or it.text for it in self.items]) if self.routing else Counter()
         self._short: StaticShortlist | None = None
         k = min(cfg.profile_k, len(self.items) - 1 if clean is None else len(self.items))
@@ -493,10 +494,10 @@ class SemanticScanner:
         for space, rows in ((self.primary, ~multi & judged), (self._multi, multi)):
             if space is None or not rows.any():
                 continue
-            # Documents whose nearest item is code go to the space's code model where it has one.
-            code = rows & self._code_items[ids[:, 0]] & (space is self.primary)
-            for part, spec in ((rows & ~code, space.spec), (code, f"{space.spec}-code")):
-                c = combiners.get(spec) or combiners.get(space.spec) or combiners.get("minilm")
+            code = self.code_items[ids[:, 0]] & (space is self.primary)  # the code model's rows (model_name)
+            for is_code in (False, True):
+                part = rows & (code == is_code)
+                c = combiners.get(model_name(space.spec, is_code)) or combiners.get("minilm")
                 if c is not None and part.any():
                     r = np.flatnonzero(part)
                     # A translation's names are translated too (and German capitalises every noun): numbers only.
@@ -517,7 +518,7 @@ class SemanticScanner:
         item = self.items[j]
         ev = [Evidence(kind="embedding", text=item.question[:200], weight=round(float(s.sim[i]), 6))]
         if rule == "learned" and s.probability is not None and s.features is not None:
-            spec = self.config.multilingual if s.multilingual[i] else self.primary.spec + ("-code" if self._code_items[j] else "")
+            spec = self.config.multilingual if s.multilingual[i] else model_name(self.primary.spec, bool(self.code_items[j]))
             f = dict(zip(FEATURES, (round(float(v), 3) for v in s.features[i]), strict=True))
             what = ", ".join(f"{k} {v}" for k, v in f.items())
             ev.append(
