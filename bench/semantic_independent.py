@@ -225,7 +225,8 @@ def score(task: Task, config) -> dict[str, np.ndarray]:
         "features": s.features if s.features is not None else np.zeros((len(task.texts), 0)),
         "multi": s.multilingual if len(s.multilingual) else np.zeros(len(task.texts), dtype=bool),
         "langs": np.array(s.languages or ["en"] * len(task.texts)),
-        "embedded": np.array([not (v < 0.5) for v in (s.shortlist if s.shortlist is not None else np.full(len(task.texts), np.nan))]),
+        # Embedded: every row the shortlist did not drop (a dropped row has no cosine).
+        "embedded": np.isfinite(s.sim),
         # The model that judged the row: the code one when the nearest item is code.
         "code": sem.code_items[s.nearest[:, 0]],
     }

@@ -30,7 +30,7 @@ def fit_shortlist(calib: list[Task], full: list[dict[str, np.ndarray]], combiner
         rows = np.flatnonzero([lang == "en" for lang in detect_languages(t.texts)])
         if not len(rows):
             continue
-        f, _ = StaticShortlist().fit(t.items).features([t.texts[i] for i in rows])
+        f, _, _ = StaticShortlist().fit(t.items).features([t.texts[i] for i in rows])
         is_code = r["code"][rows] if "code" in r else np.zeros(len(rows), dtype=bool)
         wanted = np.where(is_code, code.probability(r["features"][rows]), prose.probability(r["features"][rows])) >= 0.5
         for k, i in enumerate(rows):

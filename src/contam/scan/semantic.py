@@ -51,14 +51,15 @@ from contam.data import Document, Item
 from contam.data.language import covered_by_multilingual, detect_languages, sample_languages
 from contam.errors import ConfigError
 from contam.models.base import Embedder
-from contam.models.embed import STATIC_SEMANTIC_THRESHOLD
 from contam.scan.anomaly import ProfileOutlier
+from contam.scan.choices import OptionIndex
 from contam.scan.combiner import FEATURES, judge_near_ties, load_combiners, model_name, neighbourhood_features
 from contam.scan.dbscan import radius_dbscan
 from contam.scan.definitions import strip_definitions
 from contam.scan.embedding import embed_texts, embedder_identity
 from contam.scan.figures import strip_figures, without_figures
 from contam.scan.flags import DocResult, Evidence, Flag
+from contam.scan.semantic_defaults import EMBEDDER_DEFAULTS, SemanticDefaults, defaults_for
 from contam.scan.semantic_scores import SemanticScores, semantic_score_dict
 from contam.scan.shortlist import StaticShortlist
 from contam.scan.space import EmbeddingSpace
@@ -68,8 +69,10 @@ __all__ = [
     "EMBEDDER_DEFAULTS",
     "RULES",
     "SemanticConfig",
+    "SemanticDefaults",
     "SemanticScanner",
     "SemanticScores",
+    "defaults_for",
     "embed_texts",
     "embedder_identity",
     "radius_dbscan",
@@ -83,39 +86,6 @@ RULES = ("learned", "nn", "paper", "sim", "sim+cluster", "sim+anomaly", "sim+clu
 _MULTI_CLUSTERS = 1_000_000
 #: Probability at or above which the ``learned`` rule flags (each combiner's intercept is set for it).
 LEARNED_THRESHOLD = 0.5
-
-
-@dataclass(frozen=True)
-class SemanticDefaults:
-    """Default decision of the ``nn`` rule for one embedder: cosine ``threshold`` flags alone;
-    ``rescue_threshold`` <= cosine < ``threshold`` flags with :func:`specifics_overlap` >= ``rescue_overlap``
-    or :func:`word_overlap` >= ``rescue_words``."""
-
-    threshold: float
-    rescue_threshold: float
-    rescue_overlap: float
-    rescue_words: float
-
-
-#: Calibrated on the ``calib`` halves of the DCQ tasks (real GPT-4 perturbations of GSM8K and
-#: HumanEval against GSM8K test / other HumanEval tasks, :mod:`contam.scan.dcq`) for the best F1
-#: of both together, measured on the disjoint ``test`` halves (docs/semantic.md, bench/semantic_dcq.py).
-#: Keys are embedder specs; an embedder not listed gets MiniLM's values (calibrate your own
-#: with ``contam eval-detectors --embedder SPEC`` and pass ``--thresholds``).
-EMBEDDER_DEFAULTS: dict[str, SemanticDefaults] = {
-    "minilm": SemanticDefaults(threshold=0.86, rescue_threshold=0.6, rescue_overlap=0.8, rescue_words=0.5),
-    "static": SemanticDefaults(threshold=STATIC_SEMANTIC_THRESHOLD, rescue_threshold=0.66, rescue_overlap=0.8, rescue_words=0.45),
-    # Google USE multilingual v3 (``--embedder use-multilingual``): the same calibration, run with
-    # ``python bench/semantic_dcq.py --embedders use-multilingual`` (bench/RESULTS.md, issue 15).
-    # Calibrated on English paraphrases only: no real translated contamination was available.
-    "use-multilingual": SemanticDefaults(threshold=0.86, rescue_threshold=0.57, rescue_overlap=0.7, rescue_words=0.6),
-}
-
-
-def defaults_for(embedder: object | None) -> SemanticDefaults:
-    """The calibrated ``nn`` defaults of ``embedder`` (by its ``spec``; MiniLM's for ``None`` or unknown specs)."""
-    spec = str(getattr(embedder, "spec", "minilm")) if embedder is not None else "minilm"
-    return EMBEDDER_DEFAULTS.get(spec, EMBEDDER_DEFAULTS["minilm"])
 
 
 _MINILM = EMBEDDER_DEFAULTS["minilm"]
@@ -297,6 +267,8 @@ class SemanticScanner:
         self.code_items = np.array([looks_like_code(it.question) for it in self.items], dtype=bool)
         self.item_languages = sample_languages([it.question or it.text for it in self.items]) if self.routing else Counter()
         self._short: StaticShortlist | None = None
+        #: The multiple-choice options that name one item (:mod:`contam.scan.choices`).
+        self.options = OptionIndex(self.items)
         k = min(cfg.profile_k, len(self.items) - 1 if clean is None else len(self.items))
         if clean is None:
             d, _ = self.primary.search(self.item_vecs, k + 1, exclude_self=True)
@@ -348,10 +320,12 @@ class SemanticScanner:
                 self._short.fit(self.items)
         if self._short is None or not len(rows):
             return rows, prob, near
-        p, nr = self._short.score([texts[r] for r in rows], k)
+        sub = [texts[r] for r in rows]
+        p, nr, lexical = self._short.score(sub, k)
         prob[rows] = p
         near[rows, : nr.shape[1]] = nr
-        return rows[p >= LEARNED_THRESHOLD], prob, near
+        # A document writing every distinctive option of a statically or lexically near item is embedded whatever its score.
+        return rows[(p >= LEARNED_THRESHOLD) | self.options.holds_any(sub, np.column_stack([nr, lexical]))], prob, near
 
     def _search(self, x: np.ndarray, k: int, exclude_self: bool = False) -> tuple[np.ndarray, np.ndarray]:
         return self.primary.search(x, k, exclude_self)
@@ -426,9 +400,10 @@ class SemanticScanner:
                 maha[rows], anomalous[rows] = self._anomaly(ds)
         self._break_ties(texts, d, ids)
         overlap, wover = np.full(n, np.nan), np.full(n, np.nan)
-        feats = prob = None
+        feats = prob = kept = None
         if cfg.rule == "learned" and texts:
             feats, prob = self._learned(texts, d, ids, hood, multi, judged)
+            kept = self.options.kept_rows(texts, ids[:, 0])
         top = d[:, 0].astype(np.float64) if n else np.zeros(0)
         if cfg.rule == "nn" and texts:  # second stage, on the shortlist only
             for r in np.flatnonzero((top >= cfg.rescue_threshold) & (top < cfg.threshold)):
@@ -455,6 +430,7 @@ class SemanticScanner:
             multilingual=multi,
             shortlist=short,
             definitions=removed if removed.any() else None,
+            options_kept=kept,
         )
 
     def _break_ties(self, texts: list[str], d: np.ndarray, ids: np.ndarray) -> None:

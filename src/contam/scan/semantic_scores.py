@@ -45,6 +45,9 @@ class SemanticScores:
     shortlist: np.ndarray | None = None
     #: (n,) quoted term definitions removed before comparing (:mod:`contam.scan.definitions`); None: none anywhere
     definitions: np.ndarray | None = None
+    #: (n,) ``learned`` rule: the nearest item's distinctive options, where the document writes them all
+    #: (:mod:`contam.scan.choices`; 0 elsewhere): flagged whatever the probability
+    options_kept: np.ndarray | None = None
 
     def _english(self) -> np.ndarray:
         return ~self.multilingual if len(self.multilingual) else np.ones(len(self.sim), dtype=bool)
@@ -59,9 +62,12 @@ class SemanticScores:
         """(n,) what the ``learned`` rule thresholds (:func:`contam.scan.combiner.learned_scores`)."""
         if self.probability is None:
             raise ValueError("the learned rule needs scores computed with rule='learned' (no probabilities here)")
-        if self.features is None:
-            return np.nan_to_num(self.probability, nan=0.0)
-        return combined_scores(self.probability, self.features, self._english())
+        out = np.nan_to_num(self.probability, nan=0.0)
+        if self.features is not None:
+            out = combined_scores(self.probability, self.features, self._english())
+        if self.options_kept is not None:
+            out = np.where(self.options_kept > 0, 1.0, out)
+        return out
 
     def subset(self, idx: np.ndarray) -> SemanticScores:
         """The scores of rows ``idx`` (cluster summary dropped: it belongs to the whole call)."""
@@ -78,6 +84,7 @@ class SemanticScores:
             multilingual=self.multilingual[idx] if len(self.multilingual) else self.multilingual,
             shortlist=self.shortlist[idx] if self.shortlist is not None else None,
             definitions=self.definitions[idx] if self.definitions is not None else None,
+            options_kept=self.options_kept[idx] if self.options_kept is not None else None,
             rescue_threshold=self.rescue_threshold,
             rescue_overlap=self.rescue_overlap,
             rescue_words=self.rescue_words,
@@ -108,6 +115,9 @@ class SemanticScores:
         rule = _ALIAS.get(rule, rule)
         if rule == "learned" and self.probability is not None:
             p = float(self.probability[i])
+            if not p >= threshold and self.options_kept is not None and self.options_kept[i] > 0:
+                why = f"options kept: the document writes all {int(self.options_kept[i])} distinctive options of the item word for word; learned p {p:.3f} < {threshold}"
+                return 1.0, 1.0, why
             if not p >= threshold and self.near_copy is not None and self.near_copy[i]:
                 why = f"near copy: cosine {float(self.sim[i]):.3f} >= {NEAR_COPY_COSINE}, no number or name against the item; learned p {p:.3f} < {threshold}"
                 return float(self.sim[i]), NEAR_COPY_COSINE, why
@@ -163,6 +173,8 @@ def semantic_score_dict(s: SemanticScores, i: int) -> dict[str, float]:
         out["definitions_removed"] = float(s.definitions[i])
     if s.near_copy is not None and s.near_copy[i]:
         out["near_copy"] = 1.0
+    if s.options_kept is not None and s.options_kept[i]:
+        out["options_kept"] = float(s.options_kept[i])
     # A row the shortlist dropped was never embedded: no cosine, features or probability to show.
     return {k: v for k, v in out.items() if v == v}
 

@@ -126,8 +126,9 @@ class StaticShortlist:
         self.lexical = LexicalIndex(views, list(range(len(self.items))) + qi)
         return self
 
-    def features(self, texts: Sequence[str], k: int = 5) -> tuple[np.ndarray, np.ndarray]:
-        """(``(n, 6)`` features in :data:`SHORTLIST_FEATURES` order, ``(n, k)`` statically nearest item indices)."""
+    def features(self, texts: Sequence[str], k: int = 5) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(``(n, 6)`` features in :data:`SHORTLIST_FEATURES` order, ``(n, k)`` statically nearest item
+        indices, ``(n,)`` the item of the best word-piece overlap)."""
         n = len(texts)
         x = self.space.embed(texts)
         ds, di = self.space.search(x, max(k, NEAREST))
@@ -136,12 +137,13 @@ class StaticShortlist:
         for r, t in enumerate(texts):
             best = np.array([_specifics_numbers(t, self.items[int(j)]) for j in di[r, :NEAREST]])
             out[r, 3:5] = best.max(axis=0) if len(best) else 0.0
-        out[:, 5] = self.lexical.best([t[: 4 * self.max_chars] for t in texts])[0]
-        return out, di[:, :k]
+        out[:, 5], lexical = self.lexical.best([t[: 4 * self.max_chars] for t in texts])
+        return out, di[:, :k], lexical
 
-    def score(self, texts: Sequence[str], k: int = 5) -> tuple[np.ndarray, np.ndarray]:
-        """(probability that the full rule would want the text, ``(n, k)`` nearest items)."""
+    def score(self, texts: Sequence[str], k: int = 5) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(probability that the full rule would want the text, ``(n, k)`` nearest items, ``(n,)`` the
+        lexically nearest item)."""
         if self.combiner is None:
             raise ValueError("StaticShortlist.score needs a combiner (StaticShortlist.shipped() has the fitted one)")
-        f, near = self.features(texts, k)
-        return self.combiner.probability(f), near
+        f, near, lexical = self.features(texts, k)
+        return self.combiner.probability(f), near, lexical

@@ -1,0 +1,88 @@
+"""The options of a multiple-choice item as the semantic level's evidence: what a rephrasing keeps.
+
+A rephrased multiple-choice question (GPT-4 rewriting MMLU, options permuted and relabelled) often
+moves far from its source in wording, yet it keeps the options themselves -- "Tumor suppressor
+gene", "The Treaty of Westphalia" -- as a rephrased math problem keeps its numbers. An option that
+no other item of the benchmark offers says which item the document is about; three of them in one
+document say it beyond chance. :class:`OptionIndex` counts, for a document and a benchmark item,
+how many of the item's *distinctive* options (found among no other item's options nor in its own
+question, at least :data:`MIN_CHARS` characters, not a bare number) the document writes word for
+word (case, punctuation and spacing aside). The semantic level flags a document that writes every
+distinctive option of its nearest item, at least :data:`KEPT` of them (``options kept``); its
+shortlist sends such a document to the encoder whatever its static score. All of them, not three
+of four: single-word options ("Avoidant", "Secure") recur inside another question's longer ones
+("Insecure avoidant"); on PertEval's calib half every rewrite that kept three kept the fourth.
+
+>>> from contam.data import Item
+>>> items = [Item("m/1", "Which organelle makes ATP?", choices=("Mitochondrion", "Golgi apparatus", "Ribosome", "True")),
+...          Item("m/2", "Is it true?", choices=("True", "False"))]
+>>> idx = OptionIndex(items)
+>>> idx.kept("Where is ATP produced? U. ribosome V. golgi apparatus W. mitochondrion X. true", 0)
+3
+>>> idx.kept("Where is ATP produced? U. ribosome V. golgi apparatus", 0), idx.kept("U. True V. False", 1)
+(0, 0)
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+
+import numpy as np
+
+from contam.data import Item
+
+#: Distinctive options of the nearest item a document must write for the ``options kept`` clause.
+KEPT = 3
+#: Shortest option (in characters, after normalising) that counts: "Yes", "1914" or "ATP" are too common.
+MIN_CHARS = 5
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+def _norm(text: str) -> str:
+    """Lower-case words joined by single spaces, padded: option matching ignores case and punctuation."""
+    return " " + " ".join(_WORD.findall(text.lower())) + " "
+
+
+class OptionIndex:
+    """The distinctive options of each benchmark item, and :meth:`kept`: how many of them a text writes."""
+
+    def __init__(self, items: Sequence[Item]) -> None:
+        normed = [[_norm(c) for c in it.choices] for it in items]
+        # An option several items offer ("None of the above", "True, False") names none of them, and
+        # one quoted from the item's own passage is in every other question on that passage too.
+        offered = Counter(o for opts in normed for o in set(opts))
+        self.options: list[tuple[str, ...]] = []
+        for it, opts in zip(items, normed, strict=True):
+            q = _norm(it.question) if opts else ""
+            keep = {o for o in opts if offered[o] == 1 and len(o) - 2 >= MIN_CHARS and not o.replace(" ", "").isdigit() and o not in q}
+            self.options.append(tuple(sorted(keep)))
+        #: Whether any item has enough distinctive options for the clause (else every check is skipped).
+        self.any = any(len(o) >= KEPT for o in self.options)
+
+    def kept(self, text: str, j: int) -> int:
+        """The number of item ``j``'s distinctive options when ``text`` writes every one of them word
+        for word and they are at least :data:`KEPT`; else 0."""
+        opts = self.options[j]
+        if len(opts) < KEPT:
+            return 0
+        t = _norm(text)
+        return len(opts) if all(o in t for o in opts) else 0
+
+    def kept_rows(self, texts: Sequence[str], nearest: np.ndarray) -> np.ndarray:
+        """(n,) :meth:`kept` of each text against its item ``nearest[r]`` (all zero on a benchmark
+        without multiple-choice options, at no cost)."""
+        out = np.zeros(len(texts), dtype=np.int64)
+        if self.any:
+            for r, t in enumerate(texts):
+                out[r] = self.kept(t, int(nearest[r]))
+        return out
+
+    def holds_any(self, texts: Sequence[str], candidates: np.ndarray) -> np.ndarray:
+        """(n,) whether each text keeps the options of any of its ``candidates[r]`` items (:meth:`kept`)."""
+        out = np.zeros(len(texts), dtype=bool)
+        if self.any:
+            for r, t in enumerate(texts):
+                out[r] = any(self.kept(t, int(j)) > 0 for j in candidates[r])
+        return out
