@@ -229,6 +229,8 @@ def score(task: Task, config) -> dict[str, np.ndarray]:
         "embedded": np.isfinite(s.sim),
         # The model that judged the row: the code one when the nearest item is code.
         "code": sem.code_items[s.nearest[:, 0]],
+        # Rows the options-kept clause flags whatever the probability (contam.scan.choices).
+        "options": s.options_kept if s.options_kept is not None else np.zeros(len(task.texts), dtype=np.int64),
     }
 
 
@@ -268,7 +270,7 @@ def table(tasks_: list[Task], results: list[dict[str, np.ndarray]]) -> dict[str,
 def dump(path: Path, tasks_: list[Task], results: list[dict[str, np.ndarray]]) -> None:
     """Every scored row (features, label, route, group, twin) in one .npz, for analysis."""
     rows = [
-        (t.name, t.kinds[i], y, bool(r["right"][i]), bool(r["multi"][i]), bool(t.cross_split[i]), r["features"][i], bool(r["code"][i]))
+        (t.name, t.kinds[i], y, bool(r["right"][i]), bool(r["multi"][i]), bool(t.cross_split[i]), r["features"][i], bool(r["code"][i]), int(r["options"][i]))
         for t, r in zip(tasks_, results, strict=True)
         for i, y in enumerate(t.labels)
     ]
@@ -282,6 +284,7 @@ def dump(path: Path, tasks_: list[Task], results: list[dict[str, np.ndarray]]) -
         twin=np.array([r[5] for r in rows]),
         features=np.array([r[6] for r in rows]),
         code=np.array([r[7] for r in rows]),
+        options=np.array([r[8] for r in rows]),
     )
 
 

@@ -33,7 +33,7 @@ WATCH = (
 def probabilities(d: np.lib.npyio.NpzFile) -> np.ndarray:
     """Each dumped row's probability under the shipped combiner that judged it (its route; on the
     English route the code model when its nearest item is code), 0 where the shortlist dropped it,
-    1 for a near copy (the learned rule flags it at any threshold)."""
+    1 for a near copy or a document keeping its item's options (the learned rule flags both at any threshold)."""
     combiners = load_combiners()
     x = d["features"][:, : len(FEATURES)]
     code = d["code"] if "code" in d.files else np.zeros(len(x), dtype=bool)
@@ -47,7 +47,8 @@ def probabilities(d: np.lib.npyio.NpzFile) -> np.ndarray:
         rows = rows & ~np.isnan(x[:, 0])
         if rows.any():
             p[rows] = combiners[spec].probability(x[rows])
-    return learned_scores(p, x, ~d["multi"])
+    out = learned_scores(p, x, ~d["multi"])
+    return np.where(d["options"] > 0, 1.0, out) if "options" in d.files else out
 
 
 def main() -> None:
