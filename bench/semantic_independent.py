@@ -270,7 +270,17 @@ def table(tasks_: list[Task], results: list[dict[str, np.ndarray]]) -> dict[str,
 def dump(path: Path, tasks_: list[Task], results: list[dict[str, np.ndarray]]) -> None:
     """Every scored row (features, label, route, group, twin) in one .npz, for analysis."""
     rows = [
-        (t.name, t.kinds[i], y, bool(r["right"][i]), bool(r["multi"][i]), bool(t.cross_split[i]), r["features"][i], bool(r["code"][i]), int(r["options"][i]))
+        (
+            t.name,
+            t.kinds[i],
+            y,
+            bool(r["right"][i]),
+            bool(r["multi"][i]),
+            bool(t.cross_split[i]),
+            r["features"][i],
+            bool(r["code"][i]),
+            int(r["options"][i]),
+        )
         for t, r in zip(tasks_, results, strict=True)
         for i, y in enumerate(t.labels)
     ]
