@@ -18,6 +18,7 @@ import pytest
 from contam.data import Item, load_benchmark
 from contam.scan.figures import strip_figures, without_figures
 from contam.scan.semantic import SemanticConfig, SemanticScanner
+from contam.scan.shortlist import CUT
 
 CONTAM = str(Path(sys.executable).with_name("contam"))
 
@@ -97,8 +98,9 @@ def test_precomputed_item_vectors_are_remade_for_items_with_figures(scanner: Sem
 
 def test_cli_scan_of_math_problems_and_the_shortlist_switch(tmp_path: Path) -> None:
     """End to end: a benchmark file of MATH problems among GSM8K questions. The default scan finds the
-    rewordings of the figure problems; two short LaTeX-free rewordings the shortlist drops are found
-    once a thresholds file turns the shortlist off (``semantic_shortlist``)."""
+    rewordings of the figure problems and two short LaTeX-free rewordings whose shortlist probability
+    sits between the cut (0.25) and 0.5, which the cut of 0.5 dropped; a thresholds file turning the
+    shortlist off (``semantic_shortlist``) embeds every document, an unrelated one too."""
     more = [  # MATH train problems (MIT, as above)
         (
             "math/train/balls",
@@ -115,12 +117,16 @@ def test_cli_scan_of_math_problems_and_the_shortlist_switch(tmp_path: Path) -> N
         "Four identical balls go into three identical boxes. Count the possible arrangements.",
         "Compute the smallest 5-digit number that is 5 more than a multiple of 15.",
     ]
-    corpus.write_text("".join(json.dumps({"id": f"d{k}", "text": t}) + "\n" for k, t in enumerate(DOCS + dropped)), encoding="utf-8")
+    unrelated = "Permission is hereby granted, free of charge, to any person obtaining a copy of this software."
+    corpus.write_text(
+        "".join(json.dumps({"id": f"d{k}", "text": t}) + "\n" for k, t in enumerate([*DOCS, *dropped, unrelated])), encoding="utf-8"
+    )
+    scores: dict[str, dict] = {}
 
     def flagged(*extra: str) -> dict[str, str]:
         out = tmp_path / f"o{len(extra)}"
         p = subprocess.run(
-            [CONTAM, "scan", "-b", str(bench), "-c", str(corpus), "--out", str(out), "--levels", "semantic", *extra],
+            [CONTAM, "scan", "-b", str(bench), "-c", str(corpus), "--out", str(out), "--levels", "semantic", "--all", *extra],
             capture_output=True,
             text=True,
             env={**os.environ, "CONTAM_PROGRESS": "0"},
@@ -128,18 +134,17 @@ def test_cli_scan_of_math_problems_and_the_shortlist_switch(tmp_path: Path) -> N
         )
         assert p.returncode == 0, p.stderr
         recs = [json.loads(x) for x in (out / "flags.jsonl").read_text(encoding="utf-8").splitlines()]
+        scores.update({r["doc_id"]: r.get("scores") or {} for r in recs})
         return {r["doc_id"]: r["flags"][0]["item_id"] for r in recs if r["contaminated"]}
 
-    assert flagged() == {"d0": TRUTH[0], "d1": TRUTH[1], "d2": TRUTH[2]}
+    found = {"d0": TRUTH[0], "d1": TRUTH[1], "d2": TRUTH[2], "d3": "math/train/balls", "d4": "math/train/five"}
+    assert flagged() == found
+    assert all(CUT <= scores[d]["shortlist_probability"] < 0.5 for d in ("d3", "d4"))
+    assert "cosine" not in scores["d5"] and scores["d5"]["shortlist_probability"] < CUT  # dropped: never embedded
     th = tmp_path / "full.json"
     th.write_text(json.dumps({"semantic_rule": "learned", "semantic": 0.5, "semantic_shortlist": False}), encoding="utf-8")
-    assert flagged("--thresholds", str(th)) == {
-        "d0": TRUTH[0],
-        "d1": TRUTH[1],
-        "d2": TRUTH[2],
-        "d3": "math/train/balls",
-        "d4": "math/train/five",
-    }
+    assert flagged("--thresholds", str(th)) == found
+    assert "cosine" in scores["d5"] and "shortlist_probability" not in scores["d5"]
     th.write_text(json.dumps({"semantic_shortlist": "no"}), encoding="utf-8")
     p = subprocess.run(
         [CONTAM, "scan", "-b", str(bench), "-c", str(corpus), "--out", str(tmp_path / "bad"), "--thresholds", str(th)],

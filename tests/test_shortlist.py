@@ -13,7 +13,7 @@ from contam.data import load_benchmark
 from contam.scan.dcq import dcq_task
 from contam.scan.semantic import SemanticConfig, SemanticScanner
 from contam.scan.semantic_scores import semantic_score_dict
-from contam.scan.shortlist import LexicalIndex, StaticShortlist
+from contam.scan.shortlist import CUT, LexicalIndex, StaticShortlist
 
 LICENCE = (
     "Permission is hereby granted, free of charge, to any person obtaining a copy of this software and "
@@ -44,7 +44,7 @@ def test_shortlist_drops_unrelated_text_and_keeps_every_flag(task, scanners):
     f_on, f_off = s_on.flagged(0.5, "learned"), s_off.flagged(0.5, "learned")
     assert s_off.shortlist is not None and np.isnan(s_off.shortlist).all()
     assert s_on.shortlist is not None and not np.isnan(s_on.shortlist).any()
-    dropped = s_on.shortlist < 0.5
+    dropped = s_on.shortlist < CUT
     assert dropped[-2:].all(), "a licence paragraph and a GitHub issue are not maths rephrasings"
     assert not f_off[dropped].any(), "the shortlist dropped a document the full rule flags"
     assert (f_on == f_off).all()
@@ -52,6 +52,7 @@ def test_shortlist_drops_unrelated_text_and_keeps_every_flag(task, scanners):
     kept = ~dropped
     np.testing.assert_allclose(s_on.probability[kept], s_off.probability[kept], atol=1e-6)
     assert np.isnan(s_on.sim[dropped]).all() and np.isnan(s_on.probability[dropped]).all()
+    assert np.isfinite(s_on.sim[kept]).all(), "a document at or above the cut is embedded"
 
 
 def test_scores_of_a_dropped_document_say_so_and_are_valid_json(task, scanners):
@@ -60,7 +61,7 @@ def test_scores_of_a_dropped_document_say_so_and_are_valid_json(task, scanners):
     for i in range(2):
         d = semantic_score_dict(s, i)
         assert "cosine" not in d and "probability" not in d
-        assert 0 <= d["shortlist_probability"] < 0.5
+        assert 0 <= d["shortlist_probability"] < CUT
         json.dumps(d, allow_nan=False)
 
 

@@ -23,7 +23,7 @@ True
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -32,7 +32,7 @@ from contam.records import Record
 from contam.scan.calibrate import Metrics, balanced_weights, calibrate, metrics
 from contam.scan.hierarchy import Hierarchy, HierarchyConfig, LevelScores, Thresholds
 from contam.scan.scenarios import SCENARIOS, ScenarioSet
-from contam.scan.semantic import embedder_identity
+from contam.scan.semantic import SemanticScanner, embedder_identity
 
 METHODS = ("13-gram", "embed-sim", "min-k%", "cascade (paper τ)", "cascade (defaults)", "cascade")
 
@@ -109,11 +109,24 @@ def evaluate(
     docs = [s.document() for s in scenarios.samples]
     h = Hierarchy(cfg, embedder=embedder).fit(scenarios.items())
     ls: LevelScores = h.score_levels(docs)
+    full = None
+    if h.semantic is not None and h.semantic.shortlisting:
+        # The baselines and the calibration read every document's cosine: the semantic level again
+        # without the shortlist (the other levels' scores are the same).
+        sem = SemanticScanner(replace(h.semantic.config, shortlist=False), embedder=h.semantic.embedder).fit(scenarios.items())
+        full = LevelScores(ls.token, ls.token_results, sem.score([d.text for d in docs]), ls.reasoning)
     mk = min_k_scores(model, [d.text for d in docs]) if model is not None else None
     # Calibrated semantic thresholds hold for this embedder only: the report says which.
     emb_id = embedder_identity(h.semantic.embedder) if h.semantic is not None else ""
     return report(
-        scenarios, ls, cfg, min_k=mk, model_spec=getattr(model, "spec", ""), target_precision=target_precision, embedder_id=emb_id
+        scenarios,
+        ls,
+        cfg,
+        min_k=mk,
+        model_spec=getattr(model, "spec", ""),
+        target_precision=target_precision,
+        embedder_id=emb_id,
+        full=full,
     )
 
 
@@ -125,10 +138,14 @@ def report(
     model_spec: str = "",
     target_precision: float | None = None,
     embedder_id: str = "",
+    full: LevelScores | None = None,
 ) -> EvalReport:
     """The rows of :func:`evaluate` from scores already computed for ``scenarios.samples``
-    (``embedder_id``: the semantic level's embedder, recorded in the notes)."""
+    (``embedder_id``: the semantic level's embedder, recorded in the notes). ``full``: the same
+    scores with every document embedded (no shortlist), which the baselines and the calibrated
+    rows read; ``ls`` is what the shipped defaults compute, for the defaults' row."""
     samples = list(scenarios.samples)
+    shipped, ls = ls, full or ls
     y = np.array([s.label for s in samples])
     calib = np.array([s.split == "calib" for s in samples])
     test = ~calib
@@ -162,7 +179,7 @@ def report(
     preds["cascade (paper τ)"] = ls.decisions(paper, levels)[0]
     thresholds["cascade (paper τ)"] = paper.to_dict()
     defaults = cfg.thresholds
-    preds["cascade (defaults)"] = ls.decisions(defaults, levels)[0]
+    preds["cascade (defaults)"] = shipped.decisions(defaults, levels)[0]
     thresholds["cascade (defaults)"] = defaults.to_dict()
     c_all = calibrate(sub(calib), y[calib], levels=levels, target_precision=target_precision, sample_weight=wc)
     preds["cascade"] = ls.decisions(c_all.thresholds, levels)[0]

@@ -61,6 +61,7 @@ from contam.scan.figures import strip_figures, without_figures
 from contam.scan.flags import DocResult, Evidence, Flag
 from contam.scan.semantic_defaults import EMBEDDER_DEFAULTS, SemanticDefaults, defaults_for
 from contam.scan.semantic_scores import SemanticScores, semantic_score_dict
+from contam.scan.shortlist import CUT as SHORTLIST_CUT
 from contam.scan.shortlist import StaticShortlist
 from contam.scan.space import EmbeddingSpace
 from contam.scan.textmatch import looks_like_code, piece_overlap, specifics, specifics_overlap, word_overlap
@@ -325,7 +326,7 @@ class SemanticScanner:
         prob[rows] = p
         near[rows, : nr.shape[1]] = nr
         # A document writing every distinctive option of a statically or lexically near item is embedded whatever its score.
-        return rows[(p >= LEARNED_THRESHOLD) | self.options.holds_any(sub, np.column_stack([nr, lexical]))], prob, near
+        return rows[(p >= SHORTLIST_CUT) | self.options.holds_any(sub, np.column_stack([nr, lexical]))], prob, near
 
     def _search(self, x: np.ndarray, k: int, exclude_self: bool = False) -> tuple[np.ndarray, np.ndarray]:
         return self.primary.search(x, k, exclude_self)

@@ -41,7 +41,7 @@ class SemanticScores:
     languages: list[str] = field(default_factory=list)
     multilingual: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
     #: (n,) probability from the shortlist (:mod:`contam.scan.shortlist`), NaN where it did not judge;
-    #: below 0.5 the row was not embedded and its cosine, features and probability are NaN
+    #: below :data:`contam.scan.shortlist.CUT` the row was not embedded and its cosine, features and probability are NaN
     shortlist: np.ndarray | None = None
     #: (n,) quoted term definitions removed before comparing (:mod:`contam.scan.definitions`); None: none anywhere
     definitions: np.ndarray | None = None

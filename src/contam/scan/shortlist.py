@@ -14,8 +14,9 @@ millisecond per document together:
 plus the numbers and specifics the document shares with its three statically nearest items. A
 logistic model over these (``static-shortlist`` in ``combiner.json``) is fitted by
 ``python bench/semantic_independent.py --fit`` to predict which documents the full ``learned`` rule
-flags, on the calibration halves of the independent sets; its cut keeps 99.8 % of those (the
-intercept is shifted so that probability 0.5 is the cut). Only documents at or above it are
+flags, on the calibration halves of the independent sets; at probability 0.5 it kept 99.8 % of those
+(the intercept is shifted so), and the level embeds from :data:`CUT` (0.25) up, which also keeps
+what the English prose model refitted since flags. Only documents at or above the cut are
 embedded by MiniLM and judged by the full rule; the rest keep the shortlist's probability as their
 score and are never flagged. Non-English documents skip the shortlist: the static table is
 English, so they go to the multilingual encoder as before.
@@ -42,6 +43,12 @@ SHORTLIST_FEATURES = ("cosine", "z", "gap", "specifics", "numbers", "lexical")
 SHORTLIST_KEY = "static-shortlist"
 #: Statically nearest items whose numbers and specifics are compared.
 NEAREST = 3
+#: Shortlist probability at or above which a document is embedded. The model's own cut (0.5) kept
+#: 99.8 % of what the 2026-11-28 rule flagged; the English prose model refitted since (docs/semantic.md
+#: item 10) flags rows the shortlist was not fitted to keep, and a cut of 0.25 takes back about half
+#: of those (26 true positives lost of 4,099 on the test halves, against 56) for twice as many
+#: documents embedded (147 of the scale bench's 3,030, against 73): bench/RESULTS.md, sixth session.
+CUT = 0.25
 
 
 class LexicalIndex:
@@ -99,8 +106,8 @@ def _specifics_numbers(text: str, item: Item) -> tuple[float, float]:
 
 
 class StaticShortlist:
-    """``StaticShortlist(combiner).fit(items)``, then :meth:`score` (probability per text; >= 0.5: embed
-    it); without a combiner only :meth:`features` (what the shortlist's model is fitted on)."""
+    """``StaticShortlist(combiner).fit(items)``, then :meth:`score` (probability per text; >= :data:`CUT`:
+    embed it); without a combiner only :meth:`features` (what the shortlist's model is fitted on)."""
 
     def __init__(self, combiner: Combiner | None = None, max_chars: int = 512, search_batch: int = 4096, seed: int = 0) -> None:
         self.combiner = combiner
