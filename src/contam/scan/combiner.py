@@ -11,7 +11,7 @@ item. So each candidate is described relative to its own neighbourhood in the be
 ``cosine``     cosine to the nearest item's best view
 ``z``          that cosine in robust standard deviations (median, MAD) above the candidate's
                cosines to a fixed sample of benchmark views (its background)
-``gap``        cosine to the nearest item minus cosine to the second
+``gap``        cosine to the nearest item minus cosine to the next one not tied with it
 ``specifics``  Jaccard of numbers / quoted literals / names with the nearest item, minus 0.5
                (0: too few to tell)
 ``numbers``    share of the nearest item's numbers the candidate states, minus 0.5 (0: too few)
@@ -212,13 +212,25 @@ def background_sample(n_views: int, seed: int = 0) -> np.ndarray:
 def neighbourhood_features(x: np.ndarray, background: np.ndarray, top: np.ndarray, with_scale: bool = False) -> np.ndarray:
     """``cosine``, ``z`` and ``gap`` for candidate vectors ``x`` given the background views'
     vectors and each candidate's best cosines to distinct items ``top`` (best first); with
-    ``with_scale`` a fourth column, the scale ``z`` divides by (to score the other items alike)."""
+    ``with_scale`` a fourth column, the scale ``z`` divides by (to score the other items alike).
+    The gap skips items tied with the nearest (the same text up to the embedder's cut):
+
+    >>> x = np.array([[1.0, 0.0]])
+    >>> neighbourhood_features(x, np.zeros((0, 2)), np.array([[0.8, 0.8, 0.8, 0.5, 0.4]]))[0, 2].round(2)
+    np.float64(0.3)
+    """
     n = len(x)
     out = np.zeros((n, 4 if with_scale else 3), dtype=np.float64)
     if n == 0:
         return out
     cos1 = top[:, 0] if top.shape[1] else np.zeros(n)
     cos2 = top[:, 1] if top.shape[1] > 1 else np.zeros(n)
+    if top.shape[1] > 2:
+        # Items with one text up to the embedder's cut (MMLU questions on one passage) embed alike:
+        # the gap is to the first item that differs, not to a copy of the nearest.
+        tied = top[:, 1:] >= cos1[:, None] - 1e-6
+        first = np.argmin(tied, axis=1)
+        cos2 = np.where(tied.all(axis=1), top[:, -1], top[:, 1:][np.arange(n), first])
     if len(background):
         # Median and MAD, not mean and std: the candidate's own source sits in the background when
         # the benchmark is small, and must not shrink its own standing (40 items or 1,319 alike).
