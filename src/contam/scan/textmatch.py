@@ -94,7 +94,7 @@ def specifics(text: str, names: bool = True) -> frozenset[str]:
     (['48'], ['12', '5'])
     """
     text = fold_digits(text)
-    out = {m.group().replace(",", "").rstrip(".") for m in _NUMBER.finditer(text)} | spelled_numbers(text)
+    out = ({m.group().replace(",", "").rstrip(".") for m in _NUMBER.finditer(text)} | spelled_numbers(text)) - labels(text)
     out.update((m.group(1) or m.group(2)).strip().lower() for m in _QUOTED.finditer(text))
     if names:
         # One space between words first: GSM8K puts two after a full stop, and the look-behind
@@ -104,9 +104,30 @@ def specifics(text: str, names: bool = True) -> frozenset[str]:
     return frozenset(out)
 
 
+_LABEL = re.compile(r"\b([A-Z][a-z]{2,}) (\d{1,2})\b")
+
+
+@lru_cache(maxsize=65536)
+def labels(text: str) -> frozenset[str]:
+    """Numbers that only number the parts of a text: 1 to k after one capitalised word ("Statement 1 |
+    ... Statement 2 | ...", "Example 1: ... Example 2: ..."). Every item of such a template states
+    them, so they say nothing about which item a document copies: numbers and specifics leave them out.
+
+    >>> sorted(labels("Statement 1 | Every group of order 6 is cyclic. Statement 2 | Z_3 has 3 elements."))
+    ['1', '2']
+    >>> sorted(labels("Table 2 shows 3 rows."))  # one number after the word: not a list's labels
+    []
+    """
+    by: dict[str, set[int]] = {}
+    for m in _LABEL.finditer(text):
+        by.setdefault(m.group(1), set()).add(int(m.group(2)))
+    return frozenset(str(n) for ns in by.values() if len(ns) >= 2 and ns == set(range(1, len(ns) + 1)) for n in ns)
+
+
 @lru_cache(maxsize=65536)
 def _numbers(text: str) -> frozenset[str]:
-    return frozenset(m.group().replace(",", "").rstrip(".") for m in _NUMBER.finditer(fold_digits(text))) | spelled_numbers(text)
+    found = frozenset(m.group().replace(",", "").rstrip(".") for m in _NUMBER.finditer(fold_digits(text))) | spelled_numbers(text)
+    return found - labels(text)
 
 
 def number_recall(candidate: str, views: Sequence[str]) -> float:
