@@ -60,15 +60,23 @@ class OptionIndex:
             self.options.append(tuple(sorted(keep)))
         #: Whether any item has enough distinctive options for the clause (else every check is skipped).
         self.any = any(len(o) >= KEPT for o in self.options)
+        # Each option's longest word: a text that lacks one of them (lower-cased) cannot keep the options.
+        self._words = [tuple(max(o.split(), key=len) for o in opts) for opts in self.options]
 
-    def kept(self, text: str, j: int) -> int:
+    def kept(self, text: str, j: int, _normed: list[str] | None = None) -> int:
         """The number of item ``j``'s distinctive options when ``text`` writes every one of them word
         for word and they are at least :data:`KEPT`; else 0."""
         opts = self.options[j]
         if len(opts) < KEPT:
             return 0
-        t = _norm(text)
-        return len(opts) if all(o in t for o in opts) else 0
+        low = text.lower()
+        if not all(w in low for w in self._words[j]):  # cheap: most texts stop here
+            return 0
+        if _normed is None:
+            _normed = []
+        if not _normed:  # normalised once per text, whichever items it is checked against
+            _normed.append(_norm(low))
+        return len(opts) if all(o in _normed[0] for o in opts) else 0
 
     def kept_rows(self, texts: Sequence[str], nearest: np.ndarray) -> np.ndarray:
         """(n,) :meth:`kept` of each text against its item ``nearest[r]`` (all zero on a benchmark
@@ -84,5 +92,6 @@ class OptionIndex:
         out = np.zeros(len(texts), dtype=bool)
         if self.any:
             for r, t in enumerate(texts):
-                out[r] = any(self.kept(t, int(j)) > 0 for j in candidates[r])
+                normed: list[str] = []
+                out[r] = any(self.kept(t, int(j), normed) > 0 for j in candidates[r])
         return out
