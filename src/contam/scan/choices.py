@@ -33,7 +33,7 @@ import numpy as np
 
 from contam.data import Item
 
-#: Distinctive options of the nearest item a document must write for the ``options kept`` clause.
+#: Fewest distinctive options an item needs for the ``options kept`` clause (a document must write all of them).
 KEPT = 3
 #: Shortest option (in characters, after normalising) that counts: "Yes", "1914" or "ATP" are too common.
 MIN_CHARS = 5
