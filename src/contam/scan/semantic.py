@@ -59,6 +59,7 @@ from contam.scan.definitions import strip_definitions
 from contam.scan.embedding import embed_texts, embedder_identity
 from contam.scan.figures import strip_figures, without_figures
 from contam.scan.flags import DocResult, Evidence, Flag
+from contam.scan.preamble import strip_preamble, without_preamble
 from contam.scan.semantic_defaults import EMBEDDER_DEFAULTS, SemanticDefaults, defaults_for
 from contam.scan.semantic_scores import SemanticScores, semantic_score_dict
 from contam.scan.shortlist import CUT as SHORTLIST_CUT
@@ -179,10 +180,10 @@ class SemanticConfig:
 
 
 def _as_compared(text: str) -> tuple[str, int]:
-    """``text`` as the level compares it, and how many term definitions were set aside: without figure
-    code (:mod:`contam.scan.figures`) and, for a symbol-replaced rewrite, without the term definitions
-    it added (:mod:`contam.scan.definitions`)."""
-    return strip_definitions(strip_figures(text)[0])
+    """``text`` as the level compares it, and how many term definitions were set aside: without a code
+    preamble (:mod:`contam.scan.preamble`), figure code (:mod:`contam.scan.figures`) and, for a
+    symbol-replaced rewrite, the term definitions it added (:mod:`contam.scan.definitions`)."""
+    return strip_definitions(strip_figures(strip_preamble(text)[0])[0])
 
 
 class SemanticScanner:
@@ -255,8 +256,9 @@ class SemanticScanner:
         if not items:
             raise ConfigError("the semantic level needs at least one benchmark item")
         cfg = self.config
-        # Figure code (contam.scan.figures) is left out on both sides; vectors given for such items are remade.
-        self.items = [without_figures(it) for it in items]
+        # Figure code (contam.scan.figures) and a code preamble (contam.scan.preamble) are left out on
+        # both sides; vectors given for such items are remade.
+        self.items = [without_preamble(without_figures(it)) for it in items]
         self._multi = None
         space = self._space(self.embedder)
         redo = [j for j, (a, b) in enumerate(zip(items, self.items, strict=True)) if a is not b]
