@@ -47,8 +47,7 @@ def probabilities(d: np.lib.npyio.NpzFile) -> np.ndarray:
         rows = rows & ~np.isnan(x[:, 0])
         if rows.any():
             p[rows] = combiners[spec].probability(x[rows])
-    out = learned_scores(p, x, ~d["multi"])
-    return np.where(d["options"] > 0, 1.0, out) if "options" in d.files else out
+    return learned_scores(p, x, ~d["multi"], d["options"] if "options" in d.files else None)
 
 
 def main() -> None:

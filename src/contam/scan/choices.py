@@ -28,6 +28,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
+from functools import lru_cache
 
 import numpy as np
 
@@ -40,6 +41,7 @@ MIN_CHARS = 5
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
 
+@lru_cache(maxsize=256)  # a text is checked against up to six items in a row: normalised once
 def _norm(text: str) -> str:
     """Lower-case words joined by single spaces, padded: option matching ignores case and punctuation."""
     return " " + " ".join(_WORD.findall(text.lower())) + " "
@@ -63,7 +65,7 @@ class OptionIndex:
         # Each option's longest word: a text that lacks one of them (lower-cased) cannot keep the options.
         self._words = [tuple(max(o.split(), key=len) for o in opts) for opts in self.options]
 
-    def kept(self, text: str, j: int, _normed: list[str] | None = None) -> int:
+    def kept(self, text: str, j: int) -> int:
         """The number of item ``j``'s distinctive options when ``text`` writes every one of them word
         for word and they are at least :data:`KEPT`; else 0."""
         opts = self.options[j]
@@ -72,11 +74,8 @@ class OptionIndex:
         low = text.lower()
         if not all(w in low for w in self._words[j]):  # cheap: most texts stop here
             return 0
-        if _normed is None:
-            _normed = []
-        if not _normed:  # normalised once per text, whichever items it is checked against
-            _normed.append(_norm(low))
-        return len(opts) if all(o in _normed[0] for o in opts) else 0
+        normed = _norm(low)
+        return len(opts) if all(o in normed for o in opts) else 0
 
     def kept_rows(self, texts: Sequence[str], nearest: np.ndarray) -> np.ndarray:
         """(n,) :meth:`kept` of each text against its item ``nearest[r]`` (all zero on a benchmark
@@ -92,6 +91,5 @@ class OptionIndex:
         out = np.zeros(len(texts), dtype=bool)
         if self.any:
             for r, t in enumerate(texts):
-                normed: list[str] = []
-                out[r] = any(self.kept(t, int(j), normed) > 0 for j in candidates[r])
+                out[r] = any(self.kept(t, int(j)) > 0 for j in candidates[r])
         return out

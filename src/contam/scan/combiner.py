@@ -76,14 +76,24 @@ def near_copies(features: np.ndarray, english: np.ndarray) -> np.ndarray:
     return english & (f[:, 0] >= NEAR_COPY_COSINE) & (f[:, 3] >= 0) & (f[:, 4] >= 0)
 
 
-def learned_scores(probability: np.ndarray, features: np.ndarray, english: np.ndarray) -> np.ndarray:
+def learned_scores(
+    probability: np.ndarray, features: np.ndarray | None, english: np.ndarray, options_kept: np.ndarray | None = None
+) -> np.ndarray:
     """What the ``learned`` rule thresholds: the combiner's probability (0 where there is none), and 1
-    for a near copy, which passes any threshold.
+    for a near copy or a document that keeps its item's options (:mod:`contam.scan.choices`), which
+    pass any threshold.
 
     >>> learned_scores(np.array([0.26, 0.8]), np.array([[0.92, 8.0, 0.2, 0.1, 0.17, 0.24]] * 2), np.array([True, False]))
     array([1. , 0.8])
+    >>> learned_scores(np.array([0.26, 0.1]), None, np.array([True, True]), options_kept=np.array([0, 4]))
+    array([0.26, 1.  ])
     """
-    return np.where(near_copies(features, english), 1.0, np.nan_to_num(probability, nan=0.0))
+    out = np.nan_to_num(probability, nan=0.0)
+    if features is not None:
+        out = np.where(near_copies(features, english), 1.0, out)
+    if options_kept is not None:
+        out = np.where(options_kept > 0, 1.0, out)
+    return out
 
 
 def _sigmoid(logit: np.ndarray) -> np.ndarray:

@@ -23,7 +23,7 @@ True
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -32,7 +32,7 @@ from contam.records import Record
 from contam.scan.calibrate import Metrics, balanced_weights, calibrate, metrics
 from contam.scan.hierarchy import Hierarchy, HierarchyConfig, LevelScores, Thresholds
 from contam.scan.scenarios import SCENARIOS, ScenarioSet
-from contam.scan.semantic import SemanticScanner, embedder_identity
+from contam.scan.semantic import embedder_identity
 
 METHODS = ("13-gram", "embed-sim", "min-k%", "cascade (paper τ)", "cascade (defaults)", "cascade")
 
@@ -111,10 +111,9 @@ def evaluate(
     ls: LevelScores = h.score_levels(docs)
     full = None
     if h.semantic is not None and h.semantic.shortlisting:
-        # The baselines and the calibration read every document's cosine: the semantic level again
-        # without the shortlist (the other levels' scores are the same).
-        sem = SemanticScanner(replace(h.semantic.config, shortlist=False), embedder=h.semantic.embedder).fit(scenarios.items())
-        full = LevelScores(ls.token, ls.token_results, sem.score([d.text for d in docs]), ls.reasoning)
+        # The baselines and the calibration read every document's cosine: the same fitted semantic level
+        # again without the shortlist (the other levels' scores are the same).
+        full = LevelScores(ls.token, ls.token_results, h.semantic.score([d.text for d in docs], shortlist=False), ls.reasoning)
     mk = min_k_scores(model, [d.text for d in docs]) if model is not None else None
     # Calibrated semantic thresholds hold for this embedder only: the report says which.
     emb_id = embedder_identity(h.semantic.embedder) if h.semantic is not None else ""

@@ -347,8 +347,10 @@ class SemanticScanner:
         self.uncovered.update(lang for lang in langs if not covered_by_multilingual(lang))
         return langs
 
-    def score(self, texts: Sequence[str], embeddings: np.ndarray | None = None) -> SemanticScores:
-        """All signals for each text (``embeddings``: the primary embedder's vectors, if already made)."""
+    def score(self, texts: Sequence[str], embeddings: np.ndarray | None = None, shortlist: bool = True) -> SemanticScores:
+        """All signals for each text (``embeddings``: the primary embedder's vectors, if already made;
+        ``shortlist=False`` embeds every English document whatever the configuration, as the baselines
+        of :mod:`contam.scan.evaluate` need)."""
         cfg = self.config
         views = [_as_compared(t) for t in texts]
         changed = np.array([v != t for (v, _), t in zip(views, texts, strict=True)], dtype=bool)
@@ -373,7 +375,7 @@ class SemanticScanner:
         english = np.flatnonzero(~multi)
         short = np.full(n, np.nan)
         judged = np.ones(n, dtype=bool)  # rows embedded and decided by the full rule
-        if len(english) and embeddings is None and self.shortlisting:
+        if len(english) and embeddings is None and shortlist and self.shortlisting:
             kept, short, near = self._shortlist(texts, english, k)
             dropped = np.setdiff1d(english, kept)
             d[dropped], ids[dropped], judged[dropped] = np.nan, near[dropped], False

@@ -62,12 +62,7 @@ class SemanticScores:
         """(n,) what the ``learned`` rule thresholds (:func:`contam.scan.combiner.learned_scores`)."""
         if self.probability is None:
             raise ValueError("the learned rule needs scores computed with rule='learned' (no probabilities here)")
-        out = np.nan_to_num(self.probability, nan=0.0)
-        if self.features is not None:
-            out = combined_scores(self.probability, self.features, self._english())
-        if self.options_kept is not None:
-            out = np.where(self.options_kept > 0, 1.0, out)
-        return out
+        return combined_scores(self.probability, self.features, self._english(), self.options_kept)
 
     def subset(self, idx: np.ndarray) -> SemanticScores:
         """The scores of rows ``idx`` (cluster summary dropped: it belongs to the whole call)."""

@@ -94,7 +94,7 @@ def specifics(text: str, names: bool = True) -> frozenset[str]:
     (['48'], ['12', '5'])
     """
     text = fold_digits(text)
-    out = ({m.group().replace(",", "").rstrip(".") for m in _NUMBER.finditer(text)} | spelled_numbers(text)) - labels(text)
+    out = set(_numbers(text))
     out.update((m.group(1) or m.group(2)).strip().lower() for m in _QUOTED.finditer(text))
     if names:
         # One space between words first: GSM8K puts two after a full stop, and the look-behind
