@@ -73,9 +73,11 @@ def test_a_lower_threshold_or_another_rule_turns_the_shortlist_off():
 
 def test_lexical_index_finds_the_item_with_most_pieces_in_common():
     idx = LexicalIndex(["def add_numbers(a, b): return a + b", "Natalia sold 48 clips in April"], [0, 1])
-    jac, arg = idx.best(["function addNumbers(a, b) { return a + b; }", "In April Natalia sold clips, 48 of them", "zzz"])
+    f, arg = idx.overlaps(["function addNumbers(a, b) { return a + b; }", "In April Natalia sold clips, 48 of them", "zzz"])
     assert list(arg[:2]) == [0, 1]
+    jac = f[:, 0]
     assert jac[0] > 0.3 and jac[1] > 0.5 and jac[2] == 0.0
+    assert (f[2] == 0).all(), "a text sharing no piece has no overlap of any kind"
 
 
 def test_shipped_shortlist_is_recorded_with_its_data():
@@ -83,3 +85,23 @@ def test_shipped_shortlist_is_recorded_with_its_data():
     assert sl is not None
     meta = sl.combiner.fitted_on
     assert meta["keep"] >= 0.99 and meta["rows"] > 1000 and "calib" in meta["split"]
+
+
+def test_idf_overlaps_of_an_item_itself_and_of_its_far_rephrasing():
+    """Real MMLU professional-psychology questions as items; PertEval's GPT-4 rewrite of one of them
+    keeps "psychologist", which one item has, and shares only common words with the rest."""
+    items = [
+        "Attempting to teach a new behavior through the use of aversive techniques is difficult because of which of the following",
+        "The most common functional psychiatric disorder of later life is",
+        "After studying for an examination, retention of the learned material is best facilitated by",
+        "To serve as an expert witness in a court case, a psychologist must:",
+        "The largest proportion of variation in therapy outcome is accounted for by",
+    ]
+    idx = LexicalIndex(items, range(len(items)))
+    rewrite = "In order to testify as a specialist in legal proceedings, a psychologist is required to:"
+    f, arg = idx.overlaps([items[3], rewrite, "zzz qqq"])
+    np.testing.assert_allclose(f[0, [1, 3]], 1.0, atol=1e-6)  # an item meets itself whole
+    assert arg[0] == 3 and f[0, 2] > 0 and f[0, 4] > 0
+    assert f[1, 4] > 0.1, "the rewrite's IDF share leads the runner-up: one item has its rare word"
+    assert (f[2] == 0).all()
+    assert ((f >= 0) & (f <= 1 + 1e-6)).all()

@@ -8,20 +8,23 @@ millisecond per document together:
 * the **static** embedder distilled from MiniLM (model2vec, :class:`contam.models.embed.StaticEmbedder`):
   cosine, robust z and gap to the nearest benchmark items, in MiniLM's own geometry;
 * a **lexical** index over the benchmark's word pieces (:func:`contam.scan.textmatch.pieces`, code
-  identifiers split): the best Jaccard overlap with *any* item, found by one sparse product, so a
-  port of a function to C++ meets its source through its names even when the static vectors miss it;
+  identifiers split), found by one sparse product: the best Jaccard overlap with *any* item, so a
+  port of a function to C++ meets its source through its names even when the static vectors miss
+  it; and the overlap weighted by each piece's rarity among the items (IDF cosine and the share of
+  the item's IDF mass written), each with its gap to the runner-up item, so a far rephrasing that
+  keeps a question's rare words is told from a text of the same genre that shares its common ones;
 
 plus the numbers and specifics the document shares with its three statically nearest items. A
 logistic model over these (``static-shortlist`` in ``combiner.json``) is fitted by
-``python bench/semantic_independent.py --fit`` to predict which documents the full ``learned`` rule
-flags, on the calibration halves of the independent sets; at probability 0.5 it kept 99.8 % of those
-(the intercept is shifted so), and the level embeds from :data:`CUT` (0.25) up, which also keeps
-what the English prose model refitted since flags. Only documents at or above the cut are
+``python bench/semantic_independent.py --fit-shortlist`` to predict which documents the full
+``learned`` rule flags, on the calibration halves of the independent sets; at probability 0.5 it
+keeps 99.8 % of those (the intercept is shifted so), and the level embeds from :data:`CUT` (0.25)
+up. Only documents at or above the cut are
 embedded by MiniLM and judged by the full rule; the rest keep the shortlist's probability as their
 score and are never flagged. Non-English documents skip the shortlist: the static table is
 English, so they go to the multilingual encoder as before.
 
->>> LexicalIndex(["def has_close_elements(numbers, threshold):"], [0]).best(["function hasCloseElements(numbers, threshold)"])[0]
+>>> LexicalIndex(["def has_close_elements(numbers, threshold):"], [0]).overlaps(["function hasCloseElements(numbers, threshold)"])[0][:, 0]
 array([0.625])
 """
 
@@ -38,30 +41,53 @@ from contam.scan.space import EmbeddingSpace
 from contam.scan.textmatch import number_recall, pieces, specifics_overlap
 
 #: What the shortlist's model reads, in order.
-SHORTLIST_FEATURES = ("cosine", "z", "gap", "specifics", "numbers", "lexical")
+SHORTLIST_FEATURES = ("cosine", "z", "gap", "specifics", "numbers", "lexical", "idf_cosine", "idf_cosine_gap", "idf_share", "idf_share_gap")
 #: Key of the shortlist's model in ``combiner.json``.
 SHORTLIST_KEY = "static-shortlist"
 #: Statically nearest items whose numbers and specifics are compared.
 NEAREST = 3
-#: Shortlist probability at or above which a document is embedded. The model's own cut (0.5) kept
-#: 99.8 % of what the 2026-11-28 rule flagged; the English prose model refitted since (docs/semantic.md
-#: item 10) flags rows the shortlist was not fitted to keep, and a cut of 0.25 takes back about half
-#: of those (26 true positives lost of 4,099 on the test halves, against 56) for twice as many
-#: documents embedded (147 of the scale bench's 3,030, against 73): bench/RESULTS.md, sixth session.
+#: Shortlist probability at or above which a document is embedded. On the test halves (English rows,
+#: the full rule's 3,735 true positives) the model fitted 2026-11-29 loses 13 of them at 0.5 and 5 at
+#: 0.25, for 47 and 80 of the scale bench's 3,030 documents embedded; the one before it (without the
+#: IDF overlaps) lost 67 and 31 for 73 and 147 (bench/RESULTS.md, seventh session; docs/semantic.md item 5).
 CUT = 0.25
 
 
 class LexicalIndex:
-    """Best word-piece Jaccard of a text with any of ``views`` (``owner[v]``: the item view ``v`` belongs to)."""
+    """Word-piece overlap of texts with the benchmark's ``views`` (``owner[v]``: the item view ``v``
+    belongs to, every item owning at least one view): the best plain Jaccard with any item, and two
+    overlaps weighted by each piece's inverse document frequency over the items -- the cosine of the
+    IDF-weighted piece sets, and the share of the item's IDF mass the text writes -- each with its
+    gap to the runner-up item.
+
+    A far rephrasing keeps a question's rare words ("Kohlberg", "agoraphobia", "t-test") and few of
+    its common ones; the weights make those count, and the gap says whether one item owns them, as
+    the cosine's gap does in embedding space.
+    """
 
     def __init__(self, views: Sequence[str], owner: Sequence[int] | np.ndarray) -> None:
         import scipy.sparse as sp
 
         self.vocab: dict[str, int] = {}
-        self.owner = np.asarray(owner, dtype=np.int64)
+        owner = np.asarray(owner, dtype=np.int64)
         ind, ptr, sizes = self._rows(views, grow=True)
-        self.views = sp.csr_matrix((np.ones(len(ind), np.float32), ind, ptr), shape=(len(views), len(self.vocab))).T.tocsr()
+        binary = sp.csr_matrix((np.ones(len(ind), np.float32), ind, ptr), shape=(len(views), len(self.vocab)))
+        n_items = int(owner.max()) + 1 if len(owner) else 0
+        # Document frequency over items, not views: an item asked twice (question, question + options) counts once.
+        per_item = sp.csr_matrix((np.ones(len(owner), np.float32), (owner, np.arange(len(owner)))), shape=(n_items, len(views))) @ binary
+        df = np.asarray((per_item > 0).sum(axis=0)).ravel()
+        self.idf = (np.log((1.0 + n_items) / (1.0 + df)) + 1.0).astype(np.float32)
+        self.oov_idf = float(np.log(1.0 + n_items) + 1.0)  # a piece no item has: the rarest there is
+        w1, w2 = binary.multiply(self.idf[None, :]).tocsr(), binary.multiply((self.idf**2)[None, :]).tocsr()
+        # One sparse product gives the plain, the IDF and the IDF^2 intersections with every view.
+        self.stacked = sp.vstack([binary, w1, w2]).T.tocsr()
         self.sizes = sizes
+        self.mass = np.asarray(w1.sum(axis=1)).ravel()
+        self.norm = np.sqrt(np.asarray(w2.sum(axis=1)).ravel())
+        # Views sorted by owner, so a per-item maximum is one reduceat.
+        self.order = np.argsort(owner, kind="stable")
+        self.starts = np.flatnonzero(np.r_[True, np.diff(owner[self.order]) != 0])
+        self.owner = owner
 
     def _rows(self, texts: Sequence[str], grow: bool = False) -> tuple[list[int], list[int], np.ndarray]:
         """CSR indices and row pointers of ``texts``' pieces in the vocabulary, and each text's
@@ -79,23 +105,39 @@ class LexicalIndex:
             ptr.append(len(ind))
         return ind, ptr, sizes
 
-    def best(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-        """(best Jaccard, index of the item it is with) per text; in batches so memory stays small."""
+    def _best_two(self, per_view: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per row: the best item's score and its gap to the runner-up item's."""
+        per_item = np.maximum.reduceat(per_view[:, self.order], self.starts, axis=1)
+        if per_item.shape[1] < 2:
+            return per_item[:, 0], per_item[:, 0]
+        top = np.partition(per_item, -2, axis=1)[:, -2:]
+        return top[:, 1], top[:, 1] - top[:, 0]
+
+    def overlaps(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """(``(n, 5)``: best Jaccard, IDF cosine, its gap, IDF share, its gap; ``(n,)``: the item of the
+        best Jaccard), in batches so memory stays small."""
         import scipy.sparse as sp
 
-        n = len(texts)
-        jac, arg = np.zeros(n), np.zeros(n, dtype=np.int64)
-        step = max(16, 4_000_000 // max(1, len(self.sizes)))
+        n, n_views = len(texts), len(self.sizes)
+        out, arg = np.zeros((n, 5)), np.zeros(n, dtype=np.int64)
+        step = max(16, 4_000_000 // max(1, 3 * n_views))
         for s in range(0, n, step):
             part = texts[s : s + step]
             ind, ptr, own = self._rows(part)
             t = sp.csr_matrix((np.ones(len(ind), np.float32), ind, ptr), shape=(len(part), len(self.vocab)))
-            inter = (t @ self.views).toarray()
-            j = inter / np.maximum(own[:, None] + self.sizes[None, :] - inter, 1.0)
+            inter = (t @ self.stacked).toarray()
+            plain, by_idf, by_idf2 = inter[:, :n_views], inter[:, n_views : 2 * n_views], inter[:, 2 * n_views :]
+            j = plain / np.maximum(own[:, None] + self.sizes[None, :] - plain, 1.0)
             a = j.argmax(axis=1)
-            jac[s : s + len(part)] = j[np.arange(len(part)), a]
-            arg[s : s + len(part)] = self.owner[a]
-        return jac, arg
+            rows = slice(s, s + len(part))
+            out[rows, 0], arg[rows] = j[np.arange(len(part)), a], self.owner[a]
+            in_vocab = np.diff(np.asarray(ptr))
+            doc_norm = np.sqrt(np.asarray(t.multiply((self.idf**2)[None, :]).sum(axis=1)).ravel() + (own - in_vocab) * self.oov_idf**2)
+            cos = by_idf2 / np.maximum(doc_norm[:, None] * self.norm[None, :], 1e-9)
+            share = by_idf / np.maximum(self.mass[None, :], 1e-9)
+            out[rows, 1], out[rows, 2] = self._best_two(cos)
+            out[rows, 3], out[rows, 4] = self._best_two(share)
+        return out, arg
 
 
 def _specifics_numbers(text: str, item: Item) -> tuple[float, float]:
@@ -134,7 +176,7 @@ class StaticShortlist:
         return self
 
     def features(self, texts: Sequence[str], k: int = 5) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(``(n, 6)`` features in :data:`SHORTLIST_FEATURES` order, ``(n, k)`` statically nearest item
+        """(``(n, 10)`` features in :data:`SHORTLIST_FEATURES` order, ``(n, k)`` statically nearest item
         indices, ``(n,)`` the item of the best word-piece overlap)."""
         n = len(texts)
         x = self.space.embed(texts)
@@ -144,7 +186,7 @@ class StaticShortlist:
         for r, t in enumerate(texts):
             best = np.array([_specifics_numbers(t, self.items[int(j)]) for j in di[r, :NEAREST]])
             out[r, 3:5] = best.max(axis=0) if len(best) else 0.0
-        out[:, 5], lexical = self.lexical.best([t[: 4 * self.max_chars] for t in texts])
+        out[:, 5:], lexical = self.lexical.overlaps([t[: 4 * self.max_chars] for t in texts])
         return out, di[:, :k], lexical
 
     def score(self, texts: Sequence[str], k: int = 5) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
