@@ -122,6 +122,7 @@ def test_cli_scan_of_math_problems_and_the_shortlist_switch(tmp_path: Path) -> N
         "".join(json.dumps({"id": f"d{k}", "text": t}) + "\n" for k, t in enumerate([*DOCS, *dropped, unrelated])), encoding="utf-8"
     )
     scores: dict[str, dict] = {}
+    summary: dict = {}
 
     def flagged(*extra: str) -> dict[str, str]:
         out = tmp_path / f"o{len(extra)}"
@@ -135,16 +136,20 @@ def test_cli_scan_of_math_problems_and_the_shortlist_switch(tmp_path: Path) -> N
         assert p.returncode == 0, p.stderr
         recs = [json.loads(x) for x in (out / "flags.jsonl").read_text(encoding="utf-8").splitlines()]
         scores.update({r["doc_id"]: r.get("scores") or {} for r in recs})
+        summary.clear()
+        summary.update(json.loads((out / "summary.json").read_text(encoding="utf-8")))
         return {r["doc_id"]: r["flags"][0]["item_id"] for r in recs if r["contaminated"]}
 
     found = {"d0": TRUTH[0], "d1": TRUTH[1], "d2": TRUTH[2], "d3": "math/train/balls", "d4": "math/train/five"}
     assert flagged() == found
     assert all(scores[d]["shortlist_probability"] >= CUT for d in ("d3", "d4"))
     assert "cosine" not in scores["d5"] and scores["d5"]["shortlist_probability"] < CUT  # dropped: never embedded
+    assert summary["semantic_shortlist"] == {"judged": 6, "embedded": 5, "not_embedded": 1, "cut": CUT}
     th = tmp_path / "full.json"
     th.write_text(json.dumps({"semantic_rule": "learned", "semantic": 0.5, "semantic_shortlist": False}), encoding="utf-8")
     assert flagged("--thresholds", str(th)) == found
     assert "cosine" in scores["d5"] and "shortlist_probability" not in scores["d5"]
+    assert "semantic_shortlist" not in summary
     th.write_text(json.dumps({"semantic_shortlist": "no"}), encoding="utf-8")
     p = subprocess.run(
         [CONTAM, "scan", "-b", str(bench), "-c", str(corpus), "--out", str(tmp_path / "bad"), "--thresholds", str(th)],

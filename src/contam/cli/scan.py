@@ -295,6 +295,13 @@ def _print_summary(s: dict, out: Path) -> None:
         for key in ("benchmark_note", "warning"):
             if langs.get(key):
                 table.add_row("", f"[yellow]{escape(langs[key])}[/yellow]")
+    short = s.get("semantic_shortlist")
+    if short:
+        table.add_row(
+            "semantic shortlist",
+            f"{short['embedded']:,} of {short['judged']:,} English documents embedded; "
+            f"{short['not_embedded']:,} scored below {short['cut']} by the first stage, not flagged at that level",
+        )
     table.add_row("speed", f"{s['mb_per_s'] or 0:,.1f} MB/s, {s['workers']} worker(s), {s['seconds']:.1f} s")
     console.print(table)
     shown = 0

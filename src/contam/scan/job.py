@@ -226,7 +226,19 @@ def build_summary(
         "workers": counts["workers"] or 1,
         "resumed_at_line": counts["resumed_at_line"] or None,
         "outputs": {"flags": "flags.jsonl", "all_documents": opts.keep_all},
+        **_shortlist_summary(counts),
     }
+
+
+def _shortlist_summary(counts: Counter[str]) -> dict[str, Any]:
+    """How many English documents the semantic level's shortlist judged and how many of them it sent
+    to MiniLM (the rest scored below its cut and cannot be flagged at that level); empty without it."""
+    if not counts["semantic_shortlist_judged"]:
+        return {}
+    from contam.scan.shortlist import CUT
+
+    judged, embedded = counts["semantic_shortlist_judged"], counts["semantic_shortlist_embedded"]
+    return {"semantic_shortlist": {"judged": judged, "embedded": embedded, "not_embedded": judged - embedded, "cut": CUT}}
 
 
 def _run_key(corpus: str | os.PathLike[str], items: list[Item], opts: ScanOptions) -> dict[str, Any]:
@@ -419,6 +431,9 @@ def _hierarchy_scan(
         for raw in results:
             prog.advance(bar)
             res = counted(raw)  # one rule for what a flag is: its score reached its own threshold
+            if "shortlist_probability" in raw.scores:  # judged by the semantic level's cheap first stage
+                counts["semantic_shortlist_judged"] += 1
+                counts["semantic_shortlist_embedded"] += "cosine" in raw.scores
             counts["flags_below_threshold"] += len(raw.flags) - len(res.flags)
             if res.contaminated or opts.keep_all:
                 yield res
