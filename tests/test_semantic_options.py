@@ -72,3 +72,24 @@ def test_rewrites_keeping_their_options_are_flagged_and_others_are_not() -> None
     rule = [e.text for e in f.evidence if e.kind == "rule"]
     assert rule and rule[0].startswith("options kept: the document writes all") and f.score == 1.0
     assert f.scores["options_kept"] >= KEPT
+
+
+def test_a_templates_options_are_left_out_before_comparing() -> None:
+    """MMLU's abstract-algebra Statement items all end in the same four options; another such item
+    written out with them (a document of MCQs with options) no longer meets the benchmark through
+    them, while an item of the benchmark copied with its options is still a near copy. Real MMLU."""
+    items = load_benchmark("mmlu")
+    idx = OptionIndex(items)
+    assert {" true true ", " false false ", " true false ", " false true ", " all of the above "} <= idx.shared
+    assert " pure land " not in idx.shared  # a topic's option, offered by the three questions on it
+    assert not any(o.strip().replace(" ", "").isdigit() for o in idx.shared)  # numbers tell a translation apart
+    statements = [it for it in items if it.question.startswith("Statement 1 |") and "True, True" in it.choices]
+    assert len(statements) >= 20
+    held_out, bench = statements[:12], [it for it in items if it not in statements[:12]]
+    text = held_out[0].text
+    assert "True, True" in text and "True, True" not in idx.without_shared(text)
+    sem = SemanticScanner(SemanticConfig()).fit(bench)
+    s = sem.score([it.text for it in held_out] + [statements[20].text])
+    flagged = s.flagged(0.5, "learned")
+    assert flagged[:-1].sum() <= 1, "other Statement items with the template's options are not leaks"
+    assert flagged[-1] and sem.items[int(s.nearest[-1, 0])].id == statements[20].id

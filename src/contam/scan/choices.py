@@ -39,6 +39,14 @@ KEPT = 3
 #: Shortest option (in characters, after normalising) that counts: "Yes", "1914" or "ATP" are too common.
 MIN_CHARS = 5
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
+#: An option offered by at least this many items, and this share of the items with options, is a template's.
+TEMPLATE_MIN = 5
+TEMPLATE_SHARE = 0.01
+_NUMERIC = re.compile(r"[\d ]*")
+#: One option on a line of its own: a capital letter label ("A.", "B)", "(C)", "D:") and the option's text.
+_OPTION_LINE = re.compile(r"^\s*\(?[A-Z][.):]\)?\s+(\S.*?)\s*$")
+#: The line that closes a multiple-choice item with its answer: a lone letter ("B", "(C)", "Answer: D").
+_LETTER_LINE = re.compile(r"^\s*(?:answer\s*[:.]?\s*)?\(?[A-Z]\)?\.?\s*$", re.IGNORECASE)
 
 
 @lru_cache(maxsize=256)  # a text is checked against up to six items in a row: normalised once
@@ -55,6 +63,12 @@ class OptionIndex:
         # An option several items offer ("None of the above", "True, False") names none of them, and
         # one quoted from the item's own passage is in every other question on that passage too.
         offered = Counter(o for opts in normed for o in set(opts))
+        # A template's option ("True, False", "All of the above", "I and II only") is offered by many
+        # items; a topic's ("Pure Land", offered by the three questions on it) by a few, and a rewrite
+        # keeps it as evidence. Numbers stay too: a translation keeps its item's numeric options.
+        least = max(TEMPLATE_MIN, TEMPLATE_SHARE * sum(1 for opts in normed if opts))
+        #: Options so many items offer that they are a template's, not an item's (:meth:`without_shared`).
+        self.shared = frozenset(o for o, c in offered.items() if c >= least and not _NUMERIC.fullmatch(o.strip()))
         self.options: list[tuple[str, ...]] = []
         for it, opts in zip(items, normed, strict=True):
             q = _norm(it.question) if opts else ""
@@ -64,6 +78,27 @@ class OptionIndex:
         self.any = any(len(o) >= KEPT for o in self.options)
         # Each option's longest word: a text that lacks one of them (lower-cased) cannot keep the options.
         self._words = [tuple(max(o.split(), key=len) for o in opts) for opts in self.options]
+
+    def without_shared(self, text: str) -> str:
+        """``text`` without its option lines that offer a :attr:`shared` option, and then without the
+        answer letter closing them. Every Statement item of MMLU's abstract algebra ends in the same
+        four options ("True, True" … "False, True"): another such item written out with its options
+        shares them with the benchmark, and they are not what a leak keeps.
+
+        >>> from contam.data import Item
+        >>> idx = OptionIndex([Item(f"a{k}", "P?", choices=("True, True", "False, False", f"x{k}")) for k in range(5)])
+        >>> idx.without_shared("Statement 1 | Every field is a ring.\\nA. True, True\\nB. False, False\\nA")
+        'Statement 1 | Every field is a ring.'
+        """
+        if not self.shared or "\n" not in text:
+            return text
+        lines = text.split("\n")
+        keep = [ln for ln in lines if not ((m := _OPTION_LINE.match(ln)) and _norm(m.group(1)) in self.shared)]
+        if len(keep) == len(lines):
+            return text
+        while keep and _LETTER_LINE.match(keep[-1]):
+            keep.pop()
+        return "\n".join(keep)
 
     def kept(self, text: str, j: int) -> int:
         """The number of item ``j``'s distinctive options when ``text`` writes every one of them word

@@ -352,7 +352,8 @@ class SemanticScanner:
         ``shortlist=False`` embeds every English document whatever the configuration, as the baselines
         of :mod:`contam.scan.evaluate` need)."""
         cfg = self.config
-        views = [_as_compared(t) for t in texts]
+        # A template's options ("True, True" … "False, True") are left out, as a code preamble is (choices.without_shared).
+        views = [_as_compared(self.options.without_shared(t)) for t in texts]
         changed = np.array([v != t for (v, _), t in zip(views, texts, strict=True)], dtype=bool)
         texts = [v for v, _ in views]
         removed = np.array([g for _, g in views], dtype=np.int64)
@@ -494,7 +495,7 @@ class SemanticScanner:
         """The :class:`Flag` record of candidate ``i`` (document text ``text``) against its nearest benchmark item."""
         th = self.config.threshold if threshold is None else threshold
         rule = rule or self.config.rule
-        text = _as_compared(text)[0]  # the evidence shows what was compared
+        text = _as_compared(self.options.without_shared(text))[0]  # the evidence shows what was compared
         j = int(s.nearest[i, 0])
         item = self.items[j]
         ev = [Evidence(kind="embedding", text=item.question[:200], weight=round(float(s.sim[i]), 6))]
