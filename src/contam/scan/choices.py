@@ -42,11 +42,15 @@ _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 #: An option offered by at least this many items, and this share of the items with options, is a template's.
 TEMPLATE_MIN = 5
 TEMPLATE_SHARE = 0.01
-_NUMERIC = re.compile(r"[\d ]*")
 #: One option on a line of its own: a capital letter label ("A.", "B)", "(C)", "D:") and the option's text.
 _OPTION_LINE = re.compile(r"^\s*\(?[A-Z][.):]\)?\s+(\S.*?)\s*$")
 #: The line that closes a multiple-choice item with its answer: a lone letter ("B", "(C)", "Answer: D").
 _LETTER_LINE = re.compile(r"^\s*(?:answer\s*[:.]?\s*)?\(?[A-Z]\)?\.?\s*$", re.IGNORECASE)
+
+
+def _bare_number(option: str) -> bool:
+    """Whether a normalised option is only digits ("2", "1 000")."""
+    return option.replace(" ", "").isdigit()
 
 
 @lru_cache(maxsize=256)  # a text is checked against up to six items in a row: normalised once
@@ -68,11 +72,11 @@ class OptionIndex:
         # keeps it as evidence. Numbers stay too: a translation keeps its item's numeric options.
         least = max(TEMPLATE_MIN, TEMPLATE_SHARE * sum(1 for opts in normed if opts))
         #: Options so many items offer that they are a template's, not an item's (:meth:`without_shared`).
-        self.shared = frozenset(o for o, c in offered.items() if c >= least and not _NUMERIC.fullmatch(o.strip()))
+        self.shared = frozenset(o for o, c in offered.items() if c >= least and o.strip() and not _bare_number(o))
         self.options: list[tuple[str, ...]] = []
         for it, opts in zip(items, normed, strict=True):
             q = _norm(it.question) if opts else ""
-            keep = {o for o in opts if offered[o] == 1 and len(o) - 2 >= MIN_CHARS and not o.replace(" ", "").isdigit() and o not in q}
+            keep = {o for o in opts if offered[o] == 1 and len(o) - 2 >= MIN_CHARS and not _bare_number(o) and o not in q}
             self.options.append(tuple(sorted(keep)))
         #: Whether any item has enough distinctive options for the clause (else every check is skipped).
         self.any = any(len(o) >= KEPT for o in self.options)

@@ -179,13 +179,6 @@ class SemanticConfig:
         return cls(**{**base, **fields})
 
 
-def _as_compared(text: str) -> tuple[str, int]:
-    """``text`` as the level compares it, and how many term definitions were set aside: without a code
-    preamble (:mod:`contam.scan.preamble`), figure code (:mod:`contam.scan.figures`) and, for a
-    symbol-replaced rewrite, the term definitions it added (:mod:`contam.scan.definitions`)."""
-    return strip_definitions(strip_figures(strip_preamble(text)[0])[0])
-
-
 class SemanticScanner:
     """Level 2: ``fit(items)`` embeds and indexes the benchmark, ``score(texts)`` / ``scan(docs)`` judge candidates.
 
@@ -330,6 +323,13 @@ class SemanticScanner:
         # A document writing every distinctive option of a statically or lexically near item is embedded whatever its score.
         return rows[(p >= SHORTLIST_CUT) | self.options.holds_any(sub, np.column_stack([nr, lexical]))], prob, near
 
+    def _compared(self, text: str) -> tuple[str, int]:
+        """``text`` as the level compares it, and how many term definitions were set aside: without a
+        template's options (:meth:`contam.scan.choices.OptionIndex.without_shared`), a code preamble
+        (:mod:`contam.scan.preamble`), figure code (:mod:`contam.scan.figures`) and, for a
+        symbol-replaced rewrite, the term definitions it added (:mod:`contam.scan.definitions`)."""
+        return strip_definitions(strip_figures(strip_preamble(self.options.without_shared(text))[0])[0])
+
     def _search(self, x: np.ndarray, k: int, exclude_self: bool = False) -> tuple[np.ndarray, np.ndarray]:
         return self.primary.search(x, k, exclude_self)
 
@@ -352,8 +352,7 @@ class SemanticScanner:
         ``shortlist=False`` embeds every English document whatever the configuration, as the baselines
         of :mod:`contam.scan.evaluate` need)."""
         cfg = self.config
-        # A template's options ("True, True" … "False, True") are left out, as a code preamble is (choices.without_shared).
-        views = [_as_compared(self.options.without_shared(t)) for t in texts]
+        views = [self._compared(t) for t in texts]
         changed = np.array([v != t for (v, _), t in zip(views, texts, strict=True)], dtype=bool)
         texts = [v for v, _ in views]
         removed = np.array([g for _, g in views], dtype=np.int64)
@@ -495,7 +494,7 @@ class SemanticScanner:
         """The :class:`Flag` record of candidate ``i`` (document text ``text``) against its nearest benchmark item."""
         th = self.config.threshold if threshold is None else threshold
         rule = rule or self.config.rule
-        text = _as_compared(self.options.without_shared(text))[0]  # the evidence shows what was compared
+        text = self._compared(text)[0]  # the evidence shows what was compared
         j = int(s.nearest[i, 0])
         item = self.items[j]
         ev = [Evidence(kind="embedding", text=item.question[:200], weight=round(float(s.sim[i]), 6))]

@@ -78,7 +78,8 @@ class LexicalIndex:
         df = np.asarray((per_item > 0).sum(axis=0)).ravel()
         self.idf = (np.log((1.0 + n_items) / (1.0 + df)) + 1.0).astype(np.float32)
         self.oov_idf = float(np.log(1.0 + n_items) + 1.0)  # a piece no item has: the rarest there is
-        w1, w2 = binary.multiply(self.idf[None, :]).tocsr(), binary.multiply((self.idf**2)[None, :]).tocsr()
+        self.idf2 = self.idf**2
+        w1, w2 = binary.multiply(self.idf[None, :]).tocsr(), binary.multiply(self.idf2[None, :]).tocsr()
         # One sparse product gives the plain, the IDF and the IDF^2 intersections with every view.
         self.stacked = sp.vstack([binary, w1, w2]).T.tocsr()
         self.sizes = sizes
@@ -132,7 +133,7 @@ class LexicalIndex:
             rows = slice(s, s + len(part))
             out[rows, 0], arg[rows] = j[np.arange(len(part)), a], self.owner[a]
             in_vocab = np.diff(np.asarray(ptr))
-            doc_norm = np.sqrt(np.asarray(t.multiply((self.idf**2)[None, :]).sum(axis=1)).ravel() + (own - in_vocab) * self.oov_idf**2)
+            doc_norm = np.sqrt(t @ self.idf2 + (own - in_vocab) * self.oov_idf**2)
             cos = by_idf2 / np.maximum(doc_norm[:, None] * self.norm[None, :], 1e-9)
             share = by_idf / np.maximum(self.mass[None, :], 1e-9)
             out[rows, 1], out[rows, 2] = self._best_two(cos)
