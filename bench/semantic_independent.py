@@ -66,6 +66,7 @@ SETS = {
     "recode": None,
     "mbxp": None,
     "recode_mbpp": None,
+    "xcopa": None,
 }
 
 
@@ -101,9 +102,10 @@ PER_GROUP_OF = {"benbench_gsm8k": 300, "benbench_math": 300, "perteval_mmlu": 30
 
 
 #: Sets whose sources are multiple-choice questions (MMLU and its translations).
-MULTIPLE_CHOICE = {"jmmlu", "mmlu_sr", "perteval_mmlu"}
-#: A multiple-choice source's trailing option block ("\nA. ..." to "\nD. ...", as the extract scripts write it).
-_OPTION = re.compile(r"\n([A-D])\. ")
+MULTIPLE_CHOICE = {"jmmlu", "mmlu_sr", "perteval_mmlu", "xcopa"}
+#: A multiple-choice source's trailing option block ("\nA. ..." to "\nD. ..." for MMLU, to "\nB. ..." for COPA,
+#: as the extract scripts write it).
+_OPTION = re.compile(r"\n([A-E])\. ")
 
 
 def source_item(sid: str, text: str, solution: str, name: str) -> Item:
@@ -111,7 +113,7 @@ def source_item(sid: str, text: str, solution: str, name: str) -> Item:
     question (MMLU) keeps its options as ``choices``, so its views are the question alone and the
     question with its options, as for ``load_benchmark("mmlu")``."""
     parts = _OPTION.split(text) if name in MULTIPLE_CHOICE else []
-    if len(parts) == 9 and parts[1::2] == ["A", "B", "C", "D"]:
+    if len(parts) >= 5 and parts[1::2] == list("ABCDE"[: len(parts) // 2]):
         return Item(id=sid, question=parts[0], choices=tuple(parts[2::2]), solution=solution, benchmark=name)
     return Item(id=sid, question=text, solution=solution, benchmark=name)
 
@@ -299,7 +301,13 @@ def dump(path: Path, tasks_: list[Task], results: list[dict[str, np.ndarray]]) -
 
 
 def choose_threshold(
-    logit: np.ndarray, y: np.ndarray, groups: np.ndarray, corpus: np.ndarray, max_corpus_fpr: float, max_negative_fpr: float = 1.0
+    logit: np.ndarray,
+    y: np.ndarray,
+    groups: np.ndarray,
+    corpus: np.ndarray,
+    max_corpus_fpr: float,
+    max_negative_fpr: float = 1.0,
+    tolerance: float = 0.0,
 ) -> tuple[float, float]:
     """The logit threshold with the best mean F1 over the groups (each set, kind and language
     weighs the same, so no one large set decides), among those flagging at most
@@ -307,7 +315,12 @@ def choose_threshold(
     negatives-only group (MMLU items of the other half, MBPP against HumanEval); without such a
     threshold, the corpus bound alone. The shipped fit leaves the second bound off (1.0): at 0.01
     the MMLU false flags fall from 8 to 2 of 299 on the test halves, but the mean group F1 drops
-    from .969 to .911 and 18 groups fall under .85 (bench/RESULTS.md, 2026-11-29)."""
+    from .969 to .911 and 18 groups fall under .85 (bench/RESULTS.md, 2026-11-29).
+
+    ``tolerance`` > 0: the strictest threshold whose mean group F1 is within ``tolerance`` of the
+    best, since F1 differences that small are a handful of rows of ~40-row groups and cannot tell
+    thresholds apart, while the stricter one flags fewer negatives (the multilingual fit of
+    2026-11-29, :data:`MULTILINGUAL_TOLERANCE`)."""
     labelled = np.unique(groups[~corpus])
     scored = [groups == g for g in labelled if (y[groups == g] == 1).any()]
     negatives_only = [groups == g for g in labelled if not (y[groups == g] == 1).any()]
@@ -329,6 +342,8 @@ def choose_threshold(
         print(f"no threshold keeps every negatives-only group under {max_negative_fpr:.0%}: that bound dropped", file=sys.stderr)
     # max() keeps the first of equal F1s: the lowest such threshold, as the scan in order did.
     _, f1, th = max(kept or candidates, key=lambda c: c[1], default=(True, -1.0, 0.0))
+    if tolerance > 0:
+        _, f1, th = max((c for c in kept or candidates if c[1] >= f1 - tolerance), key=lambda c: c[2])
     return f1, th
 
 
@@ -338,7 +353,24 @@ PROSE_USE = (
 )
 
 
-def fit(calib: list[Task], feats: list[dict[str, np.ndarray]], max_corpus_fpr: float, max_negative_fpr: float = 1.0) -> dict:
+#: The multilingual route's threshold: the strictest within this mean group F1 of the best (see
+#: :func:`choose_threshold`). With XCOPA's one-sentence translations among the calib groups, the
+#: calib mean F1 is flat (.926-.933) from the best threshold to 2 logits stricter, which flags a
+#: third as many of a group's negatives at most (31 % to 12.5 %).
+MULTILINGUAL_TOLERANCE = 0.005
+
+#: Sets with documents in languages other than English (with the REVERSED tasks: what the
+#: multilingual route is fitted on; every other set's rows go to MiniLM).
+MULTILINGUAL_SETS = ("mathoctopus_msvamp", "kt_kor_gsm8k", "jmmlu", "mhumaneval_expert", "xcopa")
+
+
+def fit(
+    calib: list[Task],
+    feats: list[dict[str, np.ndarray]],
+    max_corpus_fpr: float,
+    max_negative_fpr: float = 1.0,
+    routes: tuple[bool, ...] = (False, True),
+) -> dict:
     """One monotone boosted model per route on the calib halves, its threshold by :func:`choose_threshold`.
 
     The English route's model (``minilm``) is fitted on the rows whose nearest item is not code; the
@@ -349,6 +381,8 @@ def fit(calib: list[Task], feats: list[dict[str, np.ndarray]], max_corpus_fpr: f
 
     out = {}
     for route, spec in ((False, "minilm"), (True, "e5-multilingual")):
+        if route not in routes:
+            continue
         xs, ys, gs, cs = [], [], [], []
         for t, r in zip(calib, feats, strict=True):
             for i, y in enumerate(t.labels):
@@ -364,7 +398,8 @@ def fit(calib: list[Task], feats: list[dict[str, np.ndarray]], max_corpus_fpr: f
         if len(set(ys)) < 2:
             continue
         bf = fit_boosted(x, y)
-        f1, th = choose_threshold(bf.logit, y, g, c, max_corpus_fpr, max_negative_fpr)
+        tolerance = MULTILINGUAL_TOLERANCE if route else 0.0
+        f1, th = choose_threshold(bf.logit, y, g, c, max_corpus_fpr, max_negative_fpr, tolerance)
         out[spec] = bf.record(
             FEATURES,
             th,
@@ -372,6 +407,7 @@ def fit(calib: list[Task], feats: list[dict[str, np.ndarray]], max_corpus_fpr: f
             calib_mean_group_f1=round(f1, 4),
             max_corpus_fpr=max_corpus_fpr,
             max_negative_fpr=max_negative_fpr,
+            **({"threshold_rule": f"the strictest within {tolerance} of the best calib mean group F1"} if tolerance else {}),
             sets=sorted({t.name for t in calib}),
         )
         print(f"fitted {spec}: {len(y)} rows ({int(y.sum())} positive), calib mean F1 over groups {f1:.3f}", file=sys.stderr)
@@ -384,6 +420,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--fit", action="store_true", help="refit the prose and multilingual combiners on the calib halves first")
     ap.add_argument("--fit-shortlist", action="store_true", help="refit only the shortlist (the shipped combiners' decisions its target)")
+    ap.add_argument(
+        "--fit-multilingual", action="store_true", help="refit only the multilingual route's model (e5-multilingual) on its calib rows"
+    )
     ap.add_argument(
         "--max-corpus-fpr", type=float, default=0.0005, help="share of the clean GSM8K train corpus (calib half) the threshold may flag"
     )
@@ -399,15 +438,21 @@ def main() -> None:
 
     t0 = time.process_time()
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    if args.fit or args.fit_shortlist:
+    if args.fit or args.fit_shortlist or args.fit_multilingual:
         from shortlist_fit import fit_shortlist
 
-        calib = [t for t in tasks("calib") if t.name not in NEVER_FITTED] + [gsm8k_train_corpus("calib")]
+        if args.fit_multilingual:  # the only sets with rows on that route (and the reversed tasks)
+            calib = [independent_task(n, "calib", SETS[n]) for n in MULTILINGUAL_SETS if (DATA / n / "variants.jsonl").is_file()]
+            calib += [reversed_task(n, lang, "calib") for n, langs in REVERSED.items() for lang in langs]
+        else:
+            calib = [t for t in tasks("calib") if t.name not in NEVER_FITTED] + [gsm8k_train_corpus("calib")]
         feats = [score(t, SemanticConfig(shortlist=False)) for t in calib]
         dump(Path(args.out).with_name("semantic_independent_calib.npz"), calib, feats)
         path = Path(combiner.__file__).with_name("combiner.json")
         fitted = json.loads(path.read_text(encoding="utf-8"))["combiners"]
-        if args.fit:  # the code model and the shortlist are kept (see fit(); --fit-shortlist for the latter)
+        if args.fit_multilingual:
+            fitted["e5-multilingual"] = fit(calib, feats, args.max_corpus_fpr, args.max_negative_fpr, routes=(True,))["e5-multilingual"]
+        elif args.fit:  # the code model and the shortlist are kept (see fit(); --fit-shortlist for the latter)
             fitted = {
                 "minilm-code": fitted["minilm-code"],
                 **fit(calib, feats, args.max_corpus_fpr, args.max_negative_fpr),

@@ -20,6 +20,8 @@ def row_of(group: str) -> str | None:
     k, _, sub = kind.partition(":")
     if k == "benchmark_in":
         return f"benchmark in {sub}, English documents ({name})"
+    if k == "translation" and name == "xcopa":
+        return f"one-sentence COPA item translated: {sub} (XCOPA, human; calib half in the multilingual fit)"
     if k == "translation":
         return f"translation, {sub} ({name})"
     if k == "nl_translation":

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from contam.data import Document, Item
+from contam.data import Document, Item, load_benchmark
 from contam.data.language import detect_language
 from contam.scan.combiner import load_combiners
 from contam.scan.semantic import SemanticConfig, SemanticScanner
@@ -152,3 +152,20 @@ def test_a_translation_is_matched_to_its_own_template_sibling(
     assert found() >= 17  # 18 of 20 when written
     monkeypatch.setattr(combiner, "SIBLING_MARGIN", 9.0)  # cosine order alone
     assert found() <= 13  # 12 of 20
+
+
+#: Short Indonesian sentences from XCOPA (cambridgeltl/xcopa, data/id/val.id.jsonl, CC BY 4.0): langid
+#: splits them between Indonesian and Malay, each under the probability a Latin-script text needs.
+XCOPA_ID = (
+    "Mata koki itu berkaca-kaca.\nA. Ia telah kehabisan bawang.\nB. Ia sedang memotong bawang.",
+    "Anjing itu menggonggong.\nA. Kucing itu berbaring di sofa.\nB. Terdengar ketukan di pintu.",
+)
+
+
+def test_a_language_langid_splits_with_its_neighbour_is_not_english() -> None:
+    assert all(detect_language(t) in ("id", "ms") for t in XCOPA_ID)
+    # Text that langid spreads over many languages stays on the English route: code, LaTeX, a short question.
+    fib = next(it for it in load_benchmark("humaneval") if it.id.endswith("/55"))  # "Return n-th Fibonacci number."
+    assert detect_language(fib.question) == "en"
+    assert detect_language("Compute $\\dbinom{10}{8}$.") == "en"
+    assert detect_language("An ecclesia is:") == "en"

@@ -11,6 +11,8 @@ as English, the primary embedder's language.
 'en'
 >>> detect_language("Natalia verkaufte im April Haarspangen an 48 ihrer Freundinnen.")
 'de'
+>>> detect_language("Mata koki itu berkaca-kaca. Ia telah kehabisan bawang.")  # Malay or Indonesian: never English
+'ms'
 >>> covered_by_multilingual("sw"), covered_by_multilingual("yo")
 (True, False)
 """
@@ -69,7 +71,18 @@ def detect_language(text: str, max_chars: int = 1000, min_prob: float = 0.6) -> 
         foreign = sum(ch.isalpha() and not ch.isascii() for ch in head) / letters
         return "en" if foreign < 0.3 else "und"
     lang = ALIASES.get(str(lang), str(lang))
-    return lang if float(prob) >= min_prob or _non_latin_share(head, letters) >= 0.3 else "en"
+    if float(prob) >= min_prob or _non_latin_share(head, letters) >= 0.3:
+        return lang
+    # Unsure between two close languages (Indonesian and Malay split a short sentence about evenly,
+    # each under min_prob) is not unsure whether it is English. Code and LaTeX, which langid spreads
+    # over many languages, stay English.
+    return lang if _between_two(head) else "en"
+
+
+def _between_two(text: str) -> bool:
+    """Whether langid puts at least 0.9 of ``text`` on two languages, neither of them English."""
+    ranked = sorted(_identifier().rank(text), key=lambda r: -r[1])[:2]
+    return "en" not in (ranked[0][0], ranked[1][0]) and float(ranked[0][1]) + float(ranked[1][1]) >= 0.9
 
 
 def _non_latin_share(text: str, letters: int) -> float:
