@@ -67,6 +67,7 @@ SETS = {
     "mbxp": None,
     "recode_mbpp": None,
     "xcopa": None,
+    "xcopa_gmt": None,
 }
 
 
@@ -93,7 +94,7 @@ def read_jsonl(path: Path) -> list[dict]:
 
 #: Sets left out of every fit, both halves, so that they keep measuring transfer to a genre (MATH)
 #: and a rewriter no fit has seen.
-NEVER_FITTED = {"benbench_math", "benbench_gsm8k"}
+NEVER_FITTED = {"benbench_math", "benbench_gsm8k", "xcopa_gmt"}
 
 #: Variants kept per (set, kind, language or subtype) and half: a deterministic sample (by hash) bounds the run.
 PER_GROUP = 60
@@ -102,7 +103,7 @@ PER_GROUP_OF = {"benbench_gsm8k": 300, "benbench_math": 300, "perteval_mmlu": 30
 
 
 #: Sets whose sources are multiple-choice questions (MMLU and its translations).
-MULTIPLE_CHOICE = {"jmmlu", "mmlu_sr", "perteval_mmlu", "xcopa"}
+MULTIPLE_CHOICE = {"jmmlu", "mmlu_sr", "perteval_mmlu", "xcopa", "xcopa_gmt"}
 #: A multiple-choice source's trailing option block ("\nA. ..." to "\nD. ..." for MMLU, to "\nB. ..." for COPA,
 #: as the extract scripts write it).
 _OPTION = re.compile(r"\n([A-E])\. ")

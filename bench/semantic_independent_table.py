@@ -20,6 +20,8 @@ def row_of(group: str) -> str | None:
     k, _, sub = kind.partition(":")
     if k == "benchmark_in":
         return f"benchmark in {sub}, English documents ({name})"
+    if name == "xcopa_gmt":
+        return f"one-sentence COPA item, English round trip through {sub.removeprefix('gmt_')} (XCOPA's Google MT; never fitted)"
     if k == "translation" and name == "xcopa":
         return f"one-sentence COPA item translated: {sub} (XCOPA, human; calib half in the multilingual fit)"
     if k == "translation":

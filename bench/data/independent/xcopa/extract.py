@@ -10,6 +10,10 @@ usage: extract.py XCOPA_GIT_DIR BALANCED_COPA_GIT_DIR [--out DIR]
   (ids 1-500; the mirrored ids 1001-1500 are not read).
 Layout, both sides: the premise, then "A. <alternative>" and "B. <alternative>" lines (the
 translation in the translator's order of the alternatives). Ids: copa/<COPA id>.
+
+Also written, to ../xcopa_gmt/: XCOPA's data-gmt/<lang>/val.<lang>.jsonl, each human translation put
+back into English by Google Translate (made by the XCOPA authors; no Quechua file): English round-trip
+paraphrases of the same one-sentence items, for the English route.
 """
 
 import argparse
@@ -19,6 +23,7 @@ import subprocess
 import xml.etree.ElementTree as ET
 
 LANGS = ("et", "ht", "id", "it", "qu", "sw", "ta", "th", "tr", "vi", "zh")
+GMT_LANGS = tuple(lang for lang in LANGS if lang != "qu")
 
 
 def git_show(d, ref):
@@ -52,7 +57,19 @@ def main():
         f.writelines(json.dumps(s, ensure_ascii=False) + "\n" for s in sources)
     with open(os.path.join(a.out, "variants.jsonl"), "w", encoding="utf-8") as f:
         f.writelines(json.dumps(v, ensure_ascii=False) + "\n" for v in variants)
-    print(len(sources), "sources;", len(variants), "variants")
+    gmt = []
+    for lang in GMT_LANGS:
+        for line in git_show(a.xcopa, f"HEAD:data-gmt/{lang}/val.{lang}.jsonl").splitlines():
+            r = json.loads(line)
+            text = layout(r["premise"], [r["choice1"], r["choice2"]])
+            gmt.append({"source": f"copa/{401 + int(r['idx'])}", "kind": "back_translation", "lang": "en", "subtype": f"gmt_{lang}", "text": text})
+    out_gmt = os.path.join(a.out, os.pardir, "xcopa_gmt")
+    os.makedirs(out_gmt, exist_ok=True)
+    with open(os.path.join(out_gmt, "sources.jsonl"), "w", encoding="utf-8") as f:
+        f.writelines(json.dumps(s, ensure_ascii=False) + "\n" for s in sources)
+    with open(os.path.join(out_gmt, "variants.jsonl"), "w", encoding="utf-8") as f:
+        f.writelines(json.dumps(v, ensure_ascii=False) + "\n" for v in gmt)
+    print(len(sources), "sources;", len(variants), "variants;", len(gmt), "English round trips")
 
 
 if __name__ == "__main__":
