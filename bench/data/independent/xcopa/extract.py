@@ -62,7 +62,9 @@ def main():
         for line in git_show(a.xcopa, f"HEAD:data-gmt/{lang}/val.{lang}.jsonl").splitlines():
             r = json.loads(line)
             text = layout(r["premise"], [r["choice1"], r["choice2"]])
-            gmt.append({"source": f"copa/{401 + int(r['idx'])}", "kind": "back_translation", "lang": "en", "subtype": f"gmt_{lang}", "text": text})
+            gmt.append(
+                {"source": f"copa/{401 + int(r['idx'])}", "kind": "back_translation", "lang": "en", "subtype": f"gmt_{lang}", "text": text}
+            )
     out_gmt = os.path.join(a.out, os.pardir, "xcopa_gmt")
     os.makedirs(out_gmt, exist_ok=True)
     with open(os.path.join(out_gmt, "sources.jsonl"), "w", encoding="utf-8") as f:
