@@ -80,9 +80,10 @@ def detect_language(text: str, max_chars: int = 1000, min_prob: float = 0.6) -> 
 
 
 def _between_two(text: str) -> bool:
-    """Whether langid puts at least 0.9 of ``text`` on two languages, neither of them English."""
-    ranked = sorted(_identifier().rank(text), key=lambda r: -r[1])[:2]
-    return "en" not in (ranked[0][0], ranked[1][0]) and float(ranked[0][1]) + float(ranked[1][1]) >= 0.9
+    """Whether langid puts at least 0.9 of ``text`` on two languages, neither of them English (its
+    ``rank`` is best first; only texts langid is unsure of get here, so the second pass is rare)."""
+    (first, p1), (second, p2) = _identifier().rank(text)[:2]
+    return "en" not in (first, second) and float(p1) + float(p2) >= 0.9
 
 
 def _non_latin_share(text: str, letters: int) -> float:
