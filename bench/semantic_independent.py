@@ -68,6 +68,7 @@ SETS = {
     "recode_mbpp": None,
     "xcopa": None,
     "xcopa_gmt": None,
+    "xquad": None,
 }
 
 
@@ -94,7 +95,7 @@ def read_jsonl(path: Path) -> list[dict]:
 
 #: Sets left out of every fit, both halves, so that they keep measuring transfer to a genre (MATH)
 #: and a rewriter no fit has seen.
-NEVER_FITTED = {"benbench_math", "benbench_gsm8k", "xcopa_gmt"}
+NEVER_FITTED = {"benbench_math", "benbench_gsm8k", "xcopa_gmt", "xquad"}
 
 #: Variants kept per (set, kind, language or subtype) and half: a deterministic sample (by hash) bounds the run.
 PER_GROUP = 60
@@ -155,7 +156,12 @@ def set_twins(t: Task, source_texts: list[str], items: list[Item]) -> None:
 
 
 #: Sets whose translations also serve the other way round: a benchmark in that language, English documents.
-REVERSED = {"mathoctopus_msvamp": ("bn", "de", "es", "fr", "ja", "ru", "sw", "th", "zh"), "jmmlu": ("ja",), "kt_kor_gsm8k": ("ko",)}
+REVERSED = {
+    "mathoctopus_msvamp": ("bn", "de", "es", "fr", "ja", "ru", "sw", "th", "zh"),
+    "jmmlu": ("ja",),
+    "kt_kor_gsm8k": ("ko",),
+    "xquad": ("ar", "de", "el", "es", "hi", "ro", "ru", "th", "tr", "vi", "zh"),
+}
 
 
 def reversed_task(name: str, lang: str, split: str, per_group: int = PER_GROUP) -> Task:
@@ -444,7 +450,7 @@ def main() -> None:
 
         if args.fit_multilingual:  # the only sets with rows on that route (and the reversed tasks)
             calib = [independent_task(n, "calib", SETS[n]) for n in MULTILINGUAL_SETS if (DATA / n / "variants.jsonl").is_file()]
-            calib += [reversed_task(n, lang, "calib") for n, langs in REVERSED.items() for lang in langs]
+            calib += [reversed_task(n, lang, "calib") for n, langs in REVERSED.items() if n not in NEVER_FITTED for lang in langs]
         else:
             calib = [t for t in tasks("calib") if t.name not in NEVER_FITTED] + [gsm8k_train_corpus("calib")]
         feats = [score(t, SemanticConfig(shortlist=False)) for t in calib]

@@ -333,5 +333,5 @@ def text_features(candidate: str, views: Sequence[str], names: bool = True) -> t
     (0.0, 0.0, 0.285714)
     """
     sp = specifics_overlap(candidate, views, names=names)
-    nr = number_recall(candidate, views)
+    nr = number_recall(candidate, views, across=not names)
     return (sp - 0.5 if sp == sp else 0.0, nr - 0.5 if nr == nr else 0.0, piece_overlap(candidate, views))

@@ -124,23 +124,71 @@ def labels(text: str) -> frozenset[str]:
     return frozenset(str(n) for ns in by.values() if len(ns) >= 2 and ns == set(range(1, len(ns) + 1)) for n in ns)
 
 
+# Digit groups of three set apart by a space inside prose (Spanish and Russian "711 988 habitantes"), or
+# by a no-break or thin space anywhere (Russian "17\u00a0786\u00a0419"). A plain space counts only
+# between words, so that code's "modp 100 101" and "2 300-page books" stay two numbers.
+_SPACED_GROUPS = re.compile(r"(?<=[^\W\d_] )[1-9]\d{0,2}(?: \d{3})+(?= [^\W\d_])|(?<!\d)[1-9]\d{0,2}(?:[\u00a0\u202f\u2009]\d{3})+(?!\d)")
+_SEPARATOR = re.compile(r"[.,]")
+
+
+def canonical_number(token: str) -> str:
+    """One spelling of a number however a locale groups its digits or marks its decimals, so that a
+    German "74.000" or "56,2" meets the English "74,000" or "56.2".
+
+    A separator before exactly three digits after a leading group of 1-3 (not "0") groups thousands;
+    a lone separator before another count of digits is the decimal point; with two kinds of separator
+    the last is the decimal point. Anything else (a list "4,2,3", a version "1.2.3") keeps its points
+    and drops its commas, as before. Ambiguous "3.141" reads as 3141 on both sides of a comparison alike.
+
+    >>> [canonical_number(t) for t in ("74.000", "74,000", "1.234.567", "56,2", "1.50", "0.039", "1.234,5", "4,2,3")]
+    ['74000', '74000', '1234567', '56.2', '1.50', '0.039', '1234.5', '423']
+    """
+    parts = _SEPARATOR.split(token)
+    if len(parts) == 1:
+        return token
+    seps = _SEPARATOR.findall(token)
+    if len(set(seps)) == 2 and seps[-1] not in seps[:-1]:
+        return "".join(parts[:-1]) + "." + parts[-1]
+    if len(set(seps)) == 1 and parts[0][:1] != "0" and len(parts[0]) <= 3 and all(len(p) == 3 for p in parts[1:]):
+        return "".join(parts)
+    if len(parts) == 2:
+        return parts[0] + "." + parts[1]
+    return token.replace(",", "")
+
+
+@lru_cache(maxsize=65536)
+def _digit_numbers(text: str) -> frozenset[str]:
+    """The numbers ``text`` writes in digits of any script, in :func:`canonical_number` spelling."""
+    text = _SPACED_GROUPS.sub(lambda m: "".join(m.group().split()), fold_digits(text))
+    return frozenset(canonical_number(m.group().rstrip(".")) for m in _NUMBER.finditer(text)) - labels(text)
+
+
 @lru_cache(maxsize=65536)
 def _numbers(text: str) -> frozenset[str]:
-    found = frozenset(m.group().replace(",", "").rstrip(".") for m in _NUMBER.finditer(fold_digits(text))) | spelled_numbers(text)
-    return found - labels(text)
+    return _digit_numbers(text) | (spelled_numbers(text) - labels(text))
 
 
-def number_recall(candidate: str, views: Sequence[str]) -> float:
+def _across(text: str, other: str) -> frozenset[str]:
+    """The numbers of ``text`` that count against ``other``, a text in another language: its digits, and
+    the numbers it spells in English words only where ``other`` states them (a translation spells its
+    own words, so an English "three" it renders as "tres" is no disagreement)."""
+    return _digit_numbers(text) | (spelled_numbers(text) & _numbers(other))
+
+
+def number_recall(candidate: str, views: Sequence[str], across: bool = False) -> float:
     """Share of the numbers of the best of ``views`` that ``candidate`` also writes; NaN when no view
-    holds two distinct numbers (too few to tell).
+    holds two distinct numbers (too few to tell). ``across``: ``candidate`` is in another language
+    than the views (see :func:`_across`).
 
     >>> number_recall("Sie hatte 16 Eier und aß 3.", ["Janet's ducks lay 16 eggs. She eats 3 and bakes with 4."])
     0.666667
+    >>> number_recall("Tenía 16 huevos durante tres días.", ["She had 16 eggs for three days and ate 4."], across=True)
+    0.5
     """
     c = _numbers(candidate)
     best = float("nan")
     for v in views:
-        s = _numbers(v)
+        s = _across(v, candidate) if across else _numbers(v)
         if len(s) >= 2:
             r = len(c & s) / len(s)
             best = r if best != best or r > best else best
@@ -195,16 +243,24 @@ def specifics_overlap(candidate: str, views: Sequence[str], least: int = 2, name
     ``views`` (question, whole text); NaN when fewer than ``least`` specifics are in play (too
     few to tell a paraphrase from a coincidence). ``names=False`` compares numbers and quoted
     literals only: across languages names are translated or transliterated, and in German every
-    noun is capitalised (``Steven hat 18 Pfirsiche``), so capitalised words tell nothing there.
+    noun is capitalised (``Steven hat 18 Pfirsiche``), so capitalised words tell nothing there; and
+    quoted words and numbers spelled in English count only where both texts hold them.
 
     >>> specifics_overlap("A class of 40 pupils: 80% own dogs, 25% of those parakeets.",
     ...                   ["In a class of 40 students, 80% have puppies and 25% of them parrots."])
     1.0
+    >>> specifics_overlap('Von 711.988 Einwohnern waren 56,2 % "katholisch".',
+    ...                   ['Of its 711,988 inhabitants, 56.2% were "Catholic", three in four.'], names=False)
+    1.0
     """
-    c = specifics(candidate, names)
+    mine = specifics(candidate, names)
     best = float("nan")
     for v in views:
-        s = specifics(v, names)
+        c, s = mine, specifics(v, names)
+        if not names:
+            # Across languages a translator renders quoted words and spelled numbers in its own
+            # words: they count where both texts hold them, and are no evidence either way where not.
+            c, s = mine & (s | _across(candidate, v)), s & (mine | _across(v, candidate))
         union = len(c | s)
         if union >= least:
             j = len(c & s) / union
