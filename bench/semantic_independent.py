@@ -193,6 +193,24 @@ def mbpp_negatives(split: str) -> Task:
     return t
 
 
+def svamp_translations_corpus(split: str) -> Task:
+    """MSVAMP's translations of the SVAMP items of ``split`` (9 languages) as a clean corpus against
+    GSM8K test: arithmetic word problems, the benchmark's genre, in other languages, none of them a
+    GSM8K item (SVAMP comes from ASDiv and MAWPS). What the multilingual route flags there is false."""
+    test = load_benchmark("gsm8k")
+    sources = {r["id"]: r["text"] for r in read_jsonl(DATA / "mathoctopus_msvamp" / "sources.jsonl")}
+    rows = [v for v in read_jsonl(DATA / "mathoctopus_msvamp" / "variants.jsonl") if half_of(v["source"]) == split]
+    t = Task("svamp_translations_corpus", split, test)
+    for v in rows:
+        t.add(v["text"], 0, "", f"svamp-translation:{v['lang']}")
+    set_twins(t, [sources[v["source"]] for v in rows], test)
+    return t
+
+
+#: Clean corpora (negatives only) whose flags a fit may spend at most ``--max-corpus-fpr`` of.
+CORPORA = ("gsm8k_train_corpus", "svamp_translations_corpus")
+
+
 def gsm8k_train_corpus(split: str) -> Task:
     """The GSM8K train questions of ``split`` as a clean same-genre corpus against GSM8K test (twins apart)."""
     test = load_benchmark("gsm8k")
@@ -400,7 +418,7 @@ def fit(
                 xs.append(r["features"][i])
                 ys.append(y)
                 gs.append(f"{t.name} {t.kinds[i]}")
-                cs.append(t.name == "gsm8k_train_corpus")
+                cs.append(t.name in CORPORA)
         x, y, g, c = np.array(xs), np.array(ys), np.array(gs), np.array(cs, dtype=bool)
         if len(set(ys)) < 2:
             continue
@@ -451,8 +469,12 @@ def main() -> None:
         if args.fit_multilingual:  # the only sets with rows on that route (and the reversed tasks)
             calib = [independent_task(n, "calib", SETS[n]) for n in MULTILINGUAL_SETS if (DATA / n / "variants.jsonl").is_file()]
             calib += [reversed_task(n, lang, "calib") for n, langs in REVERSED.items() if n not in NEVER_FITTED for lang in langs]
+            calib.append(svamp_translations_corpus("calib"))
         else:
-            calib = [t for t in tasks("calib") if t.name not in NEVER_FITTED] + [gsm8k_train_corpus("calib")]
+            calib = [t for t in tasks("calib") if t.name not in NEVER_FITTED] + [
+                gsm8k_train_corpus("calib"),
+                svamp_translations_corpus("calib"),
+            ]
         feats = [score(t, SemanticConfig(shortlist=False)) for t in calib]
         dump(Path(args.out).with_name("semantic_independent_calib.npz"), calib, feats)
         path = Path(combiner.__file__).with_name("combiner.json")
@@ -479,13 +501,15 @@ def main() -> None:
         res["no_shortlist"] = table(test, [score(t, SemanticConfig(shortlist=False)) for t in test])
         res["baseline_nn"] = table(test, [score(t, SemanticConfig(rule="nn")) for t in test])
     if not args.no_corpus:
-        corpus = gsm8k_train_corpus("test")
-        on_corpus = score(corpus, SemanticConfig())
-        dump(Path(args.out).with_name("semantic_independent_corpus.npz"), [corpus], [on_corpus])
-        res["gsm8k_train_corpus"] = {
-            "defaults": table([corpus], [on_corpus]),
-            **({} if args.no_baseline else {"baseline_nn": table([corpus], [score(corpus, SemanticConfig(rule="nn"))])}),
-        }
+        for make in (gsm8k_train_corpus, svamp_translations_corpus):
+            corpus = make("test")
+            on_corpus = score(corpus, SemanticConfig())
+            npz = "semantic_independent_corpus.npz" if make is gsm8k_train_corpus else f"semantic_independent_{corpus.name}.npz"
+            dump(Path(args.out).with_name(npz), [corpus], [on_corpus])
+            res[corpus.name] = {
+                "defaults": table([corpus], [on_corpus]),
+                **({} if args.no_baseline else {"baseline_nn": table([corpus], [score(corpus, SemanticConfig(rule="nn"))])}),
+            }
     res["cpu_s"] = round(time.process_time() - t0, 1)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(res, indent=1) + "\n", encoding="utf-8")
@@ -502,6 +526,10 @@ def main() -> None:
     for name, tab in res.get("gsm8k_train_corpus", {}).items():
         for m in tab.values():
             print(f"GSM8K train as corpus vs GSM8K test, {name}: {m['FP']} false flags of {m['neg']} questions")
+    for name, tab in res.get("svamp_translations_corpus", {}).items():
+        fp, neg = sum(m["FP"] for m in tab.values()), sum(m["neg"] for m in tab.values())
+        langs = ", ".join(f"{g.split(':')[-1]} {m['FP']}" for g, m in tab.items())
+        print(f"SVAMP translations as corpus vs GSM8K test, {name}: {fp} false flags of {neg} ({langs})")
 
 
 if __name__ == "__main__":
