@@ -24,6 +24,8 @@ def row_of(group: str) -> str | None:
         return f"one-sentence COPA item, English round trip through {sub.removeprefix('gmt_')} (XCOPA's Google MT; never fitted)"
     if k == "translation" and name == "xcopa":
         return f"one-sentence COPA item translated: {sub} (XCOPA, human; calib half in the multilingual fit)"
+    if k == "translation" and name == "xquad":
+        return f"Wikipedia paragraph translated: {sub} (XQuAD, professional; never fitted)"
     if k == "translation":
         return f"translation, {sub} ({name})"
     if k == "nl_translation":
@@ -75,7 +77,7 @@ def pooled(tab: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
     for r, (tp, fn, fp, neg) in acc.items():
         p = tp / (tp + fp) if tp + fp else 1.0
         rc = tp / (tp + fn) if tp + fn else float("nan")
-        out[r] = {"P": p, "R": rc, "F1": 2 * p * rc / (p + rc) if tp else 0.0, "pos": tp + fn, "FP": fp, "neg": neg}
+        out[r] = {"P": p, "R": rc, "F1": 2 * p * rc / (p + rc) if tp else 0.0, "pos": int(tp + fn), "FP": fp, "neg": int(neg)}
     return out
 
 
@@ -93,6 +95,9 @@ def main() -> None:
     for name, tab in res.get("gsm8k_train_corpus", {}).items():
         for m in tab.values():
             print(f"\nGSM8K train (test half) as a clean corpus against GSM8K test, {name}: {m['FP']} flags of {m['neg']}", file=sys.stdout)
+    for name, tab in res.get("svamp_translations_corpus", {}).items():
+        fp, neg = sum(m["FP"] for m in tab.values()), sum(m["neg"] for m in tab.values())
+        print(f"\nSVAMP translations (test half, 9 languages) as a clean corpus against GSM8K test, {name}: {fp} flags of {neg}")
 
 
 if __name__ == "__main__":
