@@ -4,8 +4,8 @@ The semantic level embeds English text with MiniLM and routes every other langua
 multilingual embedder (multilingual-e5-small, the ~100 languages of XLM-R). A text in a language
 that embedder was not trained on is still scored, but it is named in the scan's summary rather
 than silently trusted. Detection is py3langid (langid.py's 97-language model, shipped in its
-wheel, BSD-3-Clause) on the first ``max_chars`` characters; very short or symbol-only texts count
-as English, the primary embedder's language.
+wheel, BSD-3-Clause) on the first ``max_chars`` characters; very short texts in Latin script and
+symbol-only ones count as English, the primary embedder's language.
 
 >>> detect_language("Natalia sold clips to 48 of her friends in April.")
 'en'
@@ -13,6 +13,8 @@ as English, the primary embedder's language.
 'de'
 >>> detect_language("Mata koki itu berkaca-kaca. Ia telah kehabisan bawang.")  # Malay or Indonesian: never English
 'ms'
+>>> detect_language("黑豹队的防守丢了多少分？"), detect_language("¿Cuántos balones interceptó Josh Norman?")  # short, yet plain
+('zh', 'es')
 >>> covered_by_multilingual("sw"), covered_by_multilingual("yo")
 (True, False)
 """
@@ -62,7 +64,9 @@ def detect_language(text: str, max_chars: int = 1000, min_prob: float = 0.6) -> 
     is never English, whatever langid's confidence."""
     head = text[:max_chars]
     letters = _letters(head)
-    if letters < MIN_LETTERS:
+    # A few letters tell nothing in Latin script, but a short question in Chinese, Hindi or Thai
+    # (each letter a syllable or a word) is plainly not English.
+    if letters < MIN_LETTERS and (head.isascii() or letters < 2 or _non_latin_share(head, letters) < 0.5):
         return "en"
     lang, prob = _identifier().classify(head)
     if lang == "en":
@@ -74,9 +78,28 @@ def detect_language(text: str, max_chars: int = 1000, min_prob: float = 0.6) -> 
     if float(prob) >= min_prob or _non_latin_share(head, letters) >= 0.3:
         return lang
     # Unsure between two close languages (Indonesian and Malay split a short sentence about evenly,
-    # each under min_prob) is not unsure whether it is English. Code and LaTeX, which langid spreads
-    # over many languages, stay English.
-    return lang if _between_two(head) else "en"
+    # each under min_prob) is not unsure whether it is English; nor is a short question that langid
+    # spreads over Spanish, Aragonese and Galician with next to nothing on English. Code and LaTeX,
+    # which langid spreads over many languages, stay English.
+    return lang if _between_two(head) or _plainly_not_english(head) else "en"
+
+
+#: A character of code or LaTeX: a text holding one is not read as prose by :func:`_plainly_not_english`.
+_NOT_PROSE = re.compile(r"[\\{}=_$<>\[\]#@|^~`*]")
+
+#: How many times more of langid's probability its first language must hold than English.
+NOT_ENGLISH_RATIO = 10.0
+
+
+def _plainly_not_english(text: str) -> bool:
+    """Whether ``text`` is prose (no character of code or LaTeX; four words at least, or a letter
+    outside ASCII) on whose first language langid puts :data:`NOT_ENGLISH_RATIO` times what it puts
+    on English."""
+    if _NOT_PROSE.search(text) or (text.isascii() and len(text.split()) < 4):
+        return False  # code or LaTeX; or three plain words, too few to tell ("An ecclesia is:")
+    ranked = _identifier().rank(text)
+    english = next((float(p) for lang, p in ranked if lang == "en"), 0.0)
+    return float(ranked[0][1]) >= NOT_ENGLISH_RATIO * english
 
 
 def _between_two(text: str) -> bool:

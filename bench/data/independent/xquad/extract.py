@@ -8,6 +8,9 @@ usage: extract.py XQUAD_GIT_DIR [--out DIR]
 Sources: the 240 English paragraphs (ids squad/<article>/<first question id>, so two paragraphs of
 one article are different items). Variants: each paragraph's translation into ar, de, el, es, hi,
 ro, ru, th, tr, vi, zh.
+
+Also written, to ../xquad_questions/: the 1,190 questions alone (ids squadq/<article>/<question id>),
+English and translated: one-sentence items of another genre than XCOPA's.
 """
 
 import argparse
@@ -24,7 +27,13 @@ def paragraphs(git_dir, lang):
     for article in json.loads(raw.decode("utf-8-sig"))["data"]:
         for p in article["paragraphs"]:
             out[f"squad/{article['title']}/{p['qas'][0]['id']}"] = (p["context"].strip(), [q["id"] for q in p["qas"]])
+            for q in p["qas"]:
+                out[f"q/squad/{article['title']}/{q['id']}"] = (q["question"].strip(), [q["id"]])
     return out
+
+
+def _q(qid):
+    return "q/squad/" + qid[len("squadq/") :]
 
 
 def main():
@@ -32,19 +41,28 @@ def main():
     ap.add_argument("xquad")
     ap.add_argument("--out", default=os.path.dirname(os.path.abspath(__file__)))
     a = ap.parse_args()
-    en = paragraphs(a.xquad, "en")
-    assert len(en) == 240, len(en)
-    variants = []
+    both = paragraphs(a.xquad, "en")
+    en = {k: v for k, v in both.items() if not k.startswith("q/")}
+    questions = {"squadq/" + k[len("q/squad/") :]: v for k, v in both.items() if k.startswith("q/")}
+    assert len(en) == 240 and len(questions) == 1190, (len(en), len(questions))
+    variants, asked = [], []
     for lang in LANGS:
         tr = paragraphs(a.xquad, lang)
         # Same paragraphs, same questions, in the same order: the alignment is by id, not by position.
-        assert tr.keys() == en.keys() and all(tr[k][1] == en[k][1] for k in en), lang
+        assert all(tr[k][1] == en[k][1] for k in en) and all(_q(k) in tr for k in questions), lang
         variants += [{"source": k, "kind": "translation", "lang": lang, "text": tr[k][0]} for k in en]
+        asked += [{"source": k, "kind": "translation", "lang": lang, "text": tr[_q(k)][0]} for k in questions]
+    out_q = os.path.join(a.out, os.pardir, "xquad_questions")
+    os.makedirs(out_q, exist_ok=True)
+    with open(os.path.join(out_q, "sources.jsonl"), "w", encoding="utf-8") as f:
+        f.writelines(json.dumps({"id": k, "text": v[0]}, ensure_ascii=False) + "\n" for k, v in questions.items())
+    with open(os.path.join(out_q, "variants.jsonl"), "w", encoding="utf-8") as f:
+        f.writelines(json.dumps(v, ensure_ascii=False) + "\n" for v in asked)
     with open(os.path.join(a.out, "sources.jsonl"), "w", encoding="utf-8") as f:
         f.writelines(json.dumps({"id": k, "text": v[0]}, ensure_ascii=False) + "\n" for k, v in en.items())
     with open(os.path.join(a.out, "variants.jsonl"), "w", encoding="utf-8") as f:
         f.writelines(json.dumps(v, ensure_ascii=False) + "\n" for v in variants)
-    print(len(en), "sources;", len(variants), "variants")
+    print(len(en), "paragraphs;", len(variants), "translations;", len(questions), "questions;", len(asked), "translated")
 
 
 if __name__ == "__main__":
