@@ -12,6 +12,7 @@ from rich.table import Table
 
 from contam.cli.common import JsonFlag, check_out_folder, console, emit_json
 from contam.errors import ConfigError, InputError
+from contam.scan.windows import MAX_WINDOWS
 from contam.textsafe import escape
 
 if TYPE_CHECKING:  # the scan modules load numpy and friends: imported where a command runs, not at CLI start
@@ -153,6 +154,13 @@ def scan(
     ] = "token",
     all_docs: Annotated[bool, typer.Option("--all", help="Write every document's result, not only flagged ones.")] = False,
     workers: Annotated[int, typer.Option("--workers", help="Worker processes (0 = every core; small corpora run in-process).")] = 0,
+    semantic_windows: Annotated[
+        int,
+        typer.Option(
+            "--semantic-windows",
+            help="Windows of a long document the semantic level reads: its first 512 characters, then paragraph by paragraph (1 = the first only; fewer is faster).",
+        ),
+    ] = MAX_WINDOWS,
     thresholds: ThresholdsOpt = None,
     embedder: EmbedderOpt = "minilm",
     fmt: FormatOpt = "auto",
@@ -199,7 +207,7 @@ def scan(
         config=_boilerplate(_config(n, threshold, style, skip), stopgrams, reject), text_field=text_field, id_field=id_field,
         skip_bad=skip_bad, keep_all=all_docs, levels=parse_levels(levels), workers=workers,
         thresholds=load_thresholds(thresholds, benchmark, threshold), embedder=embedder, on_bad_shard=on_bad_shard, engine=engine,
-        ray_address=ray_address,
+        ray_address=ray_address, semantic_windows=semantic_windows,
     )  # fmt: skip
     check_rate(fail_above)
     check_out_folder(out, "scan")

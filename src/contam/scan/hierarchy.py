@@ -36,6 +36,7 @@ from contam.scan.flags import LEVELS, DocResult, Evidence, Flag
 from contam.scan.reasoning import ReasoningConfig, ReasoningMatch, ReasoningMatcher
 from contam.scan.semantic import RULES as SEMANTIC_RULES
 from contam.scan.semantic import SemanticConfig, SemanticScanner, SemanticScores, semantic_score_dict
+from contam.scan.windows import score_windows
 
 #: Least n-gram coverage the token level records at all (its own τ1 is applied afterwards).
 TOKEN_FLOOR = 0.05
@@ -358,9 +359,10 @@ class Hierarchy:
                     todo[i] = not cfg.stop_at_first
         if self.semantic is not None and todo.any():
             idx = np.flatnonzero(todo)
-            sem = self.semantic.score([docs[i].text for i in idx])
+            # A long document is read in windows, the one the rule rates highest kept (contam.scan.windows).
+            sem, per_window, spans, owner = score_windows(self.semantic, [docs[i].text for i in idx], th.semantic, th.semantic_rule)
             hit = sem.flagged(th.semantic, th.semantic_rule)
-            self.cluster_summary.extend(sem.cluster_summary(self.items, [docs[i].id for i in idx]))
+            self.cluster_summary.extend(per_window.cluster_summary(self.items, [docs[idx[d]].id for d in owner]))
             for k, i in enumerate(idx):
                 scores[i].update(semantic_score_dict(sem, k))
                 scores[i]["nearest_item"] = self.items[int(sem.nearest[k, 0])].id
@@ -368,7 +370,12 @@ class Hierarchy:
                 if hit[k]:
                     if not level[i]:
                         level[i] = "semantic"
-                    flags[i] = flags[i] + (self.semantic.flag(docs[i].id, k, sem, th.semantic, th.semantic_rule, text=docs[i].text),)
+                    start, end, seen = spans[k]
+                    flag = self.semantic.flag(docs[i].id, k, sem, th.semantic, th.semantic_rule, text=seen)
+                    if len(docs[i].text) > self.semantic.config.max_chars:
+                        where = Evidence(kind="window", text=f"characters {start}-{end} of {len(docs[i].text)}", weight=float(start))
+                        flag = replace(flag, evidence=(*flag.evidence, where), scores={**flag.scores, "window_start": float(start)})
+                    flags[i] = flags[i] + (flag,)
                     todo[i] = not cfg.stop_at_first
         if self.reasoning is not None and todo.any():
             idx = np.flatnonzero(todo)

@@ -32,6 +32,7 @@ from contam.constraints import Constraints, Interval, NoneOr, Options, validate
 from contam.errors import ConfigError
 from contam.scan.flags import LEVELS
 from contam.scan.ngram import NGramConfig
+from contam.scan.windows import MAX_WINDOWS
 
 if TYPE_CHECKING:  # the cascade's module loads the embedders' code: imported where thresholds are read
     from contam.scan.hierarchy import Thresholds
@@ -54,7 +55,9 @@ class ScanOptions:
     What is scanned for: ``config`` (the token level's n-grams, :class:`NGramConfig`),
     ``levels`` (``token``, ``semantic``, ``reasoning`` or ``all``), ``thresholds`` (a
     :class:`~contam.scan.hierarchy.Thresholds`, e.g. from :func:`load_thresholds`; its ``token``
-    replaces ``config.threshold``) and ``embedder`` (the semantic level's embedder spec).
+    replaces ``config.threshold``), ``embedder`` (the semantic level's embedder spec) and
+    ``semantic_windows`` (windows of a long document the semantic level reads,
+    :mod:`contam.scan.windows`; 1: its first 512 characters only).
     What is read and written: ``text_field``, ``id_field`` (default ``id``, else the line
     number), ``skip_bad`` (count and skip bad lines instead of stopping), ``keep_all`` (write
     every document's result, not only flagged ones). How it runs: ``workers`` (0: every core),
@@ -75,6 +78,7 @@ class ScanOptions:
     workers: int = 0
     thresholds: Thresholds | None = None
     embedder: str = "minilm"
+    semantic_windows: int = MAX_WINDOWS
     on_bad_shard: str = "fail"
     clean: str | None = None
     mask: str = "[CONTAMINATED]"
@@ -83,11 +87,12 @@ class ScanOptions:
 
     _constraints: ClassVar[Constraints] = {
         "workers": Interval(int, 0, None),  # 0: every core (small corpora run in-process)
+        "semantic_windows": Interval(int, 1, None),
         "on_bad_shard": Options(*ON_BAD_SHARD),
         "engine": Options(*ENGINES),
         "clean": NoneOr(Options(*CLEAN_MODES)),
     }
-    _flags: ClassVar[dict[str, str]] = {"workers": "--workers"}
+    _flags: ClassVar[dict[str, str]] = {"workers": "--workers", "semantic_windows": "--semantic-windows"}
     #: The words these checks have always used on the command line.
     _messages: ClassVar[dict[str, str]] = {
         "on_bad_shard": "--on-bad-shard {value!r}: choose fail or skip",

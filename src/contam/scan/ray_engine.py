@@ -30,6 +30,7 @@ import os
 import pickle
 import time
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -134,6 +135,7 @@ class _CascadeActor:
 
         embedder = load_embedder(opts.embedder)
         hconfig = HierarchyConfig.for_embedder(embedder, levels=opts.levels, token=opts.config)
+        hconfig = replace(hconfig, semantic=replace(hconfig.semantic, max_windows=opts.semantic_windows))
         if opts.thresholds is not None:
             hconfig = hconfig.with_thresholds(opts.thresholds)
         self.hierarchy = Hierarchy(hconfig, embedder=embedder).fit(items)

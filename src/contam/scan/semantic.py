@@ -66,6 +66,7 @@ from contam.scan.shortlist import CUT as SHORTLIST_CUT
 from contam.scan.shortlist import StaticShortlist
 from contam.scan.space import EmbeddingSpace
 from contam.scan.textmatch import looks_like_code, piece_overlap, specifics, specifics_overlap, word_overlap
+from contam.scan.windows import MAX_WINDOWS
 
 __all__ = [
     "EMBEDDER_DEFAULTS",
@@ -103,7 +104,9 @@ class SemanticConfig:
     default: 0.5 (a probability) for ``learned``, MiniLM's cosine 0.86 for the others.
 
     ``max_chars`` cuts texts before embedding (the first ~128 tokens say what a sample is and
-    keep CPU time bounded); ``profile_k`` / ``pca_components`` / ``anomaly_quantile`` shape the
+    keep CPU time bounded); in a scan a longer document is read in up to ``max_windows`` windows
+    (:mod:`contam.scan.windows`: its first ``max_chars`` characters, then paragraph by paragraph;
+    1 reads the first window only); ``profile_k`` / ``pca_components`` / ``anomaly_quantile`` shape the
     anomaly model; ``max_neighbors`` caps the neighbours kept per point in the DBSCAN graph
     (counts stay exact, so core points are exact; only a pathological blob of thousands of
     duplicates could lose an edge).
@@ -124,6 +127,7 @@ class SemanticConfig:
     anomaly_quantile: float = 0.975
     top_k: int = 5
     max_chars: int = 512
+    max_windows: int = MAX_WINDOWS
     batch_size: int = 16
     max_neighbors: int = 256
     search_batch: int = 4096
@@ -149,6 +153,7 @@ class SemanticConfig:
         "anomaly_quantile": Interval(float, 0, 1),
         "top_k": Interval(int, 1, None),
         "max_chars": Interval(int, 1, None),
+        "max_windows": Interval(int, 1, None),
         "batch_size": Interval(int, 1, None),
         "max_neighbors": Interval(int, 1, None),
         "search_batch": Interval(int, 1, None),

@@ -1,0 +1,116 @@
+r"""Long documents read by the semantic level in windows, so that an item placed anywhere is seen.
+
+The level embeds the first ``max_chars`` characters of a text (what an item or a training sample
+is about is in its first ~128 tokens). A pretraining document is longer: a blog post that quotes
+a rephrased GSM8K problem in its fourth paragraph, a chat transcript whose second turn is a
+translated MMLU question. :func:`windows` reads such a document as its first ``max_chars``
+characters (what the level always read) and then paragraph by paragraph, since an item quoted in a
+document is most often a paragraph of its own; :func:`score_windows` scores every window and keeps,
+per document, the one the rule rates highest. A document that fits in one window is scored as it
+always was.
+
+>>> [(s, w[:12]) for s, w in windows("A heading\n\nThe first paragraph.\n\nThe second one. " + "x" * 30, 40)]
+[(0, 'A heading\n\nT'), (0, 'A heading\n\nT'), (33, 'The second o'), (49, 'xxxxxxxxxxxx')]
+>>> windows("short", 512)
+[(0, 'short')]
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from contam.scan.semantic import SemanticScanner
+    from contam.scan.semantic_scores import SemanticScores
+
+_BLANK = re.compile(r"\n[ \t]*\n\s*")
+_LINE = re.compile(r"\n\s*")
+_SENTENCE = re.compile(r"(?<=[.!?。！？])\s+(?=\S)")
+
+#: Windows per document at most (the default of ``SemanticConfig.max_windows``): its first window
+#: and its first 15 paragraphs, about 4,000 characters of ordinary prose; what lies beyond is left
+#: to the token level.
+MAX_WINDOWS = 16
+
+#: A paragraph shorter than this (a heading, an option line) is read with the one after it.
+MIN_UNIT = 64
+
+
+def _pieces(text: str, offset: int, pattern: re.Pattern[str]) -> list[tuple[int, str]]:
+    out, at = [], 0
+    for m in pattern.finditer(text):
+        out.append((offset + at, text[at : m.start()]))
+        at = m.end()
+    out.append((offset + at, text[at:]))
+    return [(o, t) for o, t in out if t.strip()]
+
+
+def _packed(parts: list[tuple[int, str]], size: int) -> list[tuple[int, str]]:
+    """Consecutive ``parts`` (start, text) packed into spans of at most ``size`` characters, each
+    starting where a part starts; a part longer than ``size`` cut at ``size``."""
+    out: list[tuple[int, int]] = []
+    for o, t in parts:
+        end = o + len(t)
+        if out and end - out[-1][0] <= size:
+            out[-1] = (out[-1][0], end)
+        else:
+            while end - o > size:
+                out.append((o, o + size))
+                o += size
+            out.append((o, end))
+    return [(a, str(b - a)) for a, b in out]
+
+
+def windows(text: str, size: int, max_windows: int = MAX_WINDOWS) -> list[tuple[int, str]]:
+    """``(start, window)`` pairs: the first ``size`` characters of ``text`` (what the level always
+    read), then each paragraph (a paragraph is separated by a blank line; one shorter than
+    :data:`MIN_UNIT` joins the next; one longer than ``size`` is cut at line starts, and a line
+    longer than ``size`` at sentence starts); at most ``max_windows``."""
+    if len(text) <= size:
+        return [(0, text)]
+    units: list[tuple[int, str]] = []
+    for o, para in _pieces(text, 0, _BLANK):
+        if len(para) <= size:
+            units.append((o, para))
+            continue
+        for lo, line in _pieces(para, o, _LINE):
+            parts = [(lo, line)] if len(line) <= size else _pieces(line, lo, _SENTENCE)
+            units += [(a, text[a : a + int(n)]) for a, n in _packed(parts, size)]
+    merged: list[tuple[int, str]] = []
+    for o, u in units:
+        if merged and len(merged[-1][1]) < MIN_UNIT and o + len(u) - merged[-1][0] <= size:
+            merged[-1] = (merged[-1][0], text[merged[-1][0] : o + len(u)])
+        else:
+            merged.append((o, u))
+    out = [(0, text[:size])] + [(o, u.strip()) for o, u in merged if o > 0 or len(u) < size]
+    return out[:max_windows]
+
+
+def score_windows(
+    scanner: SemanticScanner, texts: Sequence[str], threshold: float, rule: str, max_windows: int | None = None
+) -> tuple[SemanticScores, SemanticScores, list[tuple[int, int, str]], list[int]]:
+    """The semantic scores of ``texts`` read in windows: ``(per document, per window, the window
+    kept per document as (start, end, text), the document of each window row)``. Per document the
+    window kept is the one ``rule`` rates highest (the probability for ``learned``, the cosine
+    otherwise; the first of equals). ``max_windows``: default the scanner's ``max_windows``."""
+    import numpy as np  # here, so that the CLI reads MAX_WINDOWS without loading numpy
+
+    size = scanner.config.max_chars
+    max_windows = scanner.config.max_windows if max_windows is None else max_windows
+    spans: list[tuple[int, int, str]] = []
+    owner: list[int] = []
+    for d, t in enumerate(texts):
+        for s, w in windows(t, size, max_windows):
+            spans.append((s, s + len(w), w))
+            owner.append(d)
+    per_window = scanner.score([w for _, _, w in spans])
+    if len(spans) == len(texts):  # every document in one window: nothing to choose
+        return per_window, per_window, spans, owner
+    rated = per_window.learned_scores() if rule == "learned" and per_window.probability is not None else per_window.sim
+    rated = np.nan_to_num(np.asarray(rated, dtype=np.float64), nan=-np.inf)
+    counts = np.bincount(np.asarray(owner), minlength=len(texts))
+    first = np.concatenate([[0], np.cumsum(counts)[:-1]])  # a document's windows are consecutive rows
+    best = np.array([f + int(np.argmax(rated[f : f + c])) for f, c in zip(first, counts, strict=True)], dtype=np.intp)
+    return per_window.subset(best), per_window, [spans[int(b)] for b in best], owner

@@ -1,0 +1,95 @@
+"""Long documents are read in windows: a rephrased or translated item past the first 512
+characters is found, and flagged with where it lies. Real text throughout: GPT-4 perturbations of
+GSM8K-train problems (DCQ), KT's Korean GSM8K translations, real prose filler (GitHub issues,
+docstrings, licences: contam.data.webtext)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from contam.data import Document, load_benchmark
+from contam.data.webtext import paragraphs
+from contam.scan.dcq import load_dcq
+from contam.scan.hierarchy import Hierarchy, HierarchyConfig
+from contam.scan.windows import score_windows, windows
+
+KOREAN = Path(__file__).resolve().parent.parent / "bench" / "data" / "independent" / "kt_kor_gsm8k" / "variants.jsonl"
+
+
+def _prose(start: int, chars: int) -> str:
+    out, k = [], start
+    while sum(len(p) + 2 for p in out) < chars:
+        out.append(paragraphs()[k])
+        k += 1
+    return "\n\n".join(out)
+
+
+@pytest.fixture(scope="module")
+def case() -> tuple[Hierarchy, list[Document], dict[str, str], list]:
+    rows = load_dcq("gsm8k")[:6]
+    korean = [json.loads(x) for x in KOREAN.read_text(encoding="utf-8").splitlines()[:3]]
+    train = {it.id: it for it in load_benchmark("gsm8k-train")}
+    test = {it.id: it for it in load_benchmark("gsm8k")}
+    items = [train[r.item_id] for r in rows] + [test[k["source"]] for k in korean]
+    items += [it for it in list(train.values())[2000:2200]]  # same-genre distractors
+    docs, truth = [], {}
+    for n, text in enumerate([r.perturbations[0] for r in rows] + [k["text"] for k in korean]):
+        doc = _prose(40 * n, 1500) + "\n\n" + text + "\n\n" + _prose(40 * n + 20, 600)
+        docs.append(Document(id=f"long{n}", text=doc))
+        truth[f"long{n}"] = items[n].id
+    docs += [Document(id=f"clean{n}", text=_prose(500 + 40 * n, 2500)) for n in range(6)]
+    h = Hierarchy(HierarchyConfig(levels=("semantic",))).fit(items)
+    return h, docs, truth, items
+
+
+def test_an_item_past_the_first_window_is_found_and_located(case) -> None:
+    h, docs, truth, _ = case
+    results = {r.doc_id: r for r in h.scan(docs)}
+    found = [d for d, item in truth.items() if results[d].contaminated and results[d].flags[0].item_id == item]
+    assert len(found) >= 8, found  # of 9: 6 English rephrasings, 3 Korean translations
+    for d in found:
+        f = results[d].flags[0]
+        where = [e for e in f.evidence if e.kind == "window"]
+        assert where and f.scores["window_start"] >= 1000  # the item sits after ~1,500 characters of prose
+    assert not any(results[f"clean{n}"].contaminated for n in range(6))
+
+
+def test_read_in_its_first_window_only_the_same_documents_pass(case) -> None:
+    # What the level did before: the first 512 characters only.
+    h, docs, truth, _ = case
+    assert h.semantic is not None
+    sem, _, _, _ = score_windows(h.semantic, [d.text for d in docs[: len(truth)]], 0.5, "learned", max_windows=1)
+    assert int(sem.flagged(0.5, "learned").sum()) == 0
+
+
+def test_windows_are_the_first_window_then_the_paragraphs() -> None:
+    text = _prose(0, 5000)
+    spans = windows(text, 512)
+    assert spans[0] == (0, text[:512]) and 8 <= len(spans) <= 24
+    assert [a for a, _ in spans] == sorted(a for a, _ in spans) and all(len(w) <= 512 for _, w in spans)
+    paras = [p for p in text.split("\n\n") if len(p) >= 64]
+    assert sum(w == p for _, w in spans for p in paras) >= 5  # paragraphs read on their own
+    assert len(windows(text, 512, max_windows=3)) == 3
+
+
+def test_the_cli_reads_windows_and_says_where_and_can_read_the_first_only(case, tmp_path: Path) -> None:
+    from tests.test_cli_scan import contam
+
+    _, docs, truth, items = case
+    bench = tmp_path / "bench.jsonl"
+    bench.write_text("".join(json.dumps({"id": it.id, "question": it.question}) + "\n" for it in items))
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps({"id": d.id, "text": d.text}, ensure_ascii=False) + "\n" for d in docs))
+    for windows_, expect in (("16", len(truth)), ("1", 0)):
+        out = tmp_path / f"o{windows_}"
+        p = contam("scan", "-b", bench, "-c", corpus, "--out", out, "--levels", "semantic", "--semantic-windows", windows_)
+        assert p.returncode == 0, p.stderr
+        flags = [json.loads(x) for x in (out / "flags.jsonl").read_text(encoding="utf-8").splitlines() if x.strip()]
+        assert len(flags) >= expect - 1 if expect else not flags, [f["doc_id"] for f in flags]
+        for f in flags:
+            assert any(e["kind"] == "window" and e["text"].startswith("characters ") for fl in f["flags"] for e in fl["evidence"])
+    p = contam("scan", "-b", bench, "-c", corpus, "--out", tmp_path / "bad", "--levels", "semantic", "--semantic-windows", "0")
+    assert p.returncode != 0 and "--semantic-windows" in p.stderr
