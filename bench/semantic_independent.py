@@ -70,6 +70,7 @@ SETS = {
     "xcopa_gmt": None,
     "xquad": None,
     "xquad_questions": None,
+    "humaneval_xl": "humaneval",
 }
 
 
@@ -103,7 +104,7 @@ def read_jsonl(path: Path) -> list[dict]:
 
 #: Sets left out of every fit, both halves, so that they keep measuring transfer to a genre (MATH)
 #: and a rewriter no fit has seen.
-NEVER_FITTED = {"benbench_math", "benbench_gsm8k", "xcopa_gmt", "xquad", "xquad_questions"}
+NEVER_FITTED = {"benbench_math", "benbench_gsm8k", "xcopa_gmt", "xquad", "xquad_questions", "humaneval_xl"}
 
 #: Variants kept per (set, kind, language or subtype) and half: a deterministic sample (by hash) bounds the run.
 PER_GROUP = 60
@@ -143,7 +144,7 @@ def independent_task(name: str, split: str, pad: str | None, per_group: int | No
     variants = [v for key in sorted(groups) for v in groups[key]]
     items = [source_item(sid, text, solutions[sid], name) for sid, text in sources.items() if seen(sid)]
     if pad:
-        have = set(sources)
+        have = set(sources) | {sid.split("/", 1)[1] for sid in sources}  # "humaneval/HumanEval/0" is HumanEval/0
         items += [it for it in load_benchmark(pad) if it.id not in have]
     t = Task(name, split, items)
     for v in variants:

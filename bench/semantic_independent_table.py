@@ -24,6 +24,8 @@ def row_of(group: str) -> str | None:
         return f"one-sentence COPA item, English round trip through {sub.removeprefix('gmt_')} (XCOPA's Google MT; never fitted)"
     if k == "translation" and name == "xcopa":
         return f"one-sentence COPA item translated: {sub} (XCOPA, human; calib half in the multilingual fit)"
+    if name == "humaneval_xl":
+        return f"HumanEval ported to {k.removeprefix('xl_')}, docstring translated (HumanEval-XL; never fitted)"
     if k == "translation" and name == "xquad_questions":
         return f"Wikipedia question alone translated: {sub} (XQuAD, professional; never fitted; split by article)"
     if k == "translation" and name == "xquad":

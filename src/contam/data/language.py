@@ -63,6 +63,14 @@ def detect_language(text: str, max_chars: int = 1000, min_prob: float = 0.6) -> 
     few foreign names, stays English); a text of mostly non-Latin letters (Chinese, Thai, Bengali...)
     is never English, whatever langid's confidence."""
     head = text[:max_chars]
+    if _NOT_PROSE.search(head):
+        # Code speaks the language of its comments and docstrings (a Go port with Spanish comments
+        # is Spanish), though its keywords and names make almost any of it "English" to langid. Only
+        # plain evidence counts: a short English comment alone can read as Latin.
+        said = _comments(head)
+        n = _letters(said)
+        if n >= 2 * MIN_LETTERS and (_non_latin_share(said, n) >= 0.3 or _plainly_not_english(said)):
+            return detect_language(said, max_chars, min_prob)
     letters = _letters(head)
     # A few letters tell nothing in Latin script, but a short question in Chinese, Hindi or Thai
     # (each letter a syllable or a word) is plainly not English.
@@ -89,6 +97,18 @@ _NOT_PROSE = re.compile(r"[\\{}=_$<>\[\]#@|^~`*]")
 
 #: How many times more of langid's probability its first language must hold than English.
 NOT_ENGLISH_RATIO = 10.0
+
+
+_COMMENT = re.compile(r"^[ \t]*(?://+|#+|\*+|/\*+|--|;+)[ \t]?(.*)$", re.M)
+_DOCSTRING = re.compile(r'("""|\'\'\')(.*?)\1', re.S)
+
+
+def _comments(text: str) -> str:
+    """The natural-language part of code: the lines of its comments and docstrings that hold no
+    character of code (a doctest or an example call is code, whatever language it sits in)."""
+    parts = [m.group(1) for m in _COMMENT.finditer(text)] + [m.group(2) for m in _DOCSTRING.finditer(text)]
+    lines = (line.strip() for p in parts for line in p.splitlines())
+    return "\n".join(line for line in lines if line and not _NOT_PROSE.search(line))
 
 
 def _plainly_not_english(text: str) -> bool:
