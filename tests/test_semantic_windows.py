@@ -61,7 +61,7 @@ def test_read_in_its_first_window_only_the_same_documents_pass(case) -> None:
     # What the level did before: the first 512 characters only.
     h, docs, truth, _ = case
     assert h.semantic is not None
-    sem, _, _, _ = score_windows(h.semantic, [d.text for d in docs[: len(truth)]], 0.5, "learned", max_windows=1)
+    sem, _, _, _ = score_windows(h.semantic, [d.text for d in docs[: len(truth)]], "learned", max_windows=1)
     assert int(sem.flagged(0.5, "learned").sum()) == 0
 
 

@@ -117,7 +117,7 @@ def _plainly_not_english(text: str) -> bool:
     on English."""
     if _NOT_PROSE.search(text) or (text.isascii() and len(text.split()) < 4):
         return False  # code or LaTeX; or three plain words, too few to tell ("An ecclesia is:")
-    ranked = _identifier().rank(text)
+    ranked = _ranked(text)
     english = next((float(p) for lang, p in ranked if lang == "en"), 0.0)
     return float(ranked[0][1]) >= NOT_ENGLISH_RATIO * english
 
@@ -125,8 +125,15 @@ def _plainly_not_english(text: str) -> bool:
 def _between_two(text: str) -> bool:
     """Whether langid puts at least 0.9 of ``text`` on two languages, neither of them English (its
     ``rank`` is best first; only texts langid is unsure of get here, so the second pass is rare)."""
-    (first, p1), (second, p2) = _identifier().rank(text)[:2]
+    (first, p1), (second, p2) = _ranked(text)[:2]
     return "en" not in (first, second) and float(p1) + float(p2) >= 0.9
+
+
+@lru_cache(maxsize=1024)
+def _ranked(text: str) -> tuple[tuple[str, float], ...]:
+    """langid's languages for ``text``, best first: one pass shared by the checks of an unsure text
+    (:func:`_between_two`, :func:`_plainly_not_english`, and code's comments read twice)."""
+    return tuple((str(lang), float(p)) for lang, p in _identifier().rank(text))
 
 
 def _non_latin_share(text: str, letters: int) -> float:

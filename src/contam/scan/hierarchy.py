@@ -23,7 +23,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -37,6 +37,9 @@ from contam.scan.reasoning import ReasoningConfig, ReasoningMatch, ReasoningMatc
 from contam.scan.semantic import RULES as SEMANTIC_RULES
 from contam.scan.semantic import SemanticConfig, SemanticScanner, SemanticScores, semantic_score_dict
 from contam.scan.windows import score_windows
+
+if TYPE_CHECKING:
+    from contam.scan.options import ScanOptions
 
 #: Least n-gram coverage the token level records at all (its own τ1 is applied afterwards).
 TOKEN_FLOOR = 0.05
@@ -152,6 +155,14 @@ class HierarchyConfig:
         if "semantic" not in fields:
             config = replace(config, semantic=SemanticConfig.for_embedder(embedder))
         return config
+
+    @classmethod
+    def for_scan(cls, embedder: Any, opts: ScanOptions) -> HierarchyConfig:
+        """What a scan with ``opts`` runs (the local and the Ray engine alike): :meth:`for_embedder`
+        with its levels and token settings, the semantic level's windows, and its thresholds file."""
+        config = cls.for_embedder(embedder, levels=opts.levels, token=opts.config)
+        config = replace(config, semantic=replace(config.semantic, max_windows=opts.semantic_windows))
+        return config.with_thresholds(opts.thresholds) if opts.thresholds is not None else config
 
     def with_thresholds(self, t: Thresholds) -> HierarchyConfig:
         """A copy using calibrated thresholds."""
@@ -360,7 +371,7 @@ class Hierarchy:
         if self.semantic is not None and todo.any():
             idx = np.flatnonzero(todo)
             # A long document is read in windows, the one the rule rates highest kept (contam.scan.windows).
-            sem, per_window, spans, owner = score_windows(self.semantic, [docs[i].text for i in idx], th.semantic, th.semantic_rule)
+            sem, per_window, spans, owner = score_windows(self.semantic, [docs[i].text for i in idx], th.semantic_rule)
             hit = sem.flagged(th.semantic, th.semantic_rule)
             self.cluster_summary.extend(per_window.cluster_summary(self.items, [docs[idx[d]].id for d in owner]))
             for k, i in enumerate(idx):

@@ -33,7 +33,7 @@ import os
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -408,11 +408,9 @@ def _hierarchy_scan(
         from contam.models import load_embedder
 
         embedder = load_embedder(opts.embedder)
-    hconfig = HierarchyConfig.for_embedder(embedder, levels=levels, token=config)
-    hconfig = replace(hconfig, semantic=replace(hconfig.semantic, max_windows=opts.semantic_windows))
-    if opts.thresholds is not None:
-        hconfig = hconfig.with_thresholds(opts.thresholds)
-    hierarchy = Hierarchy(hconfig, embedder=embedder).fit(items, corpus_sample=_corpus_sample(corpus, text_field, config))
+    hierarchy = Hierarchy(HierarchyConfig.for_scan(embedder, opts), embedder=embedder).fit(
+        items, corpus_sample=_corpus_sample(corpus, text_field, config)
+    )
     parse = ParseContext(source=str(corpus), text_field=text_field, id_field=id_field, skip_bad=skip_bad)
 
     def docs() -> Iterator[Document]:

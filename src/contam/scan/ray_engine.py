@@ -30,7 +30,6 @@ import os
 import pickle
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -134,11 +133,7 @@ class _CascadeActor:
         from contam.scan.hierarchy import Hierarchy, HierarchyConfig
 
         embedder = load_embedder(opts.embedder)
-        hconfig = HierarchyConfig.for_embedder(embedder, levels=opts.levels, token=opts.config)
-        hconfig = replace(hconfig, semantic=replace(hconfig.semantic, max_windows=opts.semantic_windows))
-        if opts.thresholds is not None:
-            hconfig = hconfig.with_thresholds(opts.thresholds)
-        self.hierarchy = Hierarchy(hconfig, embedder=embedder).fit(items)
+        self.hierarchy = Hierarchy(HierarchyConfig.for_scan(embedder, opts), embedder=embedder).fit(items)
         self.opts = opts
 
     def __call__(self, batch: dict[str, Any]) -> dict[str, Any]:

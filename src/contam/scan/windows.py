@@ -47,9 +47,9 @@ def _pieces(text: str, offset: int, pattern: re.Pattern[str]) -> list[tuple[int,
     return [(o, t) for o, t in out if t.strip()]
 
 
-def _packed(parts: list[tuple[int, str]], size: int) -> list[tuple[int, str]]:
-    """Consecutive ``parts`` (start, text) packed into spans of at most ``size`` characters, each
-    starting where a part starts; a part longer than ``size`` cut at ``size``."""
+def _packed(parts: list[tuple[int, str]], size: int) -> list[tuple[int, int]]:
+    """Consecutive ``parts`` (start, text) packed into ``(start, end)`` spans of at most ``size``
+    characters, each starting where a part starts; a part longer than ``size`` cut at ``size``."""
     out: list[tuple[int, int]] = []
     for o, t in parts:
         end = o + len(t)
@@ -60,7 +60,7 @@ def _packed(parts: list[tuple[int, str]], size: int) -> list[tuple[int, str]]:
                 out.append((o, o + size))
                 o += size
             out.append((o, end))
-    return [(a, str(b - a)) for a, b in out]
+    return out
 
 
 def windows(text: str, size: int, max_windows: int = MAX_WINDOWS) -> list[tuple[int, str]]:
@@ -77,7 +77,7 @@ def windows(text: str, size: int, max_windows: int = MAX_WINDOWS) -> list[tuple[
             continue
         for lo, line in _pieces(para, o, _LINE):
             parts = [(lo, line)] if len(line) <= size else _pieces(line, lo, _SENTENCE)
-            units += [(a, text[a : a + int(n)]) for a, n in _packed(parts, size)]
+            units += [(a, text[a:b]) for a, b in _packed(parts, size)]
     merged: list[tuple[int, str]] = []
     for o, u in units:
         if merged and len(merged[-1][1]) < MIN_UNIT and o + len(u) - merged[-1][0] <= size:
@@ -89,7 +89,7 @@ def windows(text: str, size: int, max_windows: int = MAX_WINDOWS) -> list[tuple[
 
 
 def score_windows(
-    scanner: SemanticScanner, texts: Sequence[str], threshold: float, rule: str, max_windows: int | None = None
+    scanner: SemanticScanner, texts: Sequence[str], rule: str, max_windows: int | None = None
 ) -> tuple[SemanticScores, SemanticScores, list[tuple[int, int, str]], list[int]]:
     """The semantic scores of ``texts`` read in windows: ``(per document, per window, the window
     kept per document as (start, end, text), the document of each window row)``. Per document the
