@@ -6,6 +6,7 @@ docstrings, licences: contam.data.webtext)."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -61,7 +62,7 @@ def test_read_in_its_first_window_only_the_same_documents_pass(case) -> None:
     # What the level did before: the first 512 characters only.
     h, docs, truth, _ = case
     assert h.semantic is not None
-    sem, _, _, _ = score_windows(h.semantic, [d.text for d in docs[: len(truth)]], "learned", max_windows=1)
+    sem = score_windows(h.semantic, [d.text for d in docs[: len(truth)]], "learned", max_windows=1).scores
     assert int(sem.flagged(0.5, "learned").sum()) == 0
 
 
@@ -93,3 +94,46 @@ def test_the_cli_reads_windows_and_says_where_and_can_read_the_first_only(case, 
             assert any(e["kind"] == "window" and e["text"].startswith("characters ") for fl in f["flags"] for e in fl["evidence"])
     p = contam("scan", "-b", bench, "-c", corpus, "--out", tmp_path / "bad", "--levels", "semantic", "--semantic-windows", "0")
     assert p.returncode != 0 and "--semantic-windows" in p.stderr
+
+
+def test_the_flag_spans_its_windows_and_mask_mode_masks_only_them(case, tmp_path: Path) -> None:
+    """A long document flagged in a window keeps its other paragraphs under ``--mode mask``: the
+    window evidence carries the span (inside the inserted item or around it), and what is masked
+    is that span, not the document."""
+    from contam.scan.decontaminate import decontaminate
+
+    h, docs, truth, items = case
+    docs = [replace(d, line=k + 1) for k, d in enumerate(docs)]  # as read from the file written below
+    results = list(h.scan(docs))
+    by_id = {r.doc_id: r for r in results}
+    placed = {}
+    for d in docs[: len(truth)]:
+        n = int(d.id[4:])
+        inserted = [r.perturbations[0] for r in load_dcq("gsm8k")[:6]] + [
+            json.loads(x)["text"] for x in KOREAN.read_text(encoding="utf-8").splitlines()[:3]
+        ]
+        start = d.text.index(inserted[n])
+        placed[d.id] = (start, start + len(inserted[n]))
+    spanned = 0
+    for doc_id, (a, b) in placed.items():
+        r = by_id[doc_id]
+        if not r.contaminated:
+            continue
+        spans = [e.doc_span for e in r.flags[0].evidence if e.kind == "window"]
+        assert spans and all(s is not None for s in spans)
+        assert any(s[0] < b and a < s[1] for s in spans if s), (doc_id, spans, (a, b))  # the window covers the item
+        spanned += 1
+    assert spanned >= 8
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps({"id": d.id, "text": d.text}, ensure_ascii=False) + "\n" for d in docs), encoding="utf-8")
+    out = tmp_path / "masked.jsonl"
+    summary = decontaminate(corpus, out, results=results, mode="mask", id_field="id", items=items)
+    kept = {json.loads(x)["id"]: json.loads(x)["text"] for x in out.read_text(encoding="utf-8").splitlines()}
+    log = [json.loads(x) for x in (tmp_path / "masked.jsonl.log.jsonl").read_text(encoding="utf-8").splitlines()]
+    masked = [e for e in log if e.get("action") == "masked"]
+    assert masked and summary["masked"] == len(masked)
+    for e in masked:  # the item is gone, the prose before it is kept
+        doc = next(d for d in docs if d.id == e["doc_id"])
+        a, b = placed[e["doc_id"]]
+        assert doc.text[a:b] not in kept[e["doc_id"]] and kept[e["doc_id"]].startswith(doc.text[:200])
+    assert all(f"clean{n}" in kept for n in range(6))

@@ -371,9 +371,10 @@ class Hierarchy:
         if self.semantic is not None and todo.any():
             idx = np.flatnonzero(todo)
             # A long document is read in windows, the one the rule rates highest kept (contam.scan.windows).
-            sem, per_window, spans, owner = score_windows(self.semantic, [docs[i].text for i in idx], th.semantic_rule)
+            ws = score_windows(self.semantic, [docs[i].text for i in idx], th.semantic_rule)
+            sem = ws.scores
             hit = sem.flagged(th.semantic, th.semantic_rule)
-            self.cluster_summary.extend(per_window.cluster_summary(self.items, [docs[idx[d]].id for d in owner]))
+            self.cluster_summary.extend(ws.per_window.cluster_summary(self.items, [docs[idx[d]].id for d in ws.owner]))
             for k, i in enumerate(idx):
                 scores[i].update(semantic_score_dict(sem, k))
                 scores[i]["nearest_item"] = self.items[int(sem.nearest[k, 0])].id
@@ -381,11 +382,16 @@ class Hierarchy:
                 if hit[k]:
                     if not level[i]:
                         level[i] = "semantic"
-                    start, end, seen = spans[k]
+                    start, _, seen = ws.kept(k)
                     flag = self.semantic.flag(docs[i].id, k, sem, th.semantic, th.semantic_rule, text=seen)
                     if len(docs[i].text) > self.semantic.config.max_chars:
-                        where = Evidence(kind="window", text=f"characters {start}-{end} of {len(docs[i].text)}", weight=float(start))
-                        flag = replace(flag, evidence=(*flag.evidence, where), scores={**flag.scores, "window_start": float(start)})
+                        # Every window that passes for the item, with its span (what --mode mask masks).
+                        n = len(docs[i].text)
+                        where = [
+                            Evidence(kind="window", text=f"characters {a}-{b} of {n}", doc_span=(a, b), weight=float(a))
+                            for a, b in ws.passing(k, th.semantic, th.semantic_rule)
+                        ]
+                        flag = replace(flag, evidence=(*flag.evidence, *where), scores={**flag.scores, "window_start": float(start)})
                     flags[i] = flags[i] + (flag,)
                     todo[i] = not cfg.stop_at_first
         if self.reasoning is not None and todo.any():

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -84,17 +85,48 @@ def windows(text: str, size: int, max_windows: int = MAX_WINDOWS) -> list[tuple[
             merged[-1] = (merged[-1][0], text[merged[-1][0] : o + len(u)])
         else:
             merged.append((o, u))
-    out = [(0, text[:size])] + [(o, u.strip()) for o, u in merged if o > 0 or len(u) < size]
+    out = [(0, text[:size])] + [(o + len(u) - len(u.lstrip()), u.strip()) for o, u in merged if o > 0 or len(u) < size]
     return out[:max_windows]
 
 
-def score_windows(
-    scanner: SemanticScanner, texts: Sequence[str], rule: str, max_windows: int | None = None
-) -> tuple[SemanticScores, SemanticScores, list[tuple[int, int, str]], list[int]]:
-    """The semantic scores of ``texts`` read in windows: ``(per document, per window, the window
-    kept per document as (start, end, text), the document of each window row)``. Per document the
-    window kept is the one ``rule`` rates highest (the probability for ``learned``, the cosine
-    otherwise; the first of equals). ``max_windows``: default the scanner's ``max_windows``."""
+@dataclass(frozen=True)
+class WindowedScores:
+    """The semantic scores of documents read in windows. ``scores``: per document, its kept window;
+    ``per_window``: every window; ``spans``: every window's ``(start, end, text)``; ``owner``: the
+    document of every window row (a document's windows are consecutive rows); ``best``: the row kept
+    per document."""
+
+    scores: SemanticScores
+    per_window: SemanticScores
+    spans: list[tuple[int, int, str]]
+    owner: list[int]
+    best: list[int]
+
+    def kept(self, doc: int) -> tuple[int, int, str]:
+        """The ``(start, end, text)`` of the window kept for document ``doc``."""
+        return self.spans[self.best[doc]]
+
+    def passing(self, doc: int, threshold: float, rule: str) -> list[tuple[int, int]]:
+        """The ``(start, end)`` of each window of ``doc`` that passes ``rule`` for the item its kept
+        window matched (overlapping ones merged): where an item quoted over several paragraphs lies."""
+        import numpy as np
+
+        rows = [r for r, d in enumerate(self.owner) if d == doc]
+        item = int(self.per_window.nearest[self.best[doc], 0])
+        ok = self.per_window.flagged(threshold, rule)[rows] & (self.per_window.nearest[rows, 0] == item)
+        out: list[tuple[int, int]] = []
+        for a, b, _ in sorted(self.spans[r] for r in np.asarray(rows)[ok]):
+            if out and a <= out[-1][1]:
+                out[-1] = (out[-1][0], max(out[-1][1], b))
+            else:
+                out.append((a, b))
+        return out
+
+
+def score_windows(scanner: SemanticScanner, texts: Sequence[str], rule: str, max_windows: int | None = None) -> WindowedScores:
+    """The semantic scores of ``texts`` read in windows. Per document the window kept is the one
+    ``rule`` rates highest (the probability for ``learned``, the cosine otherwise; the first of
+    equals). ``max_windows``: default the scanner's ``max_windows``."""
     import numpy as np  # here, so that the CLI reads MAX_WINDOWS without loading numpy
 
     size = scanner.config.max_chars
@@ -107,10 +139,10 @@ def score_windows(
             owner.append(d)
     per_window = scanner.score([w for _, _, w in spans])
     if len(spans) == len(texts):  # every document in one window: nothing to choose
-        return per_window, per_window, spans, owner
+        return WindowedScores(per_window, per_window, spans, owner, list(range(len(texts))))
     rated = per_window.learned_scores() if rule == "learned" and per_window.probability is not None else per_window.sim
     rated = np.nan_to_num(np.asarray(rated, dtype=np.float64), nan=-np.inf)
     counts = np.bincount(np.asarray(owner), minlength=len(texts))
-    first = np.concatenate([[0], np.cumsum(counts)[:-1]])  # a document's windows are consecutive rows
-    best = np.array([f + int(np.argmax(rated[f : f + c])) for f, c in zip(first, counts, strict=True)], dtype=np.intp)
-    return per_window.subset(best), per_window, [spans[int(b)] for b in best], owner
+    first = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    best = [int(f + np.argmax(rated[f : f + c])) for f, c in zip(first, counts, strict=True)]
+    return WindowedScores(per_window.subset(np.asarray(best, dtype=np.intp)), per_window, spans, owner, best)
