@@ -76,21 +76,44 @@ def near_copies(features: np.ndarray, english: np.ndarray) -> np.ndarray:
     return english & (f[:, 0] >= NEAR_COPY_COSINE) & (f[:, 3] >= 0) & (f[:, 4] >= 0)
 
 
+#: Multilingual route: a document that stands out from the benchmark as a whole (z of its nearest
+#: cosine against the background sample at least OUTLIER_Z) at cosine OUTLIER_COSINE or more, none of
+#: whose numbers or names disagree with its nearest item, is flagged whatever the combiner says.
+#: multilingual-e5 puts a short translated question at cosine .80-.88 from its source, where the
+#: trees read the item's sibling questions on the same topic (a tiny gap) as a near tie. Set on the
+#: calib halves (XQuAD questions and paragraphs, MSVAMP, JMMLU, KT Korean, the SVAMP-translation
+#: and GSM8K-train corpora): z 6.5 is the lowest at which no calib negative passes but one SVAMP
+#: problem that retells its item's story with two of its numbers (z 7.6-11.3); 6.0 lets two
+#: XQuAD paragraphs through.
+OUTLIER_COSINE = 0.80
+OUTLIER_Z = 6.5
+
+
+def clear_outliers(features: np.ndarray, english: np.ndarray) -> np.ndarray:
+    """Rows of ``features`` that are clear outliers on the multilingual route.
+
+    >>> clear_outliers(np.array([[0.84, 7.1, 0.01, 0.0, 0.0, 0.0], [0.84, 7.1, 0.01, -0.2, 0.0, 0.0]]), np.array([False, False]))
+    array([ True, False])
+    """
+    f = np.nan_to_num(features, nan=-1.0)
+    return ~english & (f[:, 0] >= OUTLIER_COSINE) & (f[:, 1] >= OUTLIER_Z) & (f[:, 3] >= 0) & (f[:, 4] >= 0)
+
+
 def learned_scores(
     probability: np.ndarray, features: np.ndarray | None, english: np.ndarray, options_kept: np.ndarray | None = None
 ) -> np.ndarray:
     """What the ``learned`` rule thresholds: the combiner's probability (0 where there is none), and 1
-    for a near copy or a document that keeps its item's options (:mod:`contam.scan.choices`), which
-    pass any threshold.
+    for a near copy, a clear outlier on the multilingual route or a document that keeps its item's
+    options (:mod:`contam.scan.choices`), which pass any threshold.
 
-    >>> learned_scores(np.array([0.26, 0.8]), np.array([[0.92, 8.0, 0.2, 0.1, 0.17, 0.24]] * 2), np.array([True, False]))
+    >>> learned_scores(np.array([0.26, 0.8]), np.array([[0.92, 5.0, 0.2, 0.1, 0.17, 0.24]] * 2), np.array([True, False]))
     array([1. , 0.8])
     >>> learned_scores(np.array([0.26, 0.1]), None, np.array([True, True]), options_kept=np.array([0, 4]))
     array([0.26, 1.  ])
     """
     out = np.nan_to_num(probability, nan=0.0)
     if features is not None:
-        out = np.where(near_copies(features, english), 1.0, out)
+        out = np.where(near_copies(features, english) | clear_outliers(features, english), 1.0, out)
     if options_kept is not None:
         out = np.where(options_kept > 0, 1.0, out)
     return out

@@ -9,7 +9,7 @@ from functools import cached_property
 import numpy as np
 
 from contam.data import Item
-from contam.scan.combiner import FEATURES, NEAR_COPY_COSINE, near_copies
+from contam.scan.combiner import FEATURES, NEAR_COPY_COSINE, OUTLIER_COSINE, OUTLIER_Z, clear_outliers, near_copies
 from contam.scan.combiner import learned_scores as combined_scores
 
 #: ``paper`` is the paper's conjunction under its own name.
@@ -57,6 +57,12 @@ class SemanticScores:
         """(n,) ``learned`` rule: near copies (:func:`contam.scan.combiner.near_copies`), flagged
         whatever the probability; None without the combiner's features."""
         return None if self.features is None else near_copies(self.features, self._english())
+
+    @cached_property
+    def clear_outlier(self) -> np.ndarray | None:
+        """(n,) ``learned`` rule: clear outliers on the multilingual route
+        (:func:`contam.scan.combiner.clear_outliers`), flagged whatever the probability."""
+        return None if self.features is None else clear_outliers(self.features, self._english())
 
     def learned_scores(self) -> np.ndarray:
         """(n,) what the ``learned`` rule thresholds (:func:`contam.scan.combiner.learned_scores`)."""
@@ -116,6 +122,13 @@ class SemanticScores:
             if not p >= threshold and self.near_copy is not None and self.near_copy[i]:
                 why = f"near copy: cosine {float(self.sim[i]):.3f} >= {NEAR_COPY_COSINE}, no number or name against the item; learned p {p:.3f} < {threshold}"
                 return float(self.sim[i]), NEAR_COPY_COSINE, why
+            if not p >= threshold and self.clear_outlier is not None and self.clear_outlier[i] and self.features is not None:
+                z = float(self.features[i, 1])
+                why = (
+                    f"clear outlier: z {z:.2f} >= {OUTLIER_Z} against the benchmark at cosine {float(self.features[i, 0]):.3f} >= {OUTLIER_COSINE}, "
+                    f"no number or name against the item; learned p {p:.3f} < {threshold}"
+                )
+                return z, OUTLIER_Z, why
             return p, threshold, ""
         score = float(self.sim[i])
         if rule == "nn" and score < threshold:  # the second stage: the threshold it passed is the shortlist's
@@ -168,6 +181,8 @@ def semantic_score_dict(s: SemanticScores, i: int) -> dict[str, float]:
         out["definitions_removed"] = float(s.definitions[i])
     if s.near_copy is not None and s.near_copy[i]:
         out["near_copy"] = 1.0
+    if s.clear_outlier is not None and s.clear_outlier[i]:
+        out["clear_outlier"] = 1.0
     if s.options_kept is not None and s.options_kept[i]:
         out["options_kept"] = float(s.options_kept[i])
     # A row the shortlist dropped was never embedded: no cosine, features or probability to show.
