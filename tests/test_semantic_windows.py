@@ -137,3 +137,30 @@ def test_the_flag_spans_its_windows_and_mask_mode_masks_only_them(case, tmp_path
         a, b = placed[e["doc_id"]]
         assert doc.text[a:b] not in kept[e["doc_id"]] and kept[e["doc_id"]].startswith(doc.text[:200])
     assert all(f"clean{n}" in kept for n in range(6))
+
+
+def test_a_long_chat_turn_is_masked_in_its_window_and_the_chat_keeps_its_shape(case, tmp_path: Path) -> None:
+    """A ShareGPT-style chat whose long user turn quotes a rephrased item in its fourth paragraph:
+    the semantic level reads that turn in windows, and mask mode masks the window inside the turn."""
+    from contam.data.formats import record_text
+    from contam.scan.decontaminate import decontaminate
+    from contam.scan.records import scan_records
+
+    _, docs, _, items = case
+    rephrased = load_dcq("gsm8k")[0].perturbations[0]
+    turn = _prose(900, 1500) + "\n\n" + rephrased + "\n\n" + _prose(920, 500)
+    chats = [
+        {"messages": [{"role": "user", "content": turn}, {"role": "assistant", "content": "Thanks, I will read it later."}]},
+        {"messages": [{"role": "user", "content": docs[-1].text}, {"role": "assistant", "content": "Noted."}]},
+    ]
+    corpus = tmp_path / "chat.jsonl"
+    corpus.write_text("".join(json.dumps(c, ensure_ascii=False) + "\n" for c in chats), encoding="utf-8")
+    s = scan_records(corpus, items, tmp_path / "scan", levels=("semantic",))
+    assert s["flagged"] == 1, s
+    out = tmp_path / "clean.jsonl"
+    d = decontaminate(corpus, out, scan=tmp_path / "scan", mode="mask", items=items)
+    assert d["masked"] == 1 and d["dropped"] == 0, d
+    kept = json.loads(out.read_text(encoding="utf-8").splitlines()[0])
+    text = record_text(kept, "chat").text
+    assert rephrased not in text and kept["messages"][0]["content"].startswith(turn[:300])
+    assert kept["messages"][1]["content"] == "Thanks, I will read it later."

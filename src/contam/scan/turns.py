@@ -82,11 +82,16 @@ def merge_turns(doc: Document, results: Sequence[DocResult]) -> DocResult:
         levels.append(r.level)
         for f in r.flags:
             ev = []
+            # A flag that says where it lies (a long turn's window) keeps to that span; one that
+            # judged the whole text (embedding, reasoning pattern) covers the whole turn.
+            spanned = any(e.doc_span is not None for e in f.evidence)
             for e in f.evidence:
                 if e.doc_span is not None:
                     a, b = e.doc_span
                     ev.append(replace(e, doc_span=(a + t.start, b + t.start), turn=t.turn, role=t.role, turn_span=(a, b)))
-                else:  # a whole-text judgement (embedding, reasoning pattern): the whole turn
+                elif spanned:
+                    ev.append(replace(e, turn=t.turn, role=t.role))
+                else:
                     ev.append(replace(e, doc_span=(t.start, t.end), turn=t.turn, role=t.role, turn_span=(0, t.end - t.start)))
             flags.append(replace(f, doc_id=doc.id, evidence=tuple(ev)))
     if not flags:
