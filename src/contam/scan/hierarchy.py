@@ -375,6 +375,7 @@ class Hierarchy:
             sem = ws.scores
             hit = sem.flagged(th.semantic, th.semantic_rule)
             self.cluster_summary.extend(ws.per_window.cluster_summary(self.items, [docs[idx[d]].id for d in ws.owner]))
+            window_hit = ws.per_window.flagged(th.semantic, th.semantic_rule) if ws.per_window is not sem else hit
             for k, i in enumerate(idx):
                 scores[i].update(semantic_score_dict(sem, k))
                 scores[i]["nearest_item"] = self.items[int(sem.nearest[k, 0])].id
@@ -389,7 +390,7 @@ class Hierarchy:
                         n = len(docs[i].text)
                         where = [
                             Evidence(kind="window", text=f"characters {a}-{b} of {n}", doc_span=(a, b), weight=float(a))
-                            for a, b in ws.passing(k, th.semantic, th.semantic_rule)
+                            for a, b in ws.passing(k, window_hit)
                         ]
                         flag = replace(flag, evidence=(*flag.evidence, *where), scores={**flag.scores, "window_start": float(start)})
                     flags[i] = flags[i] + (flag,)

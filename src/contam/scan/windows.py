@@ -20,9 +20,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from contam.scan.semantic import SemanticScanner
     from contam.scan.semantic_scores import SemanticScores
 
@@ -106,16 +109,27 @@ class WindowedScores:
         """The ``(start, end, text)`` of the window kept for document ``doc``."""
         return self.spans[self.best[doc]]
 
-    def passing(self, doc: int, threshold: float, rule: str) -> list[tuple[int, int]]:
-        """The ``(start, end)`` of each window of ``doc`` that passes ``rule`` for the item its kept
-        window matched (overlapping ones merged): where an item quoted over several paragraphs lies."""
-        import numpy as np
+    @cached_property
+    def _rows(self) -> list[range]:
+        """Per document, its window rows (consecutive)."""
+        out: list[range] = []
+        start = 0
+        for d in range(len(self.best)):
+            end = start
+            while end < len(self.owner) and self.owner[end] == d:
+                end += 1
+            out.append(range(start, end))
+            start = end
+        return out
 
-        rows = [r for r, d in enumerate(self.owner) if d == doc]
+    def passing(self, doc: int, flagged: np.ndarray) -> list[tuple[int, int]]:
+        """The ``(start, end)`` of each window of ``doc`` that passes (``flagged``: the rule's
+        decision on every window row) for the item its kept window matched, overlapping ones merged:
+        where an item quoted over several paragraphs lies."""
+        rows = self._rows[doc]
         item = int(self.per_window.nearest[self.best[doc], 0])
-        ok = self.per_window.flagged(threshold, rule)[rows] & (self.per_window.nearest[rows, 0] == item)
         out: list[tuple[int, int]] = []
-        for a, b, _ in sorted(self.spans[r] for r in np.asarray(rows)[ok]):
+        for a, b, _ in sorted(self.spans[r] for r in rows if flagged[r] and int(self.per_window.nearest[r, 0]) == item):
             if out and a <= out[-1][1]:
                 out[-1] = (out[-1][0], max(out[-1][1], b))
             else:
