@@ -164,3 +164,15 @@ def test_a_long_chat_turn_is_masked_in_its_window_and_the_chat_keeps_its_shape(c
     text = record_text(kept, "chat").text
     assert rephrased not in text and kept["messages"][0]["content"].startswith(turn[:300])
     assert kept["messages"][1]["content"] == "Thanks, I will read it later."
+
+
+def test_an_item_opening_a_long_page_is_masked_as_its_paragraph_not_the_first_512_characters(case) -> None:
+    # The first window (512 characters: the item and the start of the prose after it) and the
+    # item's own paragraph both pass; the span kept is the paragraph.
+    h, _, _, _ = case
+    rephrased = load_dcq("gsm8k")[1].perturbations[0]
+    doc = Document(id="opening", text=rephrased + "\n\n" + _prose(700, 2000), line=1)
+    (r,) = list(h.scan([doc]))
+    assert r.contaminated
+    spans = [e.doc_span for e in r.flags[0].evidence if e.kind == "window"]
+    assert spans == [(0, len(rephrased))], spans

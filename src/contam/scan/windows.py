@@ -126,15 +126,27 @@ class WindowedScores:
         """The ``(start, end)`` of each window of ``doc`` that passes (``flagged``: the rule's
         decision on every window row) for the item its kept window matched, overlapping ones merged:
         where an item quoted over several paragraphs lies."""
-        rows = self._rows[doc]
         item = int(self.per_window.nearest[self.best[doc], 0])
-        out: list[tuple[int, int]] = []
-        for a, b, _ in sorted(self.spans[r] for r in rows if flagged[r] and int(self.per_window.nearest[r, 0]) == item):
-            if out and a <= out[-1][1]:
-                out[-1] = (out[-1][0], max(out[-1][1], b))
-            else:
-                out.append((a, b))
-        return out
+        spans = [self.spans[r][:2] for r in self._rows[doc] if flagged[r] and int(self.per_window.nearest[r, 0]) == item]
+        return merge_innermost(spans)
+
+
+def merge_innermost(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``spans`` without those that hold another one (the first 512 characters passing because the
+    paragraph inside them does: the paragraph is where the item lies), the rest merged where they
+    overlap.
+
+    >>> merge_innermost([(0, 512), (120, 400), (380, 700), (900, 1000)])
+    [(120, 700), (900, 1000)]
+    """
+    inner = [s for s in spans if not any(o != s and s[0] <= o[0] and o[1] <= s[1] for o in spans)]
+    out: list[tuple[int, int]] = []
+    for a, b in sorted(set(inner)):
+        if out and a <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
+    return out
 
 
 def score_windows(scanner: SemanticScanner, texts: Sequence[str], rule: str, max_windows: int | None = None) -> WindowedScores:
