@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from contam.audit.config import AuditConfig
-from contam.audit.runner import CONFIG, STATE, prepare_run_folder
+from contam.audit.runner import CONFIG, STATE, holds_another_audit, prepare_run_folder
 from contam.errors import ConfigError, InputError
 
 
@@ -60,3 +60,25 @@ def test_changed_config_refused_unless_fresh(tmp_path):
     prepare_run_folder(b, fresh=True)
     assert AuditConfig.from_file(run / CONFIG).limit == 6
     assert (run / "unrelated.txt").read_text(encoding="utf-8") == "keep me"  # --fresh removes only what an audit writes
+
+
+def test_the_demo_tells_a_stale_audit_from_its_own(tmp_path):
+    # `make demo` restarts its own audit when another version of contam wrote other inputs there,
+    # and resumes the same one (holds_another_audit: what prepare_run_folder would refuse).
+    run, data = tmp_path / "run", tmp_path / "d.jsonl"
+    data.write_text('{"text": "one"}\n', encoding="utf-8")
+    a = AuditConfig(benchmarks=("gsm8k",), dataset=str(data), model="smollm2", out=str(run), limit=5)
+    assert not holds_another_audit(a)  # nothing there yet
+    _, state = prepare_run_folder(a, fresh=False)
+    state.done["gsm8k/perturb"] = 1.0
+    state.save(run / STATE)
+    assert not holds_another_audit(a)
+    data.write_text('{"text": "two"}\n', encoding="utf-8")
+    assert holds_another_audit(a)
+    with pytest.raises(ConfigError, match="changed since"):
+        prepare_run_folder(a, fresh=False)
+    prepare_run_folder(a, fresh=True)
+    assert not holds_another_audit(a)
+    assert holds_another_audit(AuditConfig(benchmarks=("gsm8k",), dataset=str(data), model="smollm2", out=str(run), limit=6))
+    (run / STATE).write_text("not json", encoding="utf-8")
+    assert holds_another_audit(a)

@@ -27,6 +27,7 @@ def main(argv: list[str] | None = None) -> int:
     from contam.audit import AuditConfig, run_audit
     from contam.audit.demo_data import build_dataset, write_benchmark
     from contam.audit.report import show_verdict
+    from contam.audit.runner import holds_another_audit
     from contam.errors import ContamError, as_contam_error
     from contam.outputs import atomic_write, ensure_dir
 
@@ -68,7 +69,12 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     rc = 0
     try:
-        verdict = run_audit(cfg, say=lambda s: err_console.print(s, markup=False, highlight=False))
+        # The demo owns its folder: an audit there of other inputs or settings (another version of
+        # contam wrote them) is started afresh, where `contam audit` would refuse it; the same resumes.
+        fresh = holds_another_audit(cfg)
+        if fresh:
+            err_console.print(f"{cfg.out}: the demo's inputs changed since its last run: starting its audit afresh", markup=False)
+        verdict = run_audit(cfg, fresh=fresh, say=lambda s: err_console.print(s, markup=False, highlight=False))
         show_verdict(verdict, Path(cfg.out), console)
     except (ContamError, OSError) as e:
         err = as_contam_error(e)

@@ -98,6 +98,19 @@ def run_folder(cfg: AuditConfig) -> Path:
     return out
 
 
+def holds_another_audit(cfg: AuditConfig) -> bool:
+    """Whether ``cfg.out`` holds an audit of another configuration, of inputs changed since, or a
+    state that cannot be read (what :func:`prepare_run_folder` refuses without ``fresh``)."""
+    state_path = run_folder(cfg) / STATE
+    if not state_path.is_file():
+        return False
+    try:
+        state = RunState.load(state_path)
+    except ContamError:
+        return True
+    return state is not None and (state.fingerprint != cfg.fingerprint() or state.inputs != input_identity(cfg))
+
+
 def prepare_run_folder(cfg: AuditConfig, fresh: bool) -> tuple[Path, RunState]:
     """Create or reopen ``cfg.out``: resume with the same config, refuse another one unless ``fresh``.
 
