@@ -21,6 +21,26 @@ from pathlib import Path
 DEMO_LIMIT = 24
 
 
+def replace_if_changed(new: Path, final: Path) -> bool:
+    """Move ``new`` onto ``final`` unless ``final`` already holds the same bytes (then ``new`` is
+    removed and ``final`` keeps its modification time); whether ``final`` changed.
+
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp())
+    >>> _ = (d / "a.new").write_text("x"), (d / "a").write_text("x")
+    >>> replace_if_changed(d / "a.new", d / "a"), (d / "a.new").exists()
+    (False, False)
+    >>> _ = (d / "a.new").write_text("y")
+    >>> replace_if_changed(d / "a.new", d / "a"), (d / "a").read_text()
+    (True, 'y')
+    """
+    if final.is_file() and final.read_bytes() == new.read_bytes():
+        new.unlink()
+        return False
+    new.replace(final)
+    return True
+
+
 def main(argv: list[str] | None = None) -> int:
     from rich.console import Console
 
@@ -41,8 +61,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--model", default="smollm2", help="model spec")
     args = ap.parse_args(argv)
     out = ensure_dir(args.out)
-    bench = write_benchmark(out / "dcq-gsm8k-train.jsonl")
-    truth = build_dataset(out / "dataset.jsonl", rephrased=6, verbatim=2)
+    # Written beside and moved in only when they differ: an input rewritten with the same bytes
+    # would still look changed to the audit (it checks size and modification time) and stop it.
+    staging = ensure_dir(out / ".inputs.new")
+    bench, dataset_path = out / "dcq-gsm8k-train.jsonl", out / "dataset.jsonl"
+    write_benchmark(staging / bench.name)
+    truth = build_dataset(staging / dataset_path.name, rephrased=6, verbatim=2)
+    for final in (bench, dataset_path):
+        replace_if_changed(staging / final.name, final)
+    staging.rmdir()
     with atomic_write(out / "injections.jsonl") as fh:
         fh.writelines(json.dumps(t) + "\n" for t in truth)
     console.print(
@@ -51,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         f"verbatim copies of benchmark items injected (ground truth: {out / 'injections.jsonl'})",
         markup=False,
     )
-    dataset = str(out / "dataset.jsonl")
+    dataset = str(dataset_path)
     cfg = AuditConfig(
         benchmarks=(str(bench),),
         dataset=dataset,
