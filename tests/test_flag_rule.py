@@ -96,3 +96,27 @@ def test_mask_never_leaves_the_answer(items, tmp_path) -> None:
     scan_records(plain, items, tmp_path / "pscan")
     p = decontaminate(plain, tmp_path / "p.jsonl", scan=tmp_path / "pscan", mode="mask")
     assert p["dropped"] == 1 and p["masked"] == 0 and "64" not in (tmp_path / "p.jsonl").read_text(), p
+
+
+def test_mask_mode_cleans_a_scan_against_a_benchmark_file_without_the_file(items, tmp_path) -> None:
+    # A scan keeps its items' answers (answers.json): a scan against a benchmark *file*, whose name
+    # ("mybench") cannot be loaded again, is masked rather than dropped for want of the answers.
+    bench = _write(tmp_path / "mybench.jsonl", [{"id": it.id, "question": it.question, "answer": it.answer} for it in items])
+    q = items[7].question
+    corpus = _write(
+        tmp_path / "c.jsonl",
+        [{"text": "Some notes on gardening and light.\n\n" + q + "\n\nWater the plants twice a week."}]
+        + [{"text": f"A note about gardening, number {i}: plants need water."} for i in range(5)],
+    )
+    s = scan_records(corpus, [str(bench)], tmp_path / "scan")
+    assert s["flagged"] == 1 and s["benchmarks"] == ["mybench"]
+    bench.unlink()
+    d = decontaminate(corpus, tmp_path / "clean.jsonl", scan=tmp_path / "scan", mode="mask")
+    assert d["masked"] == 1 and d["dropped"] == 0, d
+    first = json.loads((tmp_path / "clean.jsonl").read_text(encoding="utf-8").splitlines()[0])["text"]
+    assert q not in first and first.startswith("Some notes on gardening") and first.endswith("twice a week.")
+    # The answer check still holds: the same page with the item's answer after it is dropped.
+    corpus2 = _write(tmp_path / "c2.jsonl", [{"text": "Notes.\n\n" + q + f"\n\nThe answer is {items[7].answer}."}])
+    scan_records(corpus2, items, tmp_path / "scan2")
+    d2 = decontaminate(corpus2, tmp_path / "clean2.jsonl", scan=tmp_path / "scan2", mode="mask")
+    assert d2["dropped"] == 1, d2

@@ -350,4 +350,4 @@ def test_killed_scan_resumes_from_its_checkpoint(items, tmp_path, suffix) -> Non
     fresh = run_scan(corpus, ["gsm8k", "humaneval"], tmp_path / "fresh", config=NGramConfig(batch_bytes=32 << 10), workers=1)
     assert (out / "flags.jsonl").read_bytes() == (tmp_path / "fresh" / "flags.jsonl").read_bytes()
     assert resumed["flagged"] == fresh["flagged"] == len(truth)
-    assert sorted(p.name for p in out.iterdir()) == ["flags.jsonl", "summary.json"]
+    assert sorted(p.name for p in out.iterdir()) == ["answers.json", "flags.jsonl", "summary.json"]

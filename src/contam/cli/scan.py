@@ -230,7 +230,7 @@ def scan(
         summary = scan_records(corpus[0], items, out, opts, fmt=fmt, roles=_roles(roles), judge=judge)
         if not summary["documents"]:
             # A failed run leaves nothing behind: what this scan wrote of an empty dataset goes.
-            for name in ("flags.jsonl", "summary.json", "log.jsonl"):
+            for name in ("flags.jsonl", "summary.json", "answers.json", "log.jsonl"):
                 (Path(out) / name).unlink(missing_ok=True)
             raise InputError(no_records_reason(summary), path=corpus[0])
         write_single_manifest(out, corpus[0], items, command="scan", options=opts)

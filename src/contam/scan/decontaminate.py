@@ -31,7 +31,7 @@ from contam.errors import ConfigError, InputError, reading
 from contam.outputs import atomic_write, dumps_line
 from contam.progress import make_progress
 from contam.scan.flags import DocResult, counted, rule_text
-from contam.scan.masking import dropped, exchange, keys_for, left_answer, load_items
+from contam.scan.masking import answer_book, dropped, exchange, keys_for, left_answer, load_items, read_answers
 from contam.scan.runpaths import remove_stale_temps
 from contam.textsafe import no_surrogates
 
@@ -131,7 +131,10 @@ def decontaminate(
         check_scanned_corpus(scan, src)
     flagged = {r.line: r for r in (load_scan(scan) if scan is not None else (counted(x) for x in results or [])) if r.contaminated}
     used = _scan_settings(scan)
-    by_id = {it.id: it for it in items} if items is not None else load_items(used.get("benchmarks") or []) if mode == "mask" else {}
+    book: dict[str, tuple[str, ...]] = {}
+    if mode == "mask":  # the flagged items' answers: given, kept by the scan, or loaded by name
+        book = answer_book(items) if items is not None else (read_answers(scan) if scan is not None else None) or {}
+        book = book or answer_book(load_items(used.get("benchmarks") or []).values())
     from contam.data.formats import FormatReader, check_format
 
     reader = FormatReader(
@@ -157,7 +160,7 @@ def decontaminate(
                         sink.write(raw)
                         stats["documents_out"] += bool(raw.strip())
                         continue
-                    entry = _apply(res, raw, lineno, src, mode, text_field, id_field, mask, reader, by_id)
+                    entry = _apply(res, raw, lineno, src, mode, text_field, id_field, mask, reader, book)
                     log_fh.write(dumps_line(entry["log"]) + "\n")
                     stats["chars_masked"] += entry["log"].get("chars_masked", 0)
                     if entry["line"] is None:
@@ -235,7 +238,7 @@ def _apply(
     id_field: str | None,
     mask: str,
     reader: Any = None,
-    items: dict[str, Item] | None = None,
+    book: dict[str, tuple[str, ...]] | None = None,
 ) -> dict[str, Any]:
     try:
         rec = json.loads(raw.decode("utf-8-sig"))  # -sig: a byte-order mark opening the file
@@ -264,7 +267,7 @@ def _apply(
     if mode == "drop":
         log["action"] = "dropped"
         return {"line": None, "log": log}
-    keys, unknown = keys_for(item_ids, items)
+    keys, unknown = keys_for(item_ids, book)
     if unknown:
         return dropped(log, f"the answer of {unknown[0]} is not known here, so a masked copy cannot be checked")
     if reader is not None and reader.format != "text":

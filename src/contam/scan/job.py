@@ -47,6 +47,7 @@ from contam.pool import OrderedPool, Reply, usable_cores
 from contam.progress import make_progress
 from contam.scan.chunks import COMPRESSED, Chunk, Work, corpus_chunks
 from contam.scan.flags import DocResult, counted
+from contam.scan.masking import write_answers
 from contam.scan.ngram import NGramConfig, NGramScanner
 from contam.scan.options import ScanOptions
 from contam.scan.prefilter import keep_freed_memory
@@ -185,6 +186,8 @@ def run_scan(
     os.replace(partial, out_dir / "flags.jsonl")
     state_path.unlink(missing_ok=True)
     wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0 + counts.pop("worker_cpu_ms", 0) / 1000
+    # The items' answers, for `decontaminate --mode mask` where the benchmark file is not at hand.
+    write_answers(out_dir, items)
     summary = build_summary(corpus, items, opts, state, wall, cpu)
     if not opts.token_only:
         summary["semantic_clusters"] = clusters

@@ -17,8 +17,11 @@ text, or the item's answer is unknown here, the record is dropped instead. The l
 
 from __future__ import annotations
 
+import json
+import os
 import re
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 from contam.data import Item
@@ -79,16 +82,45 @@ def exchange(roles: Sequence[str], flagged: Iterable[int]) -> set[int]:
     return out
 
 
-def keys_for(item_ids: Iterable[str], items: dict[str, Item] | None) -> tuple[dict[str, tuple[str, ...]], list[str]]:
-    """Answer keys of each flagged item, and the items not known here (their answers cannot be checked)."""
+def keys_for(item_ids: Iterable[str], book: dict[str, tuple[str, ...]] | None) -> tuple[dict[str, tuple[str, ...]], list[str]]:
+    """Answer keys of each flagged item (``book``: :func:`answer_book`), and the items not known
+    here (their answers cannot be checked)."""
     keys: dict[str, tuple[str, ...]] = {}
     unknown: list[str] = []
     for i in item_ids:
-        if items is None or i not in items:
+        if book is None or i not in book:
             unknown.append(i)
         else:
-            keys[i] = answer_keys(items[i])
+            keys[i] = book[i]
     return keys, unknown
+
+
+def answer_book(items: Iterable[Item]) -> dict[str, tuple[str, ...]]:
+    """Every item's :func:`answer_keys`, by id (an item without a short answer maps to ``()``)."""
+    return {it.id: answer_keys(it) for it in items}
+
+
+#: What a scan folder keeps of its benchmarks for ``decontaminate --mode mask``: every item's answer
+#: keys, so a scan against a benchmark file can be cleaned where that file is not.
+ANSWERS = "answers.json"
+
+
+def write_answers(folder: Path, items: Iterable[Item]) -> None:
+    """Keep ``items``' answer book in a scan's output ``folder`` (:data:`ANSWERS`)."""
+    from contam.outputs import write_json
+
+    write_json(folder / ANSWERS, {k: list(v) for k, v in answer_book(items).items()})
+
+
+def read_answers(scan: str | os.PathLike[str]) -> dict[str, tuple[str, ...]] | None:
+    """The answer book a scan folder kept (:data:`ANSWERS`), or None (a scan from before it)."""
+    try:
+        raw = json.loads((Path(scan) / ANSWERS).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(raw, dict):
+        return None
+    return {str(k): tuple(str(x) for x in v) for k, v in raw.items() if isinstance(v, list)}
 
 
 def left_answer(text: str, keys: dict[str, tuple[str, ...]]) -> tuple[str, str] | None:
@@ -107,7 +139,8 @@ def dropped(log: dict[str, Any], why: str) -> dict[str, Any]:
 
 
 def load_items(benchmarks: Sequence[str]) -> dict[str, Item]:
-    """The items of the benchmarks a scan names (those that can be loaded here), by id."""
+    """The items of the benchmarks a scan names (those that can be loaded here), by id: for scan
+    folders without :data:`ANSWERS`."""
     from contam.data import load_benchmark
     from contam.errors import ContamError
 

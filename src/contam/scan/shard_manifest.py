@@ -287,7 +287,7 @@ def write_single_manifest(
     command: str,
     options: ScanOptions,
 ) -> dict[str, Any]:
-    """The manifest of a one-file scan with ``options`` (outputs ``flags.jsonl`` and ``summary.json`` at the top of ``out``)."""
+    """The manifest of a one-file scan with ``options`` (outputs ``flags.jsonl``, ``summary.json`` and ``answers.json`` at the top of ``out``)."""
     spec = str(corpus)
     rec: dict[str, Any] = {"name": os.path.basename(spec) or spec, "path": spec, "status": "done"}
     if not spec.startswith("hf:") and os.path.isfile(spec):
@@ -299,5 +299,5 @@ def write_single_manifest(
         items=items,
         config=options.config,
         shards=[rec],
-        extra_outputs=("flags.jsonl", "summary.json"),
+        extra_outputs=("flags.jsonl", "summary.json", "answers.json"),
     )

@@ -42,6 +42,7 @@ from typing import Any
 from contam.data import Item, as_items
 from contam.errors import ConfigError, ContamError, InputError, WorkerDied
 from contam.outputs import ensure_dir, write_json
+from contam.scan.masking import write_answers
 from contam.scan.options import ScanOptions
 from contam.scan.shard_inputs import COMPRESSIONS, _fsspec
 
@@ -183,7 +184,7 @@ def _finalize(
     summary = {**summary, "corpus_path": local_path(shard.path), "text_field": opts.text_field, "id_field": opts.id_field}
     write_json(work / "summary.json", summary)
     size, sha = file_digest(local)
-    outputs = ["flags.jsonl", "summary.json"]
+    outputs = ["flags.jsonl", "summary.json", "answers.json"]
     if opts.clean is not None:
         outputs += _clean_copy(local, shard, work, opts)
     if fetched:
@@ -252,6 +253,7 @@ def _run_ray(
             cpu = counts.pop("worker_cpu_ms", 0) / 1000
             summary = build_summary(local if not fetched else shard.path, items, opts, state, seconds, cpu)
             summary["engine"] = "ray"
+            write_answers(work, items)
             records[i] = _finalize(shard, local, fetched, work, root / shard.folder, summary, opts, fingerprint)
     return [records[i] for i in sorted(records)]
 
