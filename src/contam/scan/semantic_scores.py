@@ -128,7 +128,7 @@ class SemanticScores:
                     f"clear outlier: z {z:.2f} >= {OUTLIER_Z} against the benchmark at cosine {float(self.features[i, 0]):.3f} >= {OUTLIER_COSINE}, "
                     f"no number or name against the item; learned p {p:.3f} < {threshold}"
                 )
-                return z, OUTLIER_Z, why
+                return 1.0, 1.0, why  # as learned_scores rates it: passes any threshold (z and cosine in the text)
             return p, threshold, ""
         score = float(self.sim[i])
         if rule == "nn" and score < threshold:  # the second stage: the threshold it passed is the shortlist's
