@@ -375,7 +375,7 @@ class Hierarchy:
             sem = ws.scores
             hit = sem.flagged(th.semantic, th.semantic_rule)
             self.cluster_summary.extend(ws.per_window.cluster_summary(self.items, [docs[idx[d]].id for d in ws.owner]))
-            window_hit = ws.per_window.flagged(th.semantic, th.semantic_rule) if ws.per_window is not sem else hit
+            located = ws.passing(th.semantic, th.semantic_rule) if ws.per_window is not sem and hit.any() else None
             for k, i in enumerate(idx):
                 scores[i].update(semantic_score_dict(sem, k))
                 scores[i]["nearest_item"] = self.items[int(sem.nearest[k, 0])].id
@@ -385,12 +385,12 @@ class Hierarchy:
                         level[i] = "semantic"
                     start, _, seen = ws.kept(k)
                     flag = self.semantic.flag(docs[i].id, k, sem, th.semantic, th.semantic_rule, text=seen)
-                    if len(docs[i].text) > self.semantic.config.max_chars:
+                    if located is not None and len(docs[i].text) > self.semantic.config.max_chars:
                         # Every window that passes for the item, with its span (what --mode mask masks).
                         n = len(docs[i].text)
                         where = [
                             Evidence(kind="window", text=f"characters {a}-{b} of {n}", doc_span=(a, b), weight=float(a))
-                            for a, b in ws.passing(k, window_hit)
+                            for a, b in located[k]
                         ]
                         flag = replace(flag, evidence=(*flag.evidence, *where), scores={**flag.scores, "window_start": float(start)})
                     flags[i] = flags[i] + (flag,)

@@ -20,12 +20,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cached_property
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    import numpy as np
-
     from contam.scan.semantic import SemanticScanner
     from contam.scan.semantic_scores import SemanticScores
 
@@ -109,44 +106,27 @@ class WindowedScores:
         """The ``(start, end, text)`` of the window kept for document ``doc``."""
         return self.spans[self.best[doc]]
 
-    @cached_property
-    def _rows(self) -> list[range]:
-        """Per document, its window rows (consecutive)."""
-        out: list[range] = []
-        start = 0
-        for d in range(len(self.best)):
-            end = start
-            while end < len(self.owner) and self.owner[end] == d:
-                end += 1
-            out.append(range(start, end))
-            start = end
-        return out
-
-    def passing(self, doc: int, flagged: np.ndarray) -> list[tuple[int, int]]:
-        """The ``(start, end)`` of each window of ``doc`` that passes (``flagged``: the rule's
-        decision on every window row) for the item its kept window matched, overlapping ones merged:
-        where an item quoted over several paragraphs lies."""
-        item = int(self.per_window.nearest[self.best[doc], 0])
-        spans = [self.spans[r][:2] for r in self._rows[doc] if flagged[r] and int(self.per_window.nearest[r, 0]) == item]
-        return merge_innermost(spans)
+    def passing(self, threshold: float, rule: str) -> list[list[tuple[int, int]]]:
+        """Per document, the ``(start, end)`` of each of its windows that passes ``rule`` for the
+        item its kept window matched: where an item quoted over several paragraphs lies. A window
+        that holds another passing one gives way to it (the first 512 characters pass because the
+        paragraph inside them does: the paragraph is where the item lies)."""
+        flagged = self.per_window.flagged(threshold, rule)
+        nearest = self.per_window.nearest[:, 0]
+        out: list[list[tuple[int, int]]] = [[] for _ in self.best]
+        for r, d in enumerate(self.owner):
+            if flagged[r] and nearest[r] == nearest[self.best[d]]:
+                out[d].append(self.spans[r][:2])
+        return [innermost(s) for s in out]
 
 
-def merge_innermost(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """``spans`` without those that hold another one (the first 512 characters passing because the
-    paragraph inside them does: the paragraph is where the item lies), the rest merged where they
-    overlap.
+def innermost(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``spans`` without those that hold another one, in order.
 
-    >>> merge_innermost([(0, 512), (120, 400), (380, 700), (900, 1000)])
-    [(120, 700), (900, 1000)]
+    >>> innermost([(0, 512), (120, 400), (380, 700), (900, 1000)])
+    [(120, 400), (380, 700), (900, 1000)]
     """
-    inner = [s for s in spans if not any(o != s and s[0] <= o[0] and o[1] <= s[1] for o in spans)]
-    out: list[tuple[int, int]] = []
-    for a, b in sorted(set(inner)):
-        if out and a <= out[-1][1]:
-            out[-1] = (out[-1][0], max(out[-1][1], b))
-        else:
-            out.append((a, b))
-    return out
+    return sorted({s for s in spans if not any(o != s and s[0] <= o[0] and o[1] <= s[1] for o in spans)})
 
 
 def score_windows(scanner: SemanticScanner, texts: Sequence[str], rule: str, max_windows: int | None = None) -> WindowedScores:
