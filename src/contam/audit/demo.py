@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -63,13 +64,13 @@ def main(argv: list[str] | None = None) -> int:
     out = ensure_dir(args.out)
     # Written beside and moved in only when they differ: an input rewritten with the same bytes
     # would still look changed to the audit (it checks size and modification time) and stop it.
-    staging = ensure_dir(out / ".inputs.new")
     bench, dataset_path = out / "dcq-gsm8k-train.jsonl", out / "dataset.jsonl"
-    write_benchmark(staging / bench.name)
-    truth = build_dataset(staging / dataset_path.name, rephrased=6, verbatim=2)
-    for final in (bench, dataset_path):
-        replace_if_changed(staging / final.name, final)
-    staging.rmdir()
+    with tempfile.TemporaryDirectory(dir=out, prefix=".inputs.") as tmp:
+        staging = Path(tmp)
+        write_benchmark(staging / bench.name)
+        truth = build_dataset(staging / dataset_path.name, rephrased=6, verbatim=2)
+        for final in (bench, dataset_path):
+            replace_if_changed(staging / final.name, final)
     with atomic_write(out / "injections.jsonl") as fh:
         fh.writelines(json.dumps(t) + "\n" for t in truth)
     console.print(

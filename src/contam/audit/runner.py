@@ -108,7 +108,12 @@ def holds_another_audit(cfg: AuditConfig) -> bool:
         state = RunState.load(state_path)
     except ContamError:
         return True
-    return state is not None and (state.fingerprint != cfg.fingerprint() or state.inputs != input_identity(cfg))
+    return state is not None and _stale(state, cfg)
+
+
+def _stale(state: RunState, cfg: AuditConfig) -> bool:
+    """Whether ``state`` was started with another configuration or on inputs changed since."""
+    return state.fingerprint != cfg.fingerprint() or state.inputs != input_identity(cfg)
 
 
 def prepare_run_folder(cfg: AuditConfig, fresh: bool) -> tuple[Path, RunState]:
@@ -120,7 +125,7 @@ def prepare_run_folder(cfg: AuditConfig, fresh: bool) -> tuple[Path, RunState]:
     out = run_folder(cfg)
     state_path = out / STATE
     state = RunState.load(state_path) if not fresh else None
-    if state is not None and not state.done and (state.fingerprint != cfg.fingerprint() or state.inputs != input_identity(cfg)):
+    if state is not None and not state.done and _stale(state, cfg):
         fresh, state = True, None
     if state is not None and state.fingerprint != cfg.fingerprint():
         what = ""

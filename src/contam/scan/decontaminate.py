@@ -132,9 +132,11 @@ def decontaminate(
     flagged = {r.line: r for r in (load_scan(scan) if scan is not None else (counted(x) for x in results or [])) if r.contaminated}
     used = _scan_settings(scan)
     book: dict[str, tuple[str, ...]] = {}
-    if mode == "mask":  # the flagged items' answers: given, kept by the scan, or loaded by name
-        book = answer_book(items) if items is not None else (read_answers(scan) if scan is not None else None) or {}
-        book = book or answer_book(load_items(used.get("benchmarks") or []).values())
+    if mode == "mask":  # the flagged items' answers: given, kept by the scan, else loaded by name
+        if items is not None:
+            book = answer_book(items)
+        else:
+            book = (read_answers(scan) if scan is not None else None) or answer_book(load_items(used.get("benchmarks") or []).values())
     from contam.data.formats import FormatReader, check_format
 
     reader = FormatReader(
