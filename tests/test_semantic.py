@@ -121,10 +121,27 @@ def test_bf16_and_fp32_embeddings_agree_and_are_cached_apart(monkeypatch: pytest
     assert cos.min() > 0.999, cos.min()
     assert np.array_equal((a @ a.T).argsort(axis=1)[:, -2], (b @ b.T).argsort(axis=1)[:, -2])
     assert fp32.identity != bf16.identity  # the embedding cache never mixes precisions
-    assert resolve_precision("fp32", "cpu") == "fp32" and resolve_precision(None, "cuda") == "bf16"
+    assert resolve_precision("fp32", "cpu") == "fp32" and resolve_precision(None, "cuda") == "fp32"
     monkeypatch.setenv("CONTAM_EMBED_PRECISION", "int3")
     with pytest.raises(ModelError, match="CONTAM_EMBED_PRECISION"):
         resolve_precision(None, "cpu")
+
+
+def test_embed_device_follows_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    import torch
+
+    from contam.errors import ModelError
+    from contam.models.embed import embed_device
+
+    monkeypatch.delenv("CONTAM_EMBED_DEVICE", raising=False)
+    assert embed_device() == ("cuda" if torch.cuda.is_available() else "cpu")
+    monkeypatch.setenv("CONTAM_EMBED_DEVICE", "CPU")
+    assert embed_device() == "cpu"
+    monkeypatch.setenv("CONTAM_EMBED_DEVICE", "cuda:1")
+    assert embed_device() == "cuda:1"
+    monkeypatch.setenv("CONTAM_EMBED_DEVICE", "tpu")
+    with pytest.raises(ModelError, match="CONTAM_EMBED_DEVICE='tpu'"):
+        embed_device()
 
 
 def test_static_embedder_finds_paraphrases_at_its_own_threshold() -> None:

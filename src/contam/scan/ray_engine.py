@@ -47,6 +47,23 @@ ACTOR_CPUS = 0.5
 COMPRESSED = (".gz", ".zst", ".zstd")
 
 
+def actor_pool(cpus: float, gpus: float, shards: int) -> tuple[int, float]:
+    """(most semantic-level actors, GPUs each asks for) on a cluster of ``cpus`` and ``gpus``.
+
+    The actors are as many as the CPUs allow (the first stage, the shortlist, is CPU work: ~3 ms a
+    document), and they *share* the GPUs: MiniLM runs on a GPU only for the 1-3 % of documents the
+    shortlist keeps, at ~0.2 ms each on an H200 (``bench/gpu_embed.py``), so one card keeps up with
+    hundreds of cores. One whole GPU per actor would cap the pool at the GPU count.
+
+    >>> actor_pool(16, 1, 100)
+    (31, 0.03225806451612903)
+    >>> actor_pool(2, 0, 1)
+    (1, 0.0)
+    """
+    size = max(1, min(shards, int(cpus / ACTOR_CPUS) - 1))
+    return size, (min(1.0, gpus / size) if gpus else 0.0)
+
+
 def _ray() -> Any:
     try:
         import ray
@@ -184,8 +201,8 @@ def ray_shard_results(local: Sequence[str], items: list[Item], opts: ScanOptions
         # A task whose worker process dies is retried by Ray core (tasks' default max_retries is 3).
         ds = ds.map_batches(_scan_units, batch_size=1, fn_kwargs={"scanner_ref": ref, "opts": opts}, num_cpus=1)
     else:
-        gpus = 1 if ray.cluster_resources().get("GPU", 0) else 0
-        size = max(1, min(len(local), int(ray.cluster_resources().get("CPU", 1) / ACTOR_CPUS) - 1))
+        res = ray.cluster_resources()
+        size, gpus = actor_pool(float(res.get("CPU", 1)), float(res.get("GPU", 0)), len(local))
         ds = ds.map_batches(_CascadeActor, batch_size=1, fn_constructor_kwargs={"items": items, "opts": opts},
                             compute=ActorPoolStrategy(min_size=1, max_size=size), num_cpus=ACTOR_CPUS, num_gpus=gpus)  # fmt: skip
     current, failed = -1, False
