@@ -385,13 +385,14 @@ Embedding = SentenceTransformerEmbedder | StaticEmbedder | USEEmbedder | E5Embed
 
 
 @lru_cache(maxsize=4)
-def load_embedder(spec: str = DEFAULT_EMBEDDER, precision: str | None = None) -> Embedding:
-    """Resolve an embedder spec: ``minilm`` (embedded default), ``static`` (distilled from it, fast),
+def load_embedder(spec: str = DEFAULT_EMBEDDER, precision: str | None = None, device: str | None = None) -> Embedding:
+    """Resolve an embedder spec (``device``: where a sentence-transformers model runs, default
+    :func:`embed_device`): ``minilm`` (embedded default), ``static`` (distilled from it, fast),
     ``e5-multilingual`` (multilingual-e5-small, about 100 languages: what non-English documents
     are routed to), ``use-multilingual`` (Google USE multilingual v3; extra ``contam[multilingual]``), ``static:PATH`` (a model2vec folder), ``st:PATH`` or a
     sentence-transformers folder path."""
     if spec in ("minilm", "all-minilm-l6-v2", "default"):
-        return SentenceTransformerEmbedder(minilm_path(), spec="minilm", device=embed_device(), precision=precision)
+        return SentenceTransformerEmbedder(minilm_path(), spec="minilm", device=device or embed_device(), precision=precision)
     if spec == "static":
         return StaticEmbedder(static_minilm_path(), spec="static")
     if spec == "use-multilingual":
@@ -401,4 +402,4 @@ def load_embedder(spec: str = DEFAULT_EMBEDDER, precision: str | None = None) ->
     if spec.startswith("static:"):
         return StaticEmbedder(Path(spec[7:]).expanduser(), spec=spec)
     path = spec[3:] if spec.startswith("st:") else spec
-    return SentenceTransformerEmbedder(path, spec=spec, device=embed_device(), precision=precision)
+    return SentenceTransformerEmbedder(path, spec=spec, device=device or embed_device(), precision=precision)

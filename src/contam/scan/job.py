@@ -406,11 +406,14 @@ def _hierarchy_scan(
         raise ConfigError(
             f"level(s) {', '.join(lv for lv in levels if lv != 'token')} not available in this install: only 'token' is"
         ) from None
+    n_workers = _worker_count(_file_size(str(corpus)), opts.workers, CASCADE_PARALLEL_MIN_BYTES)
     embedder = None
     if any(lv != "token" for lv in levels):
         from contam.models import load_embedder
 
-        embedder = load_embedder(opts.embedder)
+        # Forked workers cannot use a CUDA context their parent made: several workers embed on the
+        # CPU; one process (or a Ray actor, started fresh) may take the GPU.
+        embedder = load_embedder(opts.embedder, device="cpu" if n_workers > 1 else None)
     hierarchy = Hierarchy(HierarchyConfig.for_scan(embedder, opts), embedder=embedder).fit(
         items, corpus_sample=_corpus_sample(corpus, text_field, config)
     )
@@ -420,7 +423,6 @@ def _hierarchy_scan(
         for doc in read_documents(corpus, text_field=text_field, id_field=id_field, skip_bad=skip_bad, stats=stats):
             yield from check_documents(parse, [doc], stats, counts)
 
-    n_workers = _worker_count(_file_size(str(corpus)), opts.workers, CASCADE_PARALLEL_MIN_BYTES)
     counts["workers"] = n_workers
     if n_workers > 1:
         from contam.scan.cascade_pool import scan_parallel
