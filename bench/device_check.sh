@@ -39,7 +39,7 @@ echo "[device] 1. embedding ($(budget) s left)"
 timeout 120 python3 bench/gpu_embed.py time --data bench/out/gpu_embed --device cuda --repeat 1 --json "$OUT/gpu_embed.json"
 
 echo "[device] 2. probe throughput ($(budget) s left)"
-timeout 150 python3 bench/gpu_probe_speed.py --n 24 --cpu-n 3 --devices cuda,cpu --json "$OUT/gpu_probe_speed.json"
+timeout 150 python3 bench/gpu_probe_speed.py --n 8 --cpu-n 2 --cot-tokens 32 --devices cuda,cpu --json "$OUT/gpu_probe_speed.json"
 
 LEFT=$(( $(budget) - 25 ))
 echo "[device] 3. evasive contamination, ${LEFT} s ($*)"
