@@ -384,15 +384,24 @@ class E5Embedder:
 Embedding = SentenceTransformerEmbedder | StaticEmbedder | USEEmbedder | E5Embedder
 
 
-@lru_cache(maxsize=4)
 def load_embedder(spec: str = DEFAULT_EMBEDDER, precision: str | None = None, device: str | None = None) -> Embedding:
     """Resolve an embedder spec (``device``: where a sentence-transformers model runs, default
-    :func:`embed_device`): ``minilm`` (embedded default), ``static`` (distilled from it, fast),
+    :func:`embed_device`; one instance per spec, precision and device): ``minilm`` (embedded default), ``static`` (distilled from it, fast),
     ``e5-multilingual`` (multilingual-e5-small, about 100 languages: what non-English documents
     are routed to), ``use-multilingual`` (Google USE multilingual v3; extra ``contam[multilingual]``), ``static:PATH`` (a model2vec folder), ``st:PATH`` or a
     sentence-transformers folder path."""
+    # The device is resolved before the cache, so "no device" and the device it means share one
+    # model; only a sentence-transformers model has one (the others run on the CPU, without torch).
+    cpu_only = spec in ("static", "use-multilingual", "e5-multilingual", "multilingual", "multilingual-e5-small") or spec.startswith(
+        "static:"
+    )
+    return _load_embedder(spec, precision, "cpu" if cpu_only else device or embed_device())
+
+
+@lru_cache(maxsize=4)
+def _load_embedder(spec: str, precision: str | None, device: str) -> Embedding:
     if spec in ("minilm", "all-minilm-l6-v2", "default"):
-        return SentenceTransformerEmbedder(minilm_path(), spec="minilm", device=device or embed_device(), precision=precision)
+        return SentenceTransformerEmbedder(minilm_path(), spec="minilm", device=device, precision=precision)
     if spec == "static":
         return StaticEmbedder(static_minilm_path(), spec="static")
     if spec == "use-multilingual":
@@ -402,4 +411,4 @@ def load_embedder(spec: str = DEFAULT_EMBEDDER, precision: str | None = None, de
     if spec.startswith("static:"):
         return StaticEmbedder(Path(spec[7:]).expanduser(), spec=spec)
     path = spec[3:] if spec.startswith("st:") else spec
-    return SentenceTransformerEmbedder(path, spec=spec, device=device or embed_device(), precision=precision)
+    return SentenceTransformerEmbedder(path, spec=spec, device=device, precision=precision)
