@@ -33,7 +33,7 @@ if ! ls /tmp/stage/payload.part.* > /dev/null 2>&1 && python3 -c "import contam,
   # no payload; the corpus and the paraphrases are made here.
   [ -f bench/out/gpu_embed/reference.npz ] || python3 bench/gpu_embed.py make --out bench/out/gpu_embed
   [ -f bench/out/evasive/paraphrases.jsonl ] || python3 bench/evasive.py prepare --out bench/out/evasive
-  mkdir -p /tmp/payload && cp -r bench/out/gpu_embed bench/out/evasive /tmp/payload/ && mkdir -p /tmp/site && touch /tmp/site/.done
+  mkdir -p /tmp/site && touch /tmp/site/.done
 fi
 if [ ! -f /tmp/site/.done ]; then
   cat /tmp/stage/payload.part.* > /tmp/payload.tgz && mkdir -p /tmp/payload && tar xzf /tmp/payload.tgz -C /tmp/payload || { echo "[device] payload incomplete"; exit 3; }

@@ -49,7 +49,7 @@ def reference_rows(n: int) -> np.ndarray:
 
 def make(out: Path, paragraphs: int, solutions: int) -> None:
     import scale_corpus
-    from contam.models.embed import SentenceTransformerEmbedder, minilm_path
+    from contam.models import load_embedder
 
     out.mkdir(parents=True, exist_ok=True)
     corpus = out / "corpus.jsonl"
@@ -57,7 +57,7 @@ def make(out: Path, paragraphs: int, solutions: int) -> None:
     texts = c.texts
     corpus.write_text("".join(json.dumps({"text": t, "kind": k}, ensure_ascii=False) + "\n" for t, k in zip(texts, c.kinds, strict=True)))
     docs = ", ".join(f"{n} {k}" for k, n in sorted(Counter(c.kinds).items()))
-    emb = SentenceTransformerEmbedder(minilm_path(), spec="minilm", device="cpu", precision="fp32")
+    emb = load_embedder("minilm", precision="fp32", device="cpu")
     idx = reference_rows(len(texts))
     np.savez_compressed(out / "reference.npz", vectors=emb.embed([texts[i] for i in idx]), rows=idx)
     print(f"[make] {len(texts)} documents ({docs}) -> {corpus}; fp32 CPU vectors of {len(idx)} spread over them -> reference.npz")

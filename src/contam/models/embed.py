@@ -384,6 +384,11 @@ class E5Embedder:
 Embedding = SentenceTransformerEmbedder | StaticEmbedder | USEEmbedder | E5Embedder
 
 
+E5_SPECS = ("e5-multilingual", "multilingual", "multilingual-e5-small")
+#: Specs of the embedders that are not sentence-transformers models (no device, no torch).
+CPU_SPECS = ("static", "use-multilingual", *E5_SPECS)
+
+
 def load_embedder(spec: str = DEFAULT_EMBEDDER, precision: str | None = None, device: str | None = None) -> Embedding:
     """Resolve an embedder spec (``device``: where a sentence-transformers model runs, default
     :func:`embed_device`; one instance per spec, precision and device): ``minilm`` (embedded default), ``static`` (distilled from it, fast),
@@ -392,9 +397,7 @@ def load_embedder(spec: str = DEFAULT_EMBEDDER, precision: str | None = None, de
     sentence-transformers folder path."""
     # The device is resolved before the cache, so "no device" and the device it means share one
     # model; only a sentence-transformers model has one (the others run on the CPU, without torch).
-    cpu_only = spec in ("static", "use-multilingual", "e5-multilingual", "multilingual", "multilingual-e5-small") or spec.startswith(
-        "static:"
-    )
+    cpu_only = spec in CPU_SPECS or spec.startswith("static:")
     return _load_embedder(spec, precision, "cpu" if cpu_only else device or embed_device())
 
 
@@ -406,7 +409,7 @@ def _load_embedder(spec: str, precision: str | None, device: str) -> Embedding:
         return StaticEmbedder(static_minilm_path(), spec="static")
     if spec == "use-multilingual":
         return USEEmbedder("use-multilingual")
-    if spec in ("e5-multilingual", "multilingual", "multilingual-e5-small"):
+    if spec in E5_SPECS:
         return E5Embedder("e5-multilingual")
     if spec.startswith("static:"):
         return StaticEmbedder(Path(spec[7:]).expanduser(), spec=spec)
